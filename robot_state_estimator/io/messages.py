@@ -1,0 +1,407 @@
+"""The one place where ROS messages and core types are converted into each other.
+
+Works for both message implementations this project meets:
+
+- rclpy messages (the node), and
+- rosbags message dataclasses (bags read and written offline),
+
+because both have the same field names. Readers are duck-typed (they only read attributes). Builders take a
+``types`` namespace holding the message classes to instantiate (:class:`MessageTypes`), filled either from
+rclpy (``robot_state_estimator.ros.message_types.rclpy_types()``) or from a rosbags typestore
+(:func:`rosbags_types`); they pass every field by keyword, which both accept.
+
+Conventions: REP-103 frames, REP-105 ``odom -> base_link``, REP-145 IMU covariances (element 0 = -1 for a field
+that is not reported), nav_msgs/Odometry covariances row-major 6x6 (x, y, z, rot x, rot y, rot z), quaternions
+``x y z w`` in messages and in ``*_xyzw`` arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from robot_state_estimator.common.time import ns_to_sec_nanosec, stamp_to_ns
+from robot_state_estimator.estimation.types import (
+    Estimate,
+    FootForceSample,
+    FootState,
+    ImuSample,
+    JointSample,
+)
+
+#: Message type names used by the project (ROS 2 interface names).
+TYPE_NAMES: dict[str, str] = {
+    "Time": "builtin_interfaces/msg/Time",
+    "Header": "std_msgs/msg/Header",
+    "Point": "geometry_msgs/msg/Point",
+    "Quaternion": "geometry_msgs/msg/Quaternion",
+    "Vector3": "geometry_msgs/msg/Vector3",
+    "Pose": "geometry_msgs/msg/Pose",
+    "Twist": "geometry_msgs/msg/Twist",
+    "PoseWithCovariance": "geometry_msgs/msg/PoseWithCovariance",
+    "TwistWithCovariance": "geometry_msgs/msg/TwistWithCovariance",
+    "Transform": "geometry_msgs/msg/Transform",
+    "TransformStamped": "geometry_msgs/msg/TransformStamped",
+    "Wrench": "geometry_msgs/msg/Wrench",
+    "WrenchStamped": "geometry_msgs/msg/WrenchStamped",
+    "Imu": "sensor_msgs/msg/Imu",
+    "JointState": "sensor_msgs/msg/JointState",
+    "Odometry": "nav_msgs/msg/Odometry",
+    "Clock": "rosgraph_msgs/msg/Clock",
+    "TFMessage": "tf2_msgs/msg/TFMessage",
+    "KeyValue": "diagnostic_msgs/msg/KeyValue",
+    "DiagnosticStatus": "diagnostic_msgs/msg/DiagnosticStatus",
+    "DiagnosticArray": "diagnostic_msgs/msg/DiagnosticArray",
+}
+
+
+class MessageError(ValueError):
+    """A message cannot be converted: wrong lengths, NaN/Inf, missing fields. The message says which."""
+
+
+@dataclass(frozen=True)
+class MessageTypes:
+    """Message classes to build, by short name (see ``TYPE_NAMES``). ``TFMessage`` may be None (not installed)."""
+
+    Time: Any
+    Header: Any
+    Point: Any
+    Quaternion: Any
+    Vector3: Any
+    Pose: Any
+    Twist: Any
+    PoseWithCovariance: Any
+    TwistWithCovariance: Any
+    Transform: Any
+    TransformStamped: Any
+    Wrench: Any
+    WrenchStamped: Any
+    Imu: Any
+    JointState: Any
+    Odometry: Any
+    Clock: Any
+    TFMessage: Any
+    KeyValue: Any
+    DiagnosticStatus: Any
+    DiagnosticArray: Any
+
+
+def rosbags_types(typestore: Any) -> MessageTypes:
+    """The :class:`MessageTypes` of a rosbags typestore (e.g. ``get_typestore(Stores.ROS2_KILTED)``)."""
+    return MessageTypes(**{short: typestore.types[full] for short, full in TYPE_NAMES.items()})
+
+
+# ----------------------------------------------------------------------------------------------- readers
+
+
+def _vec3(msg: Any, what: str) -> np.ndarray:
+    arr = np.array((msg.x, msg.y, msg.z), dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise MessageError(f"{what} is not finite: {arr.tolist()}")
+    return arr
+
+
+def imu_sample_from_msg(msg: Any) -> ImuSample:
+    """``sensor_msgs/Imu`` -> :class:`ImuSample`.
+
+    The orientation is kept only when reported (REP-145: ``orientation_covariance[0] == -1`` means not
+    reported; an all-zero quaternion is also treated as not reported).
+
+    Raises:
+        MessageError: angular velocity or linear acceleration not finite, or a reported orientation that is not
+            a finite non-zero quaternion.
+    """
+    omega = _vec3(msg.angular_velocity, "angular_velocity")
+    acc = _vec3(msg.linear_acceleration, "linear_acceleration")
+    o = msg.orientation
+    quat_xyzw: np.ndarray | None = np.array((o.x, o.y, o.z, o.w), dtype=float)
+    assert quat_xyzw is not None
+    if float(msg.orientation_covariance[0]) == -1.0 or not np.any(quat_xyzw):
+        quat_xyzw = None
+    else:
+        n = float(np.linalg.norm(quat_xyzw))
+        if not math.isfinite(n) or n < 1e-6:
+            raise MessageError(f"orientation is not a valid quaternion: {quat_xyzw.tolist()}")
+        quat_xyzw = quat_xyzw / n
+    return ImuSample(
+        stamp_ns=stamp_to_ns(msg.header.stamp),
+        angular_velocity=omega,
+        linear_acceleration=acc,
+        orientation_xyzw=quat_xyzw,
+        frame_id=str(msg.header.frame_id),
+    )
+
+
+def joint_sample_from_msg(msg: Any) -> JointSample:
+    """``sensor_msgs/JointState`` -> :class:`JointSample` (names kept; values matched by name downstream).
+
+    Empty ``velocity`` or ``effort`` arrays become None (REP/JointState: empty = not reported).
+
+    Raises:
+        MessageError: no names, duplicate names, ``position`` length differing from ``name``, a non-empty
+            ``velocity``/``effort`` of another length, or non-finite values.
+    """
+    names = tuple(str(n) for n in msg.name)
+    if not names:
+        raise MessageError("JointState has no joint names")
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise MessageError(f"JointState has duplicate joint names: {dup}")
+    position = np.asarray(msg.position, dtype=float)
+    if position.shape != (len(names),):
+        raise MessageError(f"JointState has {len(names)} names but {position.size} positions")
+    arrays: dict[str, np.ndarray | None] = {"position": position}
+    for field_name in ("velocity", "effort"):
+        values = np.asarray(getattr(msg, field_name), dtype=float)
+        if values.size == 0:
+            arrays[field_name] = None
+        elif values.shape != (len(names),):
+            raise MessageError(f"JointState has {len(names)} names but {values.size} {field_name} values")
+        else:
+            arrays[field_name] = values
+    for field_name, values in arrays.items():
+        if values is not None and not np.all(np.isfinite(values)):
+            bad = [names[i] for i in np.flatnonzero(~np.isfinite(values))]
+            raise MessageError(f"JointState {field_name} is not finite for joints {bad}")
+    return JointSample(
+        stamp_ns=stamp_to_ns(msg.header.stamp),
+        names=names,
+        position=position,
+        velocity=arrays["velocity"],
+        effort=arrays["effort"],
+    )
+
+
+def foot_force_sample_from_msg(msg: Any) -> FootForceSample:
+    """Foot sensors carried as ``sensor_msgs/JointState`` (``name`` = foot frames, ``effort`` = force or count).
+
+    This is the layout of ``/foot_forces`` written by ``robot-state-estimator import-csv``.
+
+    Raises:
+        MessageError: no names, ``effort`` length differing from ``name``, or non-finite values.
+    """
+    names = tuple(str(n) for n in msg.name)
+    values = np.asarray(msg.effort, dtype=float)
+    if not names or values.shape != (len(names),):
+        raise MessageError(f"foot forces: {len(names)} names but {values.size} effort values")
+    if not np.all(np.isfinite(values)):
+        bad = [names[i] for i in np.flatnonzero(~np.isfinite(values))]
+        raise MessageError(f"foot forces are not finite for feet {bad}")
+    return FootForceSample(stamp_ns=stamp_to_ns(msg.header.stamp), feet=names, values=values)
+
+
+def odometry_arrays_from_msg(msg: Any) -> dict[str, Any]:
+    """``nav_msgs/Odometry`` -> dict of arrays (``stamp_ns``, ``p_world_base``, ``quat_world_base_xyzw``,
+    ``v_base_in_base``, ``omega_base_in_base``, ``pose_covariance`` (6, 6), ``twist_covariance`` (6, 6),
+    ``frame_id``, ``child_frame_id``). Used for ground truth and for comparing outputs."""
+    p = msg.pose.pose.position
+    o = msg.pose.pose.orientation
+    t = msg.twist.twist
+    return {
+        "stamp_ns": stamp_to_ns(msg.header.stamp),
+        "frame_id": str(msg.header.frame_id),
+        "child_frame_id": str(msg.child_frame_id),
+        "p_world_base": np.array((p.x, p.y, p.z), dtype=float),
+        "quat_world_base_xyzw": np.array((o.x, o.y, o.z, o.w), dtype=float),
+        "v_base_in_base": np.array((t.linear.x, t.linear.y, t.linear.z), dtype=float),
+        "omega_base_in_base": np.array((t.angular.x, t.angular.y, t.angular.z), dtype=float),
+        "pose_covariance": np.asarray(msg.pose.covariance, dtype=float).reshape(6, 6),
+        "twist_covariance": np.asarray(msg.twist.covariance, dtype=float).reshape(6, 6),
+    }
+
+
+# ---------------------------------------------------------------------------------------------- builders
+
+
+def header(types: MessageTypes, stamp_ns: int, frame_id: str) -> Any:
+    """``std_msgs/Header`` with the stamp split exactly into ``sec``/``nanosec``."""
+    sec, nanosec = ns_to_sec_nanosec(stamp_ns)
+    return types.Header(stamp=types.Time(sec=sec, nanosec=nanosec), frame_id=frame_id)
+
+
+def _vector3(types: MessageTypes, v: Sequence[float]) -> Any:
+    return types.Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+
+
+def _quaternion(types: MessageTypes, q_xyzw: Sequence[float]) -> Any:
+    return types.Quaternion(x=float(q_xyzw[0]), y=float(q_xyzw[1]), z=float(q_xyzw[2]), w=float(q_xyzw[3]))
+
+
+def _cov(values: np.ndarray, size: int) -> np.ndarray:
+    arr = np.ascontiguousarray(values, dtype=np.float64).reshape(size)
+    return arr
+
+
+def imu_msg(
+    types: MessageTypes,
+    sample: ImuSample,
+    *,
+    frame_id: str | None = None,
+    orientation_covariance: np.ndarray | None = None,
+    angular_velocity_covariance: np.ndarray | None = None,
+    linear_acceleration_covariance: np.ndarray | None = None,
+) -> Any:
+    """:class:`ImuSample` -> ``sensor_msgs/Imu``.
+
+    Covariances are (3, 3) or (9,) row-major; None gives all zeros ("unknown", REP-145). When the sample has no
+    orientation, the orientation covariance element 0 is set to -1 ("not reported", REP-145).
+    """
+    zeros = np.zeros(9)
+    if sample.orientation_xyzw is None:
+        q = (0.0, 0.0, 0.0, 1.0)
+        ocov = zeros.copy()
+        ocov[0] = -1.0
+    else:
+        q = tuple(sample.orientation_xyzw)
+        ocov = zeros if orientation_covariance is None else _cov(orientation_covariance, 9)
+    return types.Imu(
+        header=header(types, sample.stamp_ns, sample.frame_id if frame_id is None else frame_id),
+        orientation=_quaternion(types, q),
+        orientation_covariance=ocov,
+        angular_velocity=_vector3(types, sample.angular_velocity),
+        angular_velocity_covariance=zeros
+        if angular_velocity_covariance is None
+        else _cov(angular_velocity_covariance, 9),
+        linear_acceleration=_vector3(types, sample.linear_acceleration),
+        linear_acceleration_covariance=zeros
+        if linear_acceleration_covariance is None
+        else _cov(linear_acceleration_covariance, 9),
+    )
+
+
+def joint_state_msg(types: MessageTypes, sample: JointSample, *, frame_id: str = "") -> Any:
+    """:class:`JointSample` -> ``sensor_msgs/JointState`` (None velocity/effort become empty arrays)."""
+    empty = np.zeros(0, dtype=np.float64)
+    return types.JointState(
+        header=header(types, sample.stamp_ns, frame_id),
+        name=list(sample.names),
+        position=np.asarray(sample.position, dtype=np.float64),
+        velocity=empty if sample.velocity is None else np.asarray(sample.velocity, dtype=np.float64),
+        effort=empty if sample.effort is None else np.asarray(sample.effort, dtype=np.float64),
+    )
+
+
+def foot_force_msg(types: MessageTypes, sample: FootForceSample, *, frame_id: str = "") -> Any:
+    """:class:`FootForceSample` -> ``sensor_msgs/JointState`` (``name`` = feet, ``effort`` = values)."""
+    empty = np.zeros(0, dtype=np.float64)
+    return types.JointState(
+        header=header(types, sample.stamp_ns, frame_id),
+        name=list(sample.feet),
+        position=empty,
+        velocity=empty,
+        effort=np.asarray(sample.values, dtype=np.float64),
+    )
+
+
+def odometry_msg(types: MessageTypes, estimate: Estimate, *, odom_frame: str, base_frame: str) -> Any:
+    """:class:`Estimate` -> ``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame`` (the child)."""
+    p = estimate.p_world_base
+    return types.Odometry(
+        header=header(types, estimate.stamp_ns, odom_frame),
+        child_frame_id=base_frame,
+        pose=types.PoseWithCovariance(
+            pose=types.Pose(
+                position=types.Point(x=float(p[0]), y=float(p[1]), z=float(p[2])),
+                orientation=_quaternion(types, estimate.quat_world_base_xyzw),
+            ),
+            covariance=_cov(estimate.pose_covariance, 36),
+        ),
+        twist=types.TwistWithCovariance(
+            twist=types.Twist(
+                linear=_vector3(types, estimate.v_base_in_base),
+                angular=_vector3(types, estimate.omega_base_in_base),
+            ),
+            covariance=_cov(estimate.twist_covariance, 36),
+        ),
+    )
+
+
+def transform_stamped_msg(
+    types: MessageTypes,
+    stamp_ns: int,
+    parent_frame: str,
+    child_frame: str,
+    translation: Sequence[float],
+    quat_xyzw: Sequence[float],
+) -> Any:
+    """``geometry_msgs/TransformStamped`` of ``child_frame`` in ``parent_frame`` (X_parent_child)."""
+    return types.TransformStamped(
+        header=header(types, stamp_ns, parent_frame),
+        child_frame_id=child_frame,
+        transform=types.Transform(translation=_vector3(types, translation), rotation=_quaternion(types, quat_xyzw)),
+    )
+
+
+def odom_transform_msg(types: MessageTypes, estimate: Estimate, *, odom_frame: str, base_frame: str) -> Any:
+    """The TF ``odom_frame -> base_frame`` of an :class:`Estimate` (``TransformStamped``)."""
+    return transform_stamped_msg(
+        types, estimate.stamp_ns, odom_frame, base_frame, estimate.p_world_base, estimate.quat_world_base_xyzw
+    )
+
+
+def tf_message(types: MessageTypes, transforms: Sequence[Any]) -> Any:
+    """``tf2_msgs/TFMessage`` holding ``transforms``.
+
+    Raises:
+        MessageError: ``types.TFMessage`` is None (tf2_msgs not installed).
+    """
+    if types.TFMessage is None:
+        raise MessageError("tf2_msgs is not installed: cannot build tf2_msgs/msg/TFMessage")
+    return types.TFMessage(transforms=list(transforms))
+
+
+def wrench_stamped_msg(types: MessageTypes, stamp_ns: int, frame_id: str, wrench: Sequence[float]) -> Any:
+    """``geometry_msgs/WrenchStamped`` from a (6,) [force N, torque N m] in ``frame_id``."""
+    return types.WrenchStamped(
+        header=header(types, stamp_ns, frame_id),
+        wrench=types.Wrench(force=_vector3(types, wrench[:3]), torque=_vector3(types, wrench[3:6])),
+    )
+
+
+def foot_wrench_msg(types: MessageTypes, stamp_ns: int, foot: FootState) -> Any:
+    """Per-foot ``WrenchStamped`` expressed in the foot frame (so RViz draws the arrow at the foot)."""
+    return wrench_stamped_msg(types, stamp_ns, foot.name, foot.wrench_in_foot)
+
+
+def contact_states_msg(types: MessageTypes, stamp_ns: int, feet: Sequence[FootState], *, hardware_id: str = "") -> Any:
+    """Contact states as ``diagnostic_msgs/DiagnosticArray`` (stamped, one status per foot).
+
+    Layout (documented in README): ``status[i].name`` = foot frame, ``message`` = ``"contact"`` or
+    ``"no_contact"``, ``values`` = ``contact`` ("1"/"0"), ``normal_force`` (N, world z, 3 decimals),
+    ``update_accepted`` ("1"/"0").
+    """
+    statuses = []
+    for foot in feet:
+        statuses.append(
+            types.DiagnosticStatus(
+                level=types.DiagnosticStatus.OK,
+                name=foot.name,
+                message="contact" if foot.in_contact else "no_contact",
+                hardware_id=hardware_id,
+                values=[
+                    types.KeyValue(key="contact", value="1" if foot.in_contact else "0"),
+                    types.KeyValue(key="normal_force", value=f"{float(foot.force_in_world[2]):.3f}"),
+                    types.KeyValue(key="update_accepted", value="1" if foot.update_accepted else "0"),
+                ],
+            )
+        )
+    return types.DiagnosticArray(header=header(types, stamp_ns, ""), status=statuses)
+
+
+def contact_states_from_msg(msg: Any) -> tuple[int, dict[str, bool]]:
+    """Inverse of :func:`contact_states_msg`: ``(stamp_ns, {foot: in_contact})``."""
+    states = {}
+    for status in msg.status:
+        values = {kv.key: kv.value for kv in status.values}
+        states[str(status.name)] = values.get("contact", "0") == "1"
+    return stamp_to_ns(msg.header.stamp), states
+
+
+def clock_msg(types: MessageTypes, stamp_ns: int) -> Any:
+    """``rosgraph_msgs/Clock`` at ``stamp_ns``."""
+    sec, nanosec = ns_to_sec_nanosec(stamp_ns)
+    return types.Clock(clock=types.Time(sec=sec, nanosec=nanosec))
