@@ -1,0 +1,931 @@
+"""Trajectory evaluation metrics: time alignment, Umeyama alignment, ATE, RPE, drift, NEES, contacts.
+
+Pure numpy/scipy (no ROS, no pinocchio), so the core's tests can use it. Frames follow
+docs/ARCHITECTURE.md: positions and orientations of the base B in the world ``W`` = ``odom`` (ENU),
+base velocities in B. Times in this module are float64 seconds (evaluation works on differences of a few
+seconds; convert ``stamp_ns`` with ``robot_state_estimator.common.time.ns_to_s`` at the edges).
+
+Sources:
+    - S. Umeyama, "Least-squares estimation of transformation parameters between two point patterns",
+      IEEE TPAMI 13(4), 1991 (closed-form SE(3)/Sim(3) alignment).
+    - J. Sturm, N. Engelhard, F. Endres, W. Burgard, D. Cremers, "A benchmark for the evaluation of RGB-D
+      SLAM systems", IROS 2012 (ATE and RPE definitions, the TUM trajectory format).
+    - Z. Zhang, D. Scaramuzza, "A tutorial on quantitative trajectory evaluation for visual(-inertial)
+      odometry", IROS 2018 (4-DoF yaw + translation alignment for VIO-like odometry, RPE over travelled
+      distance, drift as a percentage of the path length).
+    - Y. Bar-Shalom, X. R. Li, T. Kirubarajan, "Estimation with Applications to Tracking and Navigation",
+      2001, ch. 5.4 (NEES and its chi-square acceptance band over Monte Carlo runs).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import optimize, stats
+from scipy.spatial.transform import Rotation, Slerp
+
+FloatArray = NDArray[np.float64]
+
+
+class MetricsError(ValueError):
+    """Raised when inputs cannot be evaluated (too few samples, no time overlap, bad shapes)."""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Trajectories
+# ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Trajectory:
+    """A timed base trajectory (estimate or ground truth).
+
+    Attributes:
+        t_s: (N,) float64, s, strictly increasing stamps.
+        p_world_base: (N, 3) m, base position in the world ``odom``.
+        quat_world_base_xyzw: (N, 4) base orientation in the world, ``x y z w``.
+        v_base_in_base: (N, 3) m/s, base linear velocity in the base frame, or None.
+        pose_covariance: (N, 6, 6) position (world) then rotation (small fixed-axis angles about the world
+            axes), as nav_msgs/Odometry; or None.
+        twist_covariance: (N, 6, 6) linear then angular velocity in the base frame; or None.
+        extras: named (N, ...) arrays carried along (biases, contacts), resampled like positions.
+    """
+
+    t_s: FloatArray
+    p_world_base: FloatArray
+    quat_world_base_xyzw: FloatArray
+    v_base_in_base: FloatArray | None = None
+    pose_covariance: FloatArray | None = None
+    twist_covariance: FloatArray | None = None
+    extras: dict[str, FloatArray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = len(self.t_s)
+        if np.shape(self.p_world_base) != (n, 3) or np.shape(self.quat_world_base_xyzw) != (n, 4):
+            raise MetricsError(
+                f"trajectory shapes disagree: t_s {np.shape(self.t_s)}, p {np.shape(self.p_world_base)}, "
+                f"quat {np.shape(self.quat_world_base_xyzw)}"
+            )
+        if n > 1 and np.any(np.diff(self.t_s) <= 0):
+            raise MetricsError("trajectory stamps must be strictly increasing")
+
+    def __len__(self) -> int:
+        return len(self.t_s)
+
+    @property
+    def rotations(self) -> Rotation:
+        """``R_world_base`` for every sample (scipy Rotation of length N)."""
+        return Rotation.from_quat(self.quat_world_base_xyzw)
+
+    @property
+    def duration_s(self) -> float:
+        """Time span in s (0 for fewer than two samples)."""
+        return float(self.t_s[-1] - self.t_s[0]) if len(self.t_s) > 1 else 0.0
+
+    def shifted(self, offset_s: float, scale: float = 1.0) -> Trajectory:
+        """A copy with stamps ``t0 + offset_s + scale * (t - t0)`` (``t0`` = first stamp)."""
+        t0 = self.t_s[0]
+        return replace(self, t_s=t0 + offset_s + scale * (self.t_s - t0))
+
+    def transformed(self, R: FloatArray, t: FloatArray, s: float = 1.0) -> Trajectory:
+        """Apply ``x -> s R x + t`` to positions and ``R_wb -> R R_wb`` to orientations.
+
+        Body-frame velocities and the twist covariance are unchanged; the pose covariance is rotated
+        (the scale is applied to its position block).
+
+        Args:
+            R: (3, 3) rotation of the old world frame in the new one.
+            t: (3,) m, translation.
+            s: scale (1 for rigid alignments).
+        """
+        R = np.asarray(R, dtype=float)
+        p = s * self.p_world_base @ R.T + np.asarray(t, dtype=float)
+        quat = (Rotation.from_matrix(R) * self.rotations).as_quat()
+        cov = None
+        if self.pose_covariance is not None:
+            T = np.zeros((6, 6))
+            T[:3, :3] = s * R
+            T[3:, 3:] = R
+            cov = T @ self.pose_covariance @ T.T
+        return replace(self, p_world_base=p, quat_world_base_xyzw=quat, pose_covariance=cov)
+
+    def slice_time(self, t_start_s: float, t_end_s: float) -> Trajectory:
+        """The samples with ``t_start_s <= t <= t_end_s``."""
+        m = (self.t_s >= t_start_s) & (self.t_s <= t_end_s)
+        return _take(self, m)
+
+    def resampled(self, t_new_s: FloatArray) -> Trajectory:
+        """Interpolate at ``t_new_s`` (must lie within ``[t_s[0], t_s[-1]]``).
+
+        Positions, velocities and extras are linear; orientations by spherical linear interpolation;
+        covariances take the previous sample (zero-order hold).
+
+        Raises:
+            MetricsError: a requested time is outside the trajectory, or fewer than two samples.
+        """
+        t_new_s = np.asarray(t_new_s, dtype=float)
+        if len(self.t_s) < 2:
+            raise MetricsError("need at least two samples to resample")
+        eps = 1e-9
+        if t_new_s.size and (t_new_s[0] < self.t_s[0] - eps or t_new_s[-1] > self.t_s[-1] + eps):
+            raise MetricsError(
+                f"resampling times [{t_new_s[0]:.3f}, {t_new_s[-1]:.3f}] s outside the trajectory "
+                f"[{self.t_s[0]:.3f}, {self.t_s[-1]:.3f}] s"
+            )
+        tc = np.clip(t_new_s, self.t_s[0], self.t_s[-1])
+
+        def lin(a: FloatArray | None) -> FloatArray | None:
+            if a is None:
+                return None
+            a = np.asarray(a, dtype=float)
+            flat = a.reshape(len(a), -1)
+            out = np.column_stack([np.interp(tc, self.t_s, flat[:, k]) for k in range(flat.shape[1])])
+            return out.reshape((len(tc), *a.shape[1:]))
+
+        def hold(a: FloatArray | None) -> FloatArray | None:
+            if a is None:
+                return None
+            idx = np.clip(np.searchsorted(self.t_s, tc, side="right") - 1, 0, len(self.t_s) - 1)
+            return np.asarray(a)[idx]
+
+        quat = Slerp(self.t_s, self.rotations)(tc).as_quat()
+        return Trajectory(
+            t_s=t_new_s.copy(),
+            p_world_base=lin(self.p_world_base),  # type: ignore[arg-type]
+            quat_world_base_xyzw=quat,
+            v_base_in_base=lin(self.v_base_in_base),
+            pose_covariance=hold(self.pose_covariance),
+            twist_covariance=hold(self.twist_covariance),
+            extras={k: lin(v) for k, v in self.extras.items()},  # type: ignore[misc]
+        )
+
+
+def _take(traj: Trajectory, idx: NDArray[Any]) -> Trajectory:
+    def g(a: FloatArray | None) -> FloatArray | None:
+        return None if a is None else np.asarray(a)[idx]
+
+    return Trajectory(
+        t_s=traj.t_s[idx],
+        p_world_base=traj.p_world_base[idx],
+        quat_world_base_xyzw=traj.quat_world_base_xyzw[idx],
+        v_base_in_base=g(traj.v_base_in_base),
+        pose_covariance=g(traj.pose_covariance),
+        twist_covariance=g(traj.twist_covariance),
+        extras={k: np.asarray(v)[idx] for k, v in traj.extras.items()},
+    )
+
+
+def path_length(p: FloatArray) -> float:
+    """Length of a polyline, m.
+
+    Args:
+        p: (N, 3) positions, m.
+    """
+    p = np.asarray(p, dtype=float)
+    return float(np.sum(np.linalg.norm(np.diff(p, axis=0), axis=1))) if len(p) > 1 else 0.0
+
+
+def yaw_of(quat_xyzw: FloatArray) -> FloatArray:
+    """(N,) yaw in rad (``R = Rz(yaw) Ry(pitch) Rx(roll)``) of (N, 4) ``x y z w`` quaternions."""
+    return Rotation.from_quat(quat_xyzw).as_euler("ZYX")[:, 0]
+
+
+def wrap_angle(a: FloatArray | float) -> FloatArray:
+    """Wrap angles to ``[-pi, pi)`` rad."""
+    return (np.asarray(a, dtype=float) + np.pi) % (2.0 * np.pi) - np.pi
+
+
+def rot_z(yaw: float) -> FloatArray:
+    """(3, 3) rotation about z by ``yaw`` rad."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Time alignment
+# ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TimeAlignment:
+    """Result of a time alignment: ground-truth time ``t`` maps to estimate time ``t0 + offset + scale (t - t0)``.
+
+    Attributes:
+        offset_s: s, added to the ground truth's stamps (``t0`` = its first stamp).
+        scale: rate factor applied to the ground truth's time axis (1 when only the offset was searched).
+        cost: mean squared difference of the aligned signals ((rad/s)^2 for yaw rate).
+        overlap_s: duration of the overlap used, s.
+    """
+
+    offset_s: float
+    scale: float = 1.0
+    cost: float = float("nan")
+    overlap_s: float = float("nan")
+
+    def apply(self, traj: Trajectory) -> Trajectory:
+        """The ground-truth trajectory with aligned stamps."""
+        return traj.shifted(self.offset_s, self.scale)
+
+
+def yaw_rate_signal(
+    traj: Trajectory, *, rate_hz: float = 100.0, smooth_s: float = 0.05
+) -> tuple[FloatArray, FloatArray]:
+    """Yaw rate of a trajectory on a uniform grid, for time alignment.
+
+    The yaw (about the world z axis) is unwrapped, resampled at ``rate_hz``, differentiated by central
+    differences and smoothed by a moving average of ``smooth_s``. It does not depend on the unobservable
+    yaw and position offsets between estimate and ground truth.
+
+    Args:
+        traj: the trajectory (at least two samples).
+        rate_hz: grid rate, Hz.
+        smooth_s: moving-average window, s (0 for none).
+
+    Returns:
+        ``(t_s (M,), yaw_rate (M,) rad/s)``.
+    """
+    if len(traj) < 2:
+        raise MetricsError("need at least two samples for a yaw-rate signal")
+    yaw = np.unwrap(yaw_of(traj.quat_world_base_xyzw))
+    t = np.arange(traj.t_s[0], traj.t_s[-1], 1.0 / rate_hz)
+    y = np.interp(t, traj.t_s, yaw)
+    rate = np.gradient(y, 1.0 / rate_hz) if len(t) > 1 else np.zeros_like(t)
+    w = round(smooth_s * rate_hz)
+    if w > 1:
+        rate = np.convolve(rate, np.ones(w) / w, mode="same")
+    return t, rate
+
+
+def _alignment_cost(
+    t_est: FloatArray,
+    s_est: FloatArray,
+    t_gt: FloatArray,
+    s_gt: FloatArray,
+    offset_s: float,
+    scale: float,
+    min_overlap_s: float,
+) -> tuple[float, float]:
+    t_mapped = t_gt[0] + offset_s + scale * (t_gt - t_gt[0])
+    m = (t_mapped >= t_est[0]) & (t_mapped <= t_est[-1])
+    if not np.any(m):
+        return float("inf"), 0.0
+    overlap = float(t_mapped[m][-1] - t_mapped[m][0])
+    if overlap < min_overlap_s:
+        return float("inf"), overlap
+    d = np.interp(t_mapped[m], t_est, s_est) - s_gt[m]
+    return float(np.mean(d * d)), overlap
+
+
+def estimate_time_offset(
+    t_est: FloatArray,
+    signal_est: FloatArray,
+    t_gt: FloatArray,
+    signal_gt: FloatArray,
+    *,
+    max_offset_s: float = 5.0,
+    step_s: float = 0.005,
+    scale: float = 1.0,
+    min_overlap_fraction: float = 0.5,
+) -> TimeAlignment:
+    """Find the offset to add to the ground-truth stamps so the two signals agree (least squares).
+
+    An exhaustive search over ``[-max_offset_s, max_offset_s]`` in steps of ``step_s`` (robust to the
+    periodic content of a gait), refined by a bounded scalar minimisation around the best step.
+
+    Args:
+        t_est: (N,) s, estimate signal stamps (increasing).
+        signal_est: (N,) the estimate's signal (e.g. yaw rate, rad/s).
+        t_gt: (M,) s, ground-truth stamps (increasing; the first one is the origin of ``scale``).
+        signal_gt: (M,) the same quantity from the ground truth.
+        max_offset_s: search half-width, s.
+        step_s: grid step, s.
+        scale: fixed rate factor on the ground-truth time axis.
+        min_overlap_fraction: reject offsets whose overlap is shorter than this fraction of the shorter
+            signal's duration.
+
+    Returns:
+        The :class:`TimeAlignment`.
+
+    Raises:
+        MetricsError: no offset gives enough overlap.
+    """
+    t_est = np.asarray(t_est, dtype=float)
+    t_gt = np.asarray(t_gt, dtype=float)
+    min_overlap = min_overlap_fraction * min(t_est[-1] - t_est[0], scale * (t_gt[-1] - t_gt[0]))
+    offsets = np.arange(-max_offset_s, max_offset_s + 0.5 * step_s, step_s)
+    costs = np.array([_alignment_cost(t_est, signal_est, t_gt, signal_gt, o, scale, min_overlap)[0] for o in offsets])
+    if not np.any(np.isfinite(costs)):
+        raise MetricsError(
+            f"no time offset within +-{max_offset_s} s gives an overlap of {min_overlap:.2f} s between "
+            "estimate and ground truth"
+        )
+    k = int(np.argmin(costs))
+    lo, hi = offsets[k] - step_s, offsets[k] + step_s
+    res = optimize.minimize_scalar(
+        lambda o: _alignment_cost(t_est, signal_est, t_gt, signal_gt, o, scale, min_overlap)[0],
+        bounds=(lo, hi),
+        method="bounded",
+        options={"xatol": step_s * 1e-3},
+    )
+    best = float(res.x) if np.isfinite(res.fun) and res.fun <= costs[k] else float(offsets[k])
+    cost, overlap = _alignment_cost(t_est, signal_est, t_gt, signal_gt, best, scale, min_overlap)
+    return TimeAlignment(offset_s=best, scale=scale, cost=cost, overlap_s=overlap)
+
+
+def estimate_time_offset_and_rate(
+    t_est: FloatArray,
+    signal_est: FloatArray,
+    t_gt: FloatArray,
+    signal_gt: FloatArray,
+    *,
+    max_offset_s: float = 5.0,
+    max_rate_deviation: float = 0.05,
+    n_rates: int = 21,
+    step_s: float = 0.01,
+    min_overlap_fraction: float = 0.5,
+) -> TimeAlignment:
+    """Offset and rate for ground truth without stamps (rows spread evenly over a nominal time span).
+
+    For each rate factor on a grid over ``1 +- max_rate_deviation`` the best offset is searched (as in
+    :func:`estimate_time_offset`); the best pair is then refined jointly (Nelder-Mead).
+
+    Args:
+        t_est, signal_est: (N,) estimate stamps (s) and signal.
+        t_gt, signal_gt: (M,) nominal ground-truth stamps (s) and signal.
+        max_offset_s: offset search half-width, s.
+        max_rate_deviation: rate search half-width (0.05 = +-5 %).
+        n_rates: number of rate factors on the grid.
+        step_s: offset grid step, s.
+        min_overlap_fraction: see :func:`estimate_time_offset`.
+
+    Returns:
+        The :class:`TimeAlignment` (``scale`` maps nominal ground-truth durations to estimate durations).
+
+    Raises:
+        MetricsError: no offset/rate pair gives enough overlap.
+    """
+    best: TimeAlignment | None = None
+    for scale in np.linspace(1.0 - max_rate_deviation, 1.0 + max_rate_deviation, n_rates):
+        try:
+            a = estimate_time_offset(
+                t_est,
+                signal_est,
+                t_gt,
+                signal_gt,
+                max_offset_s=max_offset_s,
+                step_s=step_s,
+                scale=float(scale),
+                min_overlap_fraction=min_overlap_fraction,
+            )
+        except MetricsError:
+            continue
+        if best is None or a.cost < best.cost:
+            best = a
+    if best is None:
+        raise MetricsError("no time offset and rate give enough overlap between estimate and ground truth")
+    min_overlap = min_overlap_fraction * min(t_est[-1] - t_est[0], t_gt[-1] - t_gt[0])
+
+    def f(x: FloatArray) -> float:
+        return _alignment_cost(t_est, signal_est, t_gt, signal_gt, x[0], x[1], min_overlap)[0]
+
+    res = optimize.minimize(
+        f,
+        x0=np.array([best.offset_s, best.scale]),
+        method="Nelder-Mead",
+        options={"xatol": 1e-5, "fatol": 1e-12, "initial_simplex": None},
+    )
+    if np.isfinite(res.fun) and res.fun < best.cost:
+        cost, overlap = _alignment_cost(t_est, signal_est, t_gt, signal_gt, res.x[0], res.x[1], min_overlap)
+        best = TimeAlignment(offset_s=float(res.x[0]), scale=float(res.x[1]), cost=cost, overlap_s=overlap)
+    return best
+
+
+def align_time(
+    est: Trajectory,
+    gt: Trajectory,
+    *,
+    estimate_rate: bool = False,
+    max_offset_s: float = 5.0,
+    max_rate_deviation: float = 0.05,
+    signal_rate_hz: float = 100.0,
+) -> TimeAlignment:
+    """Time-align ground truth to an estimate on their yaw rates (see :func:`yaw_rate_signal`).
+
+    Args:
+        est: the estimate.
+        gt: the ground truth (nominal stamps when ``estimate_rate``).
+        estimate_rate: also search a rate factor (ground truth without stamps).
+        max_offset_s: offset search half-width, s.
+        max_rate_deviation: rate search half-width.
+        signal_rate_hz: rate of the yaw-rate signals, Hz.
+
+    Returns:
+        The alignment; apply it with ``alignment.apply(gt)``.
+    """
+    te, se = yaw_rate_signal(est, rate_hz=signal_rate_hz)
+    tg, sg = yaw_rate_signal(gt, rate_hz=signal_rate_hz)
+    step = 1.0 / signal_rate_hz
+    if estimate_rate:
+        return estimate_time_offset_and_rate(
+            te, se, tg, sg, max_offset_s=max_offset_s, max_rate_deviation=max_rate_deviation, step_s=step
+        )
+    return estimate_time_offset(te, se, tg, sg, max_offset_s=max_offset_s, step_s=step / 2)
+
+
+def associate(est: Trajectory, gt: Trajectory, *, max_rate_hz: float | None = 200.0) -> tuple[Trajectory, Trajectory]:
+    """Pair the samples of estimate and ground truth: the estimate interpolated at the ground-truth stamps.
+
+    Only ground-truth stamps inside the estimate's time span are kept, decimated to at most
+    ``max_rate_hz`` (None keeps all).
+
+    Returns:
+        ``(est_at_gt, gt_kept)`` with identical ``t_s``.
+
+    Raises:
+        MetricsError: fewer than two ground-truth samples overlap the estimate.
+    """
+    m = (gt.t_s >= est.t_s[0]) & (gt.t_s <= est.t_s[-1])
+    idx = np.flatnonzero(m)
+    if len(idx) < 2:
+        raise MetricsError(
+            f"ground truth [{gt.t_s[0]:.3f}, {gt.t_s[-1]:.3f}] s and estimate [{est.t_s[0]:.3f}, "
+            f"{est.t_s[-1]:.3f}] s overlap in fewer than two samples; is a time alignment missing?"
+        )
+    if max_rate_hz is not None and len(idx) > 2:
+        dt = float(np.median(np.diff(gt.t_s[idx])))
+        stride = max(1, math.floor(1.0 / (max_rate_hz * dt) + 1e-9)) if dt > 0 else 1
+        idx = idx[::stride]
+    g = _take(gt, idx)
+    return est.resampled(g.t_s), g
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Spatial alignment
+# ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SpatialAlignment:
+    """``x_gt ~ scale * R @ x_est + t``.
+
+    Attributes:
+        R: (3, 3) rotation.
+        t: (3,) m.
+        scale: 1 unless a similarity was estimated.
+        dof: "4dof" (yaw + translation), "6dof" (SE(3)), "7dof" (Sim(3)), "origin" or "none".
+    """
+
+    R: FloatArray
+    t: FloatArray
+    scale: float = 1.0
+    dof: str = "6dof"
+
+    def apply(self, traj: Trajectory) -> Trajectory:
+        """The trajectory expressed in the other's world frame."""
+        return traj.transformed(self.R, self.t, self.scale)
+
+    @property
+    def yaw_deg(self) -> float:
+        """Rotation about z of ``R`` in degrees."""
+        return float(np.degrees(math.atan2(self.R[1, 0], self.R[0, 0])))
+
+
+def umeyama_alignment(src: FloatArray, dst: FloatArray, *, with_scale: bool = False) -> SpatialAlignment:
+    """Closed-form least-squares similarity/rigid transform ``dst ~ s R src + t`` (Umeyama 1991).
+
+    Args:
+        src: (N, 3) points (the estimate), N >= 3 not collinear for a unique rotation.
+        dst: (N, 3) corresponding points (the ground truth).
+        with_scale: also estimate the scale ``s`` (Sim(3)); else ``s = 1`` (SE(3)).
+
+    Returns:
+        The alignment (``dof`` "7dof" or "6dof").
+
+    Raises:
+        MetricsError: shapes differ or fewer than 3 points.
+    """
+    src = np.asarray(src, dtype=float)
+    dst = np.asarray(dst, dtype=float)
+    if src.shape != dst.shape or src.ndim != 2 or src.shape[1] != 3 or len(src) < 3:
+        raise MetricsError(f"umeyama needs two (N>=3, 3) arrays, got {src.shape} and {dst.shape}")
+    mu_s, mu_d = src.mean(axis=0), dst.mean(axis=0)
+    xs, xd = src - mu_s, dst - mu_d
+    sigma = xd.T @ xs / len(src)
+    U, D, Vt = np.linalg.svd(sigma)
+    S = np.eye(3)
+    if np.linalg.det(U) * np.linalg.det(Vt) < 0:
+        S[2, 2] = -1.0
+    R = U @ S @ Vt
+    s = 1.0
+    if with_scale:
+        var_s = float(np.mean(np.sum(xs * xs, axis=1)))
+        s = float(np.trace(np.diag(D) @ S) / var_s) if var_s > 0 else 1.0
+    t = mu_d - s * R @ mu_s
+    return SpatialAlignment(R=R, t=t, scale=s, dof="7dof" if with_scale else "6dof")
+
+
+def yaw_translation_alignment(src: FloatArray, dst: FloatArray) -> SpatialAlignment:
+    """Least-squares 4-DoF alignment (rotation about z + translation) ``dst ~ Rz(yaw) src + t``.
+
+    The closed form of the planar Umeyama/Procrustes problem on the centred x, y coordinates; z only
+    shifts (Zhang & Scaramuzza 2018, sec. IV: the 4 unobservable DoF of visual-inertial odometry, which are
+    also those of IMU + leg kinematics).
+
+    Args:
+        src: (N, 3) estimate positions, m.
+        dst: (N, 3) ground-truth positions, m.
+
+    Raises:
+        MetricsError: shapes differ or fewer than 2 points.
+    """
+    src = np.asarray(src, dtype=float)
+    dst = np.asarray(dst, dtype=float)
+    if src.shape != dst.shape or src.ndim != 2 or src.shape[1] != 3 or len(src) < 2:
+        raise MetricsError(f"4-DoF alignment needs two (N>=2, 3) arrays, got {src.shape} and {dst.shape}")
+    mu_s, mu_d = src.mean(axis=0), dst.mean(axis=0)
+    xs, xd = src - mu_s, dst - mu_d
+    num = float(np.sum(xs[:, 0] * xd[:, 1] - xs[:, 1] * xd[:, 0]))
+    den = float(np.sum(xs[:, 0] * xd[:, 0] + xs[:, 1] * xd[:, 1]))
+    yaw = math.atan2(num, den) if (abs(num) + abs(den)) > 1e-12 else 0.0
+    R = rot_z(yaw)
+    return SpatialAlignment(R=R, t=mu_d - R @ mu_s, dof="4dof")
+
+
+def origin_alignment(est: Trajectory, gt: Trajectory, *, n_poses: int = 1) -> SpatialAlignment:
+    """4-DoF alignment from the first pose(s): yaw from orientations, translation from positions.
+
+    Used for drift (the estimate starts where the ground truth starts, evo's ``--align_origin`` restricted
+    to yaw). Works while the robot stands still, where a position-based alignment is degenerate.
+
+    Args:
+        est, gt: associated trajectories (same stamps).
+        n_poses: number of first poses to average (yaw by circular mean).
+    """
+    n = max(1, min(n_poses, len(est)))
+    dyaw = wrap_angle(yaw_of(gt.quat_world_base_xyzw[:n]) - yaw_of(est.quat_world_base_xyzw[:n]))
+    yaw = math.atan2(float(np.mean(np.sin(dyaw))), float(np.mean(np.cos(dyaw))))
+    R = rot_z(yaw)
+    t = np.mean(gt.p_world_base[:n] - est.p_world_base[:n] @ R.T, axis=0)
+    return SpatialAlignment(R=R, t=t, dof="origin")
+
+
+def align_trajectory(est: Trajectory, gt: Trajectory, *, dof: str = "4dof") -> SpatialAlignment:
+    """Spatial alignment of associated trajectories by name: "4dof", "6dof", "7dof", "origin" or "none"."""
+    if dof == "4dof":
+        return yaw_translation_alignment(est.p_world_base, gt.p_world_base)
+    if dof == "6dof":
+        return umeyama_alignment(est.p_world_base, gt.p_world_base)
+    if dof == "7dof":
+        return umeyama_alignment(est.p_world_base, gt.p_world_base, with_scale=True)
+    if dof == "origin":
+        return origin_alignment(est, gt)
+    if dof == "none":
+        return SpatialAlignment(R=np.eye(3), t=np.zeros(3), dof="none")
+    raise MetricsError(f"unknown alignment {dof!r}; use 4dof, 6dof, 7dof, origin or none")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Error metrics
+# ----------------------------------------------------------------------------------------------------------
+def _stats(e: FloatArray) -> dict[str, float]:
+    e = np.asarray(e, dtype=float)
+    if e.size == 0:
+        return {"rmse": float("nan"), "mean": float("nan"), "median": float("nan"), "max": float("nan"), "n": 0}
+    return {
+        "rmse": float(np.sqrt(np.mean(e * e))),
+        "mean": float(np.mean(e)),
+        "median": float(np.median(e)),
+        "max": float(np.max(e)),
+        "n": int(e.size),
+    }
+
+
+def ate(est_aligned: Trajectory, gt: Trajectory) -> dict[str, Any]:
+    """Absolute trajectory error of associated, aligned trajectories (Sturm et al. 2012).
+
+    Returns:
+        ``{"trans": stats of ||p_est - p_gt|| (m), "rot_deg": stats of the rotation angle of
+        R_gt^T R_est (deg), "rmse_xyz": per-axis RMSE (m)}`` where stats = rmse, mean, median, max, n.
+    """
+    d = est_aligned.p_world_base - gt.p_world_base
+    ang = (gt.rotations.inv() * est_aligned.rotations).magnitude()
+    return {
+        "trans": _stats(np.linalg.norm(d, axis=1)),
+        "rot_deg": _stats(np.degrees(ang)),
+        "rmse_xyz": [float(x) for x in np.sqrt(np.mean(d * d, axis=0))],
+    }
+
+
+def _relative_pairs_by_distance(p_gt: FloatArray, delta_m: float, stride: int) -> tuple[NDArray[Any], NDArray[Any]]:
+    cum = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(p_gt, axis=0), axis=1))])
+    i = np.arange(0, len(cum), max(1, stride))
+    j = np.searchsorted(cum, cum[i] + delta_m, side="left")
+    ok = j < len(cum)
+    return i[ok], j[ok]
+
+
+def _relative_pairs_by_time(t: FloatArray, delta_s: float, stride: int) -> tuple[NDArray[Any], NDArray[Any]]:
+    i = np.arange(0, len(t), max(1, stride))
+    j = np.searchsorted(t, t[i] + delta_s - 1e-9, side="left")
+    ok = j < len(t)
+    return i[ok], j[ok]
+
+
+def rpe(
+    est: Trajectory,
+    gt: Trajectory,
+    *,
+    delta: float,
+    unit: str = "m",
+    max_pairs: int = 2000,
+) -> dict[str, Any]:
+    """Relative pose error over a travelled distance or a time window (Sturm 2012; Zhang & Scaramuzza 2018).
+
+    For pairs ``(i, j)`` where the ground truth travelled ``delta`` metres (``unit="m"``) or ``delta``
+    seconds elapsed (``unit="s"``), ``E = (Q_i^-1 Q_j)^-1 (P_i^-1 P_j)`` with ``Q`` ground-truth and ``P``
+    estimated poses; the translation error is ``||trans(E)||`` and the rotation error its angle. The
+    result does not depend on a global alignment.
+
+    Args:
+        est, gt: associated trajectories (same stamps).
+        delta: distance (m) or duration (s).
+        unit: "m" or "s".
+        max_pairs: start indices are strided to keep at most about this many pairs.
+
+    Returns:
+        ``{"delta", "unit", "trans": stats (m), "trans_pct": stats of trans / travelled distance (%),
+        "rot_deg": stats (deg)}``; ``n = 0`` when the trajectory is shorter than ``delta``.
+    """
+    n = len(gt)
+    stride = max(1, n // max_pairs)
+    if unit == "m":
+        i, j = _relative_pairs_by_distance(gt.p_world_base, delta, stride)
+    elif unit == "s":
+        i, j = _relative_pairs_by_time(gt.t_s, delta, stride)
+    else:
+        raise MetricsError(f"unknown RPE unit {unit!r}; use 'm' or 's'")
+    Rg, Re = gt.rotations, est.rotations
+    pg, pe = gt.p_world_base, est.p_world_base
+    if len(i) == 0:
+        empty = _stats(np.array([]))
+        return {"delta": delta, "unit": unit, "trans": empty, "trans_pct": empty, "rot_deg": empty}
+    # relative motions in the frame of pose i
+    dRg = Rg[i].inv() * Rg[j]
+    dRe = Re[i].inv() * Re[j]
+    dpg = Rg[i].inv().apply(pg[j] - pg[i])
+    dpe = Re[i].inv().apply(pe[j] - pe[i])
+    # E = dQ^-1 dP : rotation dRg^T dRe, translation dRg^T (dpe - dpg)
+    e_t = np.linalg.norm(dRg.inv().apply(dpe - dpg), axis=1)
+    e_r = np.degrees((dRg.inv() * dRe).magnitude())
+    cum = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(pg, axis=0), axis=1))])
+    dist = cum[j] - cum[i]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pct = np.where(dist > 1e-6, 100.0 * e_t / dist, np.nan)
+    return {
+        "delta": delta,
+        "unit": unit,
+        "trans": _stats(e_t),
+        "trans_pct": _stats(pct[np.isfinite(pct)]),
+        "rot_deg": _stats(e_r),
+    }
+
+
+def final_drift(est: Trajectory, gt: Trajectory, *, n_origin_poses: int = 1) -> dict[str, float]:
+    """Final position and yaw error after aligning the start (origin alignment), relative to the path.
+
+    Args:
+        est, gt: associated trajectories (same stamps).
+        n_origin_poses: first poses used for the origin alignment.
+
+    Returns:
+        ``{"final_error_m", "path_length_m", "final_drift_pct", "final_yaw_error_deg",
+        "yaw_drift_deg_per_min"}``: the position error at the last stamp, the ground-truth path length, their
+        ratio in percent, the yaw error at the end and the slope of the yaw error over time (least squares).
+    """
+    a = origin_alignment(est, gt, n_poses=n_origin_poses)
+    e = a.apply(est)
+    err = float(np.linalg.norm(e.p_world_base[-1] - gt.p_world_base[-1]))
+    L = path_length(gt.p_world_base)
+    yaw_err = np.unwrap(wrap_angle(yaw_of(e.quat_world_base_xyzw) - yaw_of(gt.quat_world_base_xyzw)))
+    slope = float(np.polyfit(gt.t_s - gt.t_s[0], yaw_err, 1)[0]) if len(gt) > 2 else float("nan")
+    return {
+        "final_error_m": err,
+        "path_length_m": L,
+        "final_drift_pct": 100.0 * err / L if L > 0 else float("nan"),
+        "final_yaw_error_deg": float(np.degrees(yaw_err[-1])),
+        "yaw_drift_deg_per_min": float(np.degrees(slope) * 60.0),
+    }
+
+
+def velocity_rmse(est: Trajectory, gt: Trajectory) -> dict[str, Any]:
+    """RMSE of the base linear velocity in the base frame (invariant to yaw/translation alignment).
+
+    Returns:
+        ``{"norm": stats of ||v_est - v_gt|| (m/s), "rmse_xyz": per-axis RMSE (m/s)}``, or an empty dict
+        when either trajectory has no velocity.
+    """
+    if est.v_base_in_base is None or gt.v_base_in_base is None:
+        return {}
+    d = est.v_base_in_base - gt.v_base_in_base
+    return {"norm": _stats(np.linalg.norm(d, axis=1)), "rmse_xyz": [float(x) for x in np.sqrt(np.mean(d * d, 0))]}
+
+
+def nees(errors: FloatArray, covariances: FloatArray) -> FloatArray:
+    """Normalised estimation error squared ``e_k^T P_k^-1 e_k`` per sample (Bar-Shalom 2001, 5.4).
+
+    Args:
+        errors: (N, k) true minus estimated, in the covariance's coordinates.
+        covariances: (N, k, k) symmetric positive definite.
+
+    Returns:
+        (N,) NEES; NaN where a covariance is not positive definite.
+    """
+    errors = np.asarray(errors, dtype=float)
+    covariances = np.asarray(covariances, dtype=float)
+    out = np.full(len(errors), np.nan)
+    for n, (e, P) in enumerate(zip(errors, covariances)):
+        try:
+            L = np.linalg.cholesky(0.5 * (P + P.T))
+        except np.linalg.LinAlgError:
+            continue
+        y = np.linalg.solve(L, e)
+        out[n] = float(y @ y)
+    return out
+
+
+def nees_band(dof: int, n_runs: int = 1, confidence: float = 0.95) -> tuple[float, float]:
+    """Two-sided acceptance band of the average NEES over ``n_runs`` Monte Carlo runs.
+
+    ``n_runs * mean NEES`` is chi-square with ``n_runs * dof`` degrees of freedom for a consistent filter.
+
+    Returns:
+        ``(low, high)`` bounds of the average NEES.
+    """
+    alpha = 1.0 - confidence
+    k = n_runs * dof
+    return float(stats.chi2.ppf(alpha / 2, k) / n_runs), float(stats.chi2.ppf(1 - alpha / 2, k) / n_runs)
+
+
+def state_nees(est: Trajectory, gt: Trajectory) -> dict[str, Any]:
+    """NEES of the base velocity (base frame, 3 DoF) and of roll/pitch/yaw attitude (3 DoF).
+
+    Velocity error ``v_gt - v_est`` against the twist covariance's linear block; attitude error
+    ``Log(R_gt R_est^T)`` (small angles about the world axes, as the pose covariance defines them) against
+    its rotation block. Only meaningful without a spatial alignment (the filter's own frame), e.g. on
+    simulated runs whose world matches the estimator's initial yaw.
+
+    Returns:
+        ``{"velocity": {"mean", "band95"}, "attitude": {...}}`` for the parts available.
+    """
+    out: dict[str, Any] = {}
+    if est.twist_covariance is not None and est.v_base_in_base is not None and gt.v_base_in_base is not None:
+        v = nees(gt.v_base_in_base - est.v_base_in_base, est.twist_covariance[:, :3, :3])
+        out["velocity"] = {"mean": float(np.nanmean(v)), "band95": nees_band(3)}
+    if est.pose_covariance is not None:
+        e = (gt.rotations * est.rotations.inv()).as_rotvec()
+        a = nees(e, est.pose_covariance[:, 3:, 3:])
+        out["attitude"] = {"mean": float(np.nanmean(a)), "band95": nees_band(3)}
+    return out
+
+
+def contact_precision_recall(est_contact: NDArray[Any], gt_contact: NDArray[Any]) -> dict[str, float]:
+    """Precision and recall of boolean contact states (positive = in contact).
+
+    Args:
+        est_contact: (N,) or (N, F) estimated contact flags.
+        gt_contact: same shape, ground-truth flags.
+
+    Returns:
+        ``{"precision", "recall", "f1", "tp", "fp", "fn"}`` over all entries (NaN when undefined).
+    """
+    e = np.asarray(est_contact, dtype=bool)
+    g = np.asarray(gt_contact, dtype=bool)
+    if e.shape != g.shape:
+        raise MetricsError(f"contact arrays differ in shape: {e.shape} vs {g.shape}")
+    tp = int(np.sum(e & g))
+    fp = int(np.sum(e & ~g))
+    fn = int(np.sum(~e & g))
+    p = tp / (tp + fp) if tp + fp else float("nan")
+    r = tp / (tp + fn) if tp + fn else float("nan")
+    f1 = 2 * p * r / (p + r) if (tp and (p + r) > 0) else float("nan")
+    return {"precision": p, "recall": r, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# All together
+# ----------------------------------------------------------------------------------------------------------
+def evaluate(
+    est: Trajectory,
+    gt: Trajectory,
+    *,
+    time_alignment: str = "none",
+    max_offset_s: float = 5.0,
+    max_rate_deviation: float = 0.05,
+    rpe_distances_m: tuple[float, ...] = (1.0, 10.0),
+    rpe_windows_s: tuple[float, ...] = (1.0, 10.0),
+    with_nees: bool = False,
+) -> dict[str, Any]:
+    """Every metric of this module in one JSON-serialisable dict.
+
+    Args:
+        est: the estimate.
+        gt: the ground truth.
+        time_alignment: "none" (stamps are trusted), "offset" (search an offset on yaw rate) or
+            "offset+rate" (ground truth without stamps).
+        max_offset_s, max_rate_deviation: search ranges of the time alignment.
+        rpe_distances_m: RPE travelled distances, m.
+        rpe_windows_s: RPE time windows, s.
+        with_nees: also compute the NEES in the estimator's own frame (no spatial alignment).
+
+    Returns:
+        ``{"time_alignment", "n_pairs", "duration_s", "path_length_m", "ate_4dof", "ate_6dof",
+        "alignment_4dof", "drift", "rpe", "velocity", "nees"?}``; ``ate_4dof.trans.rmse`` is the headline
+        ATE, also given as ``ate_4dof_pct`` of the path length.
+
+    Raises:
+        MetricsError: no overlap, bad names.
+    """
+    if time_alignment == "none":
+        ta = TimeAlignment(offset_s=0.0)
+    elif time_alignment in ("offset", "offset+rate"):
+        ta = align_time(
+            est,
+            gt,
+            estimate_rate=time_alignment == "offset+rate",
+            max_offset_s=max_offset_s,
+            max_rate_deviation=max_rate_deviation,
+        )
+    else:
+        raise MetricsError(f"unknown time alignment {time_alignment!r}; use none, offset or offset+rate")
+    gt_t = ta.apply(gt) if time_alignment != "none" else gt
+    e, g = associate(est, gt_t)
+    a4 = align_trajectory(e, g, dof="4dof")
+    a6 = align_trajectory(e, g, dof="6dof")
+    e4 = a4.apply(e)
+    L = path_length(g.p_world_base)
+    ate4 = ate(e4, g)
+    out: dict[str, Any] = {
+        "time_alignment": {"mode": time_alignment, "offset_s": ta.offset_s, "scale": ta.scale, "cost": ta.cost},
+        "n_pairs": len(g),
+        "duration_s": g.duration_s,
+        "path_length_m": L,
+        "ate_4dof": ate4,
+        "ate_4dof_pct": 100.0 * ate4["trans"]["rmse"] / L if L > 0 else float("nan"),
+        "ate_6dof": ate(a6.apply(e), g),
+        "alignment_4dof": {"yaw_deg": a4.yaw_deg, "t": [float(x) for x in a4.t]},
+        "final_error_4dof_m": float(np.linalg.norm(e4.p_world_base[-1] - g.p_world_base[-1])),
+        "drift": final_drift(e, g),
+        "rpe": [rpe(e, g, delta=d, unit="m") for d in rpe_distances_m]
+        + [rpe(e, g, delta=d, unit="s") for d in rpe_windows_s],
+        "velocity": velocity_rmse(e, g),
+    }
+    if with_nees:
+        out["nees"] = state_nees(e, g)
+    return out
+
+
+def format_table(result: dict[str, Any], *, title: str = "") -> str:
+    """A plain-text table of the headline numbers of :func:`evaluate`'s result."""
+    rows: list[tuple[str, str]] = []
+
+    def add(name: str, value: float, fmt: str = "{:.3f}", unit: str = "") -> None:
+        rows.append((name, (fmt.format(value) if value == value else "n/a") + (f" {unit}" if unit else "")))
+
+    ta = result.get("time_alignment", {})
+    if ta.get("mode", "none") != "none":
+        add("time offset", ta["offset_s"], "{:+.4f}", "s")
+        if ta.get("scale", 1.0) != 1.0:
+            add("time scale", ta["scale"], "{:.5f}")
+    add("duration", result["duration_s"], "{:.2f}", "s")
+    add("path length", result["path_length_m"], "{:.2f}", "m")
+    add("ATE 4-DoF RMSE", result["ate_4dof"]["trans"]["rmse"], "{:.4f}", "m")
+    add("ATE 4-DoF % of path", result["ate_4dof_pct"], "{:.2f}", "%")
+    xyz = result["ate_4dof"]["rmse_xyz"]
+    rows.append(("ATE 4-DoF x/y/z RMSE", f"{xyz[0]:.4f} / {xyz[1]:.4f} / {xyz[2]:.4f} m"))
+    add("ATE 4-DoF rotation RMSE", result["ate_4dof"]["rot_deg"]["rmse"], "{:.2f}", "deg")
+    add("ATE 6-DoF RMSE", result["ate_6dof"]["trans"]["rmse"], "{:.4f}", "m")
+    add("final error (4-DoF aligned)", result["final_error_4dof_m"], "{:.4f}", "m")
+    d = result["drift"]
+    add("final drift (origin aligned)", d["final_error_m"], "{:.4f}", "m")
+    add("final drift % of path", d["final_drift_pct"], "{:.2f}", "%")
+    add("final yaw error", d["final_yaw_error_deg"], "{:+.2f}", "deg")
+    add("yaw drift", d["yaw_drift_deg_per_min"], "{:+.2f}", "deg/min")
+    for r in result["rpe"]:
+        if r["trans"]["n"]:
+            label = f"RPE {r['delta']:g} {r['unit']}"
+            rows.append(
+                (
+                    label,
+                    f"{r['trans']['rmse']:.4f} m RMSE ({r['trans_pct']['mean']:.2f} %), {r['rot_deg']['rmse']:.2f} deg",
+                )
+            )
+    v = result.get("velocity") or {}
+    if v:
+        add("velocity RMSE (base frame)", v["norm"]["rmse"], "{:.4f}", "m/s")
+    for k, c in (result.get("contacts") or {}).items():
+        rows.append((f"contacts {k} precision/recall", f"{c['precision']:.3f} / {c['recall']:.3f}"))
+    for k, n in (result.get("nees") or {}).items():
+        lo, hi = n["band95"]
+        rows.append((f"NEES {k} (3 DoF)", f"{n['mean']:.2f} (95 % band of one run {lo:.2f}-{hi:.2f})"))
+    w = max(len(r[0]) for r in rows)
+    lines = [title] if title else []
+    lines += [f"  {name:<{w}}  {val}" for name, val in rows]
+    return "\n".join(lines)

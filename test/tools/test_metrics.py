@@ -1,0 +1,194 @@
+"""Metric functions of ``robot_state_estimator.tools.metrics`` against hand-computed cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from robot_state_estimator.tools import metrics as M
+
+
+def _square_path(n: int = 2001, duration_s: float = 20.0, side_m: float = 3.0) -> M.Trajectory:
+    """A base going around a square once, heading along the path, with gait-like wiggles in yaw."""
+    t = np.linspace(0.0, duration_s, n)
+    s = t / duration_s * 4 * side_m  # distance along the path
+    p = np.zeros((n, 3))
+    yaw = np.zeros(n)
+    for k, sk in enumerate(s):
+        leg = min(int(sk // side_m), 3)
+        u = sk - leg * side_m
+        corners = [(0, 0), (side_m, 0), (side_m, side_m), (0, side_m)]
+        dirs = [(1, 0), (0, 1), (-1, 0), (0, -1)]
+        p[k, :2] = np.add(corners[leg], np.multiply(dirs[leg], u))
+        yaw[k] = leg * math.pi / 2
+    # smooth the corners of the yaw and add a trot-like wiggle, so the yaw rate is informative
+    kernel = np.ones(101) / 101
+    yaw = np.convolve(np.pad(yaw, 50, mode="edge"), kernel, mode="valid")
+    yaw = yaw + 0.02 * np.sin(2 * math.pi * 2.0 * t) + 0.01 * np.sin(2 * math.pi * 0.37 * t)
+    p[:, 2] = 0.3 + 0.01 * np.sin(2 * math.pi * 2.0 * t)
+    quat = Rotation.from_euler("ZYX", np.column_stack([yaw, 0.02 * np.sin(t), 0.01 * np.cos(t)])).as_quat()
+    v_world = np.gradient(p, t, axis=0)
+    v_base = Rotation.from_quat(quat).inv().apply(v_world)
+    return M.Trajectory(t_s=t, p_world_base=p, quat_world_base_xyzw=quat, v_base_in_base=v_base)
+
+
+def test_umeyama_recovers_known_rigid_and_similarity_transforms():
+    rng = np.random.default_rng(0)
+    src = rng.normal(size=(50, 3))
+    R = Rotation.from_euler("xyz", [10, -20, 30], degrees=True).as_matrix()
+    t = np.array([1.0, -2.0, 0.5])
+    a = M.umeyama_alignment(src, src @ R.T + t)
+    np.testing.assert_allclose(a.R, R, atol=1e-12)
+    np.testing.assert_allclose(a.t, t, atol=1e-12)
+    assert a.scale == 1.0
+    s = M.umeyama_alignment(src, 2.5 * src @ R.T + t, with_scale=True)
+    assert s.scale == pytest.approx(2.5, abs=1e-12)
+    np.testing.assert_allclose(s.R, R, atol=1e-12)
+
+
+def test_umeyama_never_returns_a_reflection():
+    src = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]])
+    dst = src * np.array([1, 1, -1.0])  # a mirror image
+    a = M.umeyama_alignment(src, dst)
+    assert np.linalg.det(a.R) == pytest.approx(1.0)
+
+
+def test_four_dof_alignment_recovers_yaw_and_translation_only():
+    rng = np.random.default_rng(1)
+    src = rng.normal(size=(40, 3))
+    yaw = math.radians(-73.0)
+    t = np.array([0.3, 4.0, -1.0])
+    a = M.yaw_translation_alignment(src, src @ M.rot_z(yaw).T + t)
+    assert a.yaw_deg == pytest.approx(-73.0, abs=1e-10)
+    np.testing.assert_allclose(a.t, t, atol=1e-12)
+    # a roll in the data cannot be explained by 4 DoF: the residual stays
+    R_roll = Rotation.from_euler("x", 20, degrees=True).as_matrix()
+    b = M.yaw_translation_alignment(src, src @ R_roll.T)
+    assert np.allclose(b.R[2], [0, 0, 1])
+
+
+def test_ate_of_a_constant_offset_and_of_a_rotated_copy():
+    gt = _square_path()
+    shifted = gt.transformed(np.eye(3), np.array([0.0, 0.0, 0.2]))
+    r = M.ate(shifted, gt)
+    assert r["trans"]["rmse"] == pytest.approx(0.2)
+    np.testing.assert_allclose(r["rmse_xyz"], [0, 0, 0.2], atol=1e-12)
+    # a yawed and translated copy: 4-DoF alignment brings ATE to zero; RPE is invariant
+    est = gt.transformed(M.rot_z(0.7), np.array([5.0, -1.0, 0.3]))
+    a = M.align_trajectory(est, gt, dof="4dof")
+    assert M.ate(a.apply(est), gt)["trans"]["rmse"] < 1e-9
+    assert M.ate(a.apply(est), gt)["rot_deg"]["rmse"] < 1e-6
+    assert M.rpe(est, gt, delta=1.0)["trans"]["rmse"] < 1e-9
+
+
+def test_rpe_and_drift_of_a_known_scale_error():
+    gt = _square_path()
+    # the estimate travels 2 % too far: position error grows with the distance
+    est = M.Trajectory(
+        t_s=gt.t_s,
+        p_world_base=gt.p_world_base * np.array([1.02, 1.02, 1.0]),
+        quat_world_base_xyzw=gt.quat_world_base_xyzw,
+    )
+    r = M.rpe(est, gt, delta=1.0)
+    # a straight segment of 1 m gives 2 cm; segments over a corner less
+    assert r["trans"]["max"] == pytest.approx(0.02, rel=0.02)
+    assert r["trans_pct"]["median"] == pytest.approx(2.0, rel=0.05)
+    d = M.final_drift(est, gt)
+    # the square ends at (0, ~0): the final error is small, the path 12 m
+    assert d["path_length_m"] == pytest.approx(12.0, rel=0.02)  # + the vertical bobbing
+    # half way (at the opposite corner, 6 m along the path) the error is 2 % of sqrt(18)
+    half = gt.slice_time(0, 10.0)
+    dh = M.final_drift(M.Trajectory(half.t_s, half.p_world_base * [1.02, 1.02, 1.0], half.quat_world_base_xyzw), half)
+    assert dh["final_error_m"] == pytest.approx(0.02 * math.hypot(3, 3), rel=0.02)
+    assert d["final_yaw_error_deg"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_yaw_drift_rate():
+    gt = _square_path()
+    drift = np.radians(6.0) / 60.0  # 6 deg/min
+    R_drift = Rotation.from_rotvec(np.outer(gt.t_s * drift, [0, 0, 1]))
+    est = M.Trajectory(gt.t_s, gt.p_world_base, (R_drift * gt.rotations).as_quat())
+    d = M.final_drift(est, gt)
+    assert d["yaw_drift_deg_per_min"] == pytest.approx(6.0, rel=1e-6)
+    assert d["final_yaw_error_deg"] == pytest.approx(2.0, rel=1e-6)  # 20 s at 6 deg/min
+
+
+def test_rpe_over_time_windows():
+    gt = _square_path()
+    est = gt.transformed(np.eye(3), np.zeros(3))
+    # a constant velocity bias of 1 cm/s in world x
+    est = M.Trajectory(gt.t_s, gt.p_world_base + np.outer(gt.t_s, [0.01, 0, 0]), gt.quat_world_base_xyzw)
+    r = M.rpe(est, gt, delta=2.0, unit="s")
+    assert r["trans"]["rmse"] == pytest.approx(0.02, rel=1e-6)
+
+
+@pytest.mark.parametrize("offset_s", [-0.73, 0.0, 0.4125, 2.0])
+def test_time_offset_search_finds_a_known_offset(offset_s):
+    gt = _square_path()
+    # the estimate is the same motion seen by a clock shifted by offset_s
+    est = gt.shifted(offset_s)
+    a = M.align_time(est, gt, max_offset_s=3.0)
+    assert a.offset_s == pytest.approx(offset_s, abs=2e-3)
+
+
+def test_time_offset_and_rate_for_unstamped_ground_truth():
+    truth = _square_path(n=4001)
+    est = truth.slice_time(0.0, 20.0)
+    # ground truth sampled at 63 Hz on a clock 2 % slow and starting 0.5 s late, given unstamped
+    n = 1200
+    t_true = np.linspace(0.5, 0.5 + (n - 1) / 63.0, n)
+    g = truth.resampled(t_true)
+    nominal = np.linspace(0.0, 20.0, n)  # rows spread evenly over the recording
+    gt = M.Trajectory(nominal, g.p_world_base, g.quat_world_base_xyzw)
+    a = M.align_time(est, gt, estimate_rate=True, max_offset_s=2.0, max_rate_deviation=0.1)
+    # true mapping: t = 0.5 + nominal * (n-1)/63/20
+    assert a.scale == pytest.approx((n - 1) / 63.0 / 20.0, abs=2e-3)
+    assert a.offset_s == pytest.approx(0.5, abs=0.02)
+    result = M.evaluate(est, gt, time_alignment="offset+rate", max_offset_s=2.0, max_rate_deviation=0.1)
+    assert result["ate_4dof"]["trans"]["rmse"] < 5e-3
+
+
+def test_contact_precision_recall():
+    est = np.array([1, 1, 0, 0, 1, 0], bool)
+    gt = np.array([1, 0, 0, 1, 1, 0], bool)
+    r = M.contact_precision_recall(est, gt)
+    assert r["precision"] == pytest.approx(2 / 3)
+    assert r["recall"] == pytest.approx(2 / 3)
+    assert (r["tp"], r["fp"], r["fn"]) == (2, 1, 1)
+
+
+def test_nees_of_known_errors_and_band():
+    P = np.tile(np.diag([4.0, 1.0, 0.25]), (2, 1, 1))
+    e = np.array([[2.0, 0.0, 0.0], [2.0, 1.0, 0.5]])
+    np.testing.assert_allclose(M.nees(e, P), [1.0, 3.0])
+    lo, hi = M.nees_band(3, n_runs=50)
+    assert lo < 3.0 < hi
+    assert (lo, hi) == pytest.approx((2.36, 3.72), abs=0.01)
+    # Monte Carlo: samples drawn from the covariance have a mean NEES of the dimension
+    rng = np.random.default_rng(3)
+    Pk = np.array([[2.0, 0.3, 0], [0.3, 1.0, 0.1], [0, 0.1, 0.5]])
+    x = rng.multivariate_normal(np.zeros(3), Pk, size=20000)
+    assert np.mean(M.nees(x, np.broadcast_to(Pk, (20000, 3, 3)))) == pytest.approx(3.0, rel=0.03)
+
+
+def test_evaluate_end_to_end_and_table():
+    gt = _square_path()
+    est = gt.transformed(M.rot_z(0.3), np.array([1.0, 2.0, 0.0]))
+    res = M.evaluate(est, gt)
+    assert res["ate_4dof"]["trans"]["rmse"] < 1e-9
+    assert res["velocity"]["norm"]["rmse"] < 1e-12
+    assert res["path_length_m"] == pytest.approx(12.0, rel=0.02)  # + the vertical bobbing
+    table = M.format_table(res, title="synthetic")
+    assert "ATE 4-DoF RMSE" in table and "RPE 1 m" in table
+
+
+def test_errors_name_the_problem():
+    gt = _square_path()
+    late = gt.shifted(100.0)
+    with pytest.raises(M.MetricsError, match="overlap"):
+        M.associate(late, gt)
+    with pytest.raises(M.MetricsError, match="increasing"):
+        M.Trajectory(np.array([0.0, 0.0]), np.zeros((2, 3)), np.tile([0, 0, 0, 1.0], (2, 1)))
