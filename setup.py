@@ -24,7 +24,6 @@ setup(
     description="Floating-base state estimation for legged robots: IMU + leg-kinematics EKF, ROS 2 node.",
     license="BSD-3-Clause",
     python_requires=">=3.10",
-    tests_require=["pytest"],
     entry_points={
         "console_scripts": [
             "estimator_node = robot_state_estimator.ros.node:main",

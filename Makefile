@@ -1,0 +1,38 @@
+# Every target sets up .venv first (scripts/setup.sh: idempotent, seconds when already done).
+VENV ?= .venv
+BIN := $(VENV)/bin
+export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
+PYTEST_ARGS ?=
+
+.PHONY: setup demo test lint typecheck bench lock clean
+
+setup:
+	@bash scripts/setup.sh
+
+## The main job: simulate a Go1 trot, replay it through the estimator with ground truth, then the real Go1 run.
+demo: setup
+	$(BIN)/robot-state-estimator demo
+
+## The whole test suite, with lint and format checks.
+test: setup lint
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: setup
+	$(BIN)/mypy
+
+## Throughput, latency and memory; JSON in bench/results/.
+bench: setup
+	$(BIN)/robot-state-estimator bench --output bench/results
+
+## Re-pin requirements.txt from requirements.in in a scratch venv.
+lock:
+	rm -rf /tmp/rse-lock && python3 -m venv /tmp/rse-lock && /tmp/rse-lock/bin/pip install -q -r requirements.in
+	(echo "# Pinned by \`make lock\` from requirements.in (Python 3.11, Linux x86_64). Do not edit by hand."; \
+	 /tmp/rse-lock/bin/pip freeze) > requirements.txt
+
+clean:
+	rm -rf $(VENV) build install log .pytest_cache .ruff_cache .mypy_cache

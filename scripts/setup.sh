@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create or update the project's virtual environment (.venv): pinned dependencies, the package itself
+# (editable), and tf2_msgs generated from its interface definition. Idempotent and fast when already done.
+# Needs: Python 3.10+ with venv and headers, a C/C++ compiler. Everything else comes from PyPI.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv="${VENV:-$root/.venv}"
+python="${PYTHON:-$(command -v python3.11 || command -v python3)}"
+stamp="$venv/.requirements.sha256"
+
+if [ ! -x "$venv/bin/python" ]; then
+  echo "[setup] creating $venv with $python"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+fi
+want=$(cat "$root/requirements.txt" "$root/setup.py" | sha256sum | cut -c1-64)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "[setup] installing pinned requirements (requirements.txt)"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e "$root"
+  echo "$want" >"$stamp"
+fi
+if ! "$venv/bin/python" -c "import tf2_msgs.msg" >/dev/null 2>&1; then
+  echo "[setup] generating tf2_msgs"
+  bash "$root/scripts/build_tf2_msgs.sh" "$venv"
+fi
+echo "[setup] ready: $venv"
