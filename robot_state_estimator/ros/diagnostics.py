@@ -1,0 +1,228 @@
+"""Diagnostics of the node on ``/diagnostics`` (``diagnostic_msgs/DiagnosticArray``), with stable keys.
+
+Three statuses, named ``<node name>: <part>`` as diagnostic_updater names its tasks, hardware_id = the
+robot (model name of the description):
+
+- ``<node>: inputs``: ``imu_rate_hz``, ``joint_states_rate_hz``, ``foot_forces_rate_hz``,
+  ``odometry_rate_hz``, ``imu_received``, ``joint_states_received``, ``odometry_published``,
+  ``rejected_total`` and one ``rejected.<cause>`` per cause in ``REJECT_KEYS`` (always present, 0 when
+  nothing was rejected, plus any other cause the core reported). Level WARN when samples were rejected
+  since the previous report or no IMU arrived while the description is loaded; ERROR without a
+  description.
+- ``<node>: filter``: ``status``, ``resets``, ``last_reset_reason``, ``last_stamp_s``,
+  ``position_std_m``, ``velocity_std_m_s``, ``attitude_std_rad`` (square roots of the largest diagonal
+  element of each covariance block), ``covariance_ok``, ``accel_bias``, ``gyro_bias``. Level WARN when the
+  status is not ``ok`` or a covariance was not finite/positive definite, OK otherwise.
+- ``<node>: contacts``: ``feet_in_contact``, then per foot ``<foot>.in_contact``, ``<foot>.force_z_n``,
+  ``<foot>.nis``, ``<foot>.updates_rejected``. Level OK.
+
+Rates are computed over the interval between two reports (``diagnostics_period`` parameter).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from robot_state_estimator.estimation.types import Estimate
+
+OK = b"\x00"
+WARN = b"\x01"
+ERROR = b"\x02"
+
+#: Causes of rejected samples reported by the node itself; each is always present in diagnostics.
+REJECT_KEYS: tuple[str, ...] = (
+    "no_description",
+    "imu_not_finite",
+    "imu_frame_id",
+    "imu_bad_message",
+    "joint_bad_lengths",
+    "joint_not_finite",
+    "joint_missing_names",
+    "joint_unknown_names",
+    "joint_bad_message",
+    "joint_effort_missing",
+    "foot_force_bad_message",
+    "stamp_zero",
+    "stamp_backwards",
+    "stamp_gap",
+    "estimate_not_finite",
+    "core_error",
+)
+
+
+@dataclass
+class _RateCounter:
+    count: int = 0
+    window: int = 0
+
+    def tick(self) -> None:
+        self.count += 1
+        self.window += 1
+
+    def rate(self, dt_s: float) -> float:
+        r = self.window / dt_s if dt_s > 0 else 0.0
+        self.window = 0
+        return r
+
+
+@dataclass
+class DiagnosticsState:
+    """What the node tells the diagnostics: counters, the last estimate, reset history."""
+
+    imu: _RateCounter = field(default_factory=_RateCounter)
+    joints: _RateCounter = field(default_factory=_RateCounter)
+    foot_forces: _RateCounter = field(default_factory=_RateCounter)
+    odometry: _RateCounter = field(default_factory=_RateCounter)
+    resets: int = 0
+    last_reset_reason: str = ""
+    last_estimate: Estimate | None = None
+    covariance_ok: bool = True
+    foot_rejected_updates: Counter[str] = field(default_factory=Counter)
+    has_description: bool = False
+
+
+def _covariance_spd(cov: np.ndarray) -> bool:
+    if not np.all(np.isfinite(cov)):
+        return False
+    try:
+        np.linalg.cholesky(0.5 * (cov + cov.T))
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
+def covariances_ok(estimate: Estimate) -> bool:
+    """True when both 6x6 covariances of ``estimate`` are finite and symmetric positive definite."""
+    return _covariance_spd(np.asarray(estimate.pose_covariance)) and _covariance_spd(
+        np.asarray(estimate.twist_covariance)
+    )
+
+
+class DiagnosticsBuilder:
+    """Turns ``DiagnosticsState`` plus reject counts into a ``DiagnosticArray`` (keys documented above).
+
+    Args:
+        types: message-class namespace (``message_types.TYPES``).
+        node_name: the node's name (status names are ``<node_name>: <part>``).
+    """
+
+    def __init__(self, types: Any, node_name: str) -> None:
+        self._types = types
+        self._node_name = node_name
+        self._last_report = time.monotonic()
+        self._last_reject_total = 0
+        self.hardware_id = ""
+
+    def _kv(self, key: str, value: Any) -> Any:
+        if isinstance(value, float):
+            text = f"{value:.6g}"
+        elif isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, np.ndarray | list | tuple):
+            text = " ".join(f"{float(v):.6g}" for v in value)
+        else:
+            text = str(value)
+        return self._types.KeyValue(key=key, value=text)
+
+    def _status(self, part: str, level: bytes, message: str, values: list[tuple[str, Any]]) -> Any:
+        return self._types.DiagnosticStatus(
+            level=level,
+            name=f"{self._node_name}: {part}",
+            message=message,
+            hardware_id=self.hardware_id,
+            values=[self._kv(k, v) for k, v in values],
+        )
+
+    def build(self, state: DiagnosticsState, reject_counts: Counter[str], stamp: Any) -> Any:
+        """One ``DiagnosticArray`` stamped ``stamp`` (a ``builtin_interfaces/Time``)."""
+        now = time.monotonic()
+        dt_s = now - self._last_report
+        self._last_report = now
+        return self._types.DiagnosticArray(
+            header=self._types.Header(stamp=stamp),
+            status=[
+                self._inputs(state, reject_counts, dt_s),
+                self._filter(state),
+                self._contacts(state),
+            ],
+        )
+
+    def _inputs(self, state: DiagnosticsState, reject_counts: Counter[str], dt_s: float) -> Any:
+        imu_rate = state.imu.rate(dt_s)
+        values: list[tuple[str, Any]] = [
+            ("imu_rate_hz", imu_rate),
+            ("joint_states_rate_hz", state.joints.rate(dt_s)),
+            ("foot_forces_rate_hz", state.foot_forces.rate(dt_s)),
+            ("odometry_rate_hz", state.odometry.rate(dt_s)),
+            ("imu_received", state.imu.count),
+            ("joint_states_received", state.joints.count),
+            ("odometry_published", state.odometry.count),
+        ]
+        total = sum(reject_counts.values())
+        values.append(("rejected_total", total))
+        keys = list(REJECT_KEYS) + sorted(k for k in reject_counts if k not in REJECT_KEYS)
+        values += [(f"rejected.{k}", reject_counts.get(k, 0)) for k in keys]
+        new_rejects = total - self._last_reject_total
+        self._last_reject_total = total
+        if not state.has_description:
+            level, message = ERROR, "waiting for the robot description"
+        elif new_rejects > 0:
+            level, message = WARN, f"{new_rejects} samples rejected since the last report"
+        elif imu_rate == 0.0:
+            level, message = WARN, "no IMU messages"
+        else:
+            level, message = OK, "receiving"
+        return self._status("inputs", level, message, values)
+
+    def _filter(self, state: DiagnosticsState) -> Any:
+        est = state.last_estimate
+        values: list[tuple[str, Any]] = [
+            ("status", est.status if est else "no estimate"),
+            ("resets", state.resets),
+            ("last_reset_reason", state.last_reset_reason),
+            ("covariance_ok", state.covariance_ok),
+        ]
+        if est is None:
+            return self._status("filter", WARN, "no estimate yet", values)
+        P = np.asarray(est.pose_covariance)
+        T = np.asarray(est.twist_covariance)
+
+        def std(block: np.ndarray) -> float:
+            d = np.diag(block)
+            return math.sqrt(float(np.max(d))) if np.all(np.isfinite(d)) and np.all(d >= 0) else float("nan")
+
+        values += [
+            ("last_stamp_s", est.stamp_ns * 1e-9),
+            ("position_std_m", std(P[:3, :3])),
+            ("attitude_std_rad", std(P[3:, 3:])),
+            ("velocity_std_m_s", std(T[:3, :3])),
+            ("accel_bias", np.asarray(est.accel_bias)),
+            ("gyro_bias", np.asarray(est.gyro_bias)),
+        ]
+        if not state.covariance_ok:
+            level, message = WARN, "covariance not finite or not positive definite"
+        elif est.status != "ok":
+            level, message = WARN, est.status
+        else:
+            level, message = OK, "ok"
+        return self._status("filter", level, message, values)
+
+    def _contacts(self, state: DiagnosticsState) -> Any:
+        est = state.last_estimate
+        feet = est.feet if est is not None else ()
+        values: list[tuple[str, Any]] = [("feet_in_contact", sum(1 for f in feet if f.in_contact))]
+        for foot in feet:
+            values += [
+                (f"{foot.name}.in_contact", bool(foot.in_contact)),
+                (f"{foot.name}.force_z_n", float(np.asarray(foot.force_in_world)[2])),
+                (f"{foot.name}.nis", float(foot.nis)),
+                (f"{foot.name}.updates_rejected", state.foot_rejected_updates.get(foot.name, 0)),
+            ]
+        message = f"{values[0][1]} of {len(feet)} feet in contact" if feet else "no contact information yet"
+        return self._status("contacts", OK, message, values)
