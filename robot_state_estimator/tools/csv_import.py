@@ -1,0 +1,294 @@
+"""``robot-state-estimator import-csv``: tabular recordings (one row per time step) -> a rosbag2 bag.
+
+A small YAML mapping names the columns (see ``config/import/go1_trot.yaml``)::
+
+    csv: {delimiter: ","}                 # optional
+    time: {column: "Time(s)", unit: s, offset_s: 0.0}   # unit: s | ms | us | ns
+    imu:
+      topic: /imu/data
+      frame_id: imu_sensor
+      angular_velocity: [wx, wy, wz]       # rad/s, IMU frame
+      linear_acceleration: [ax, ay, az]    # m/s^2, specific force, IMU frame
+      orientation: [qx, qy, qz, qw]        # optional
+      angular_velocity_stddev: 0.0         # optional, covariance diagonal = stddev^2 (0 = unknown)
+      linear_acceleration_stddev: 0.0
+    joints:
+      topic: /joint_states
+      position: {joint_name: column, ...}  # rad or m
+      velocity: {joint_name: column, ...}  # optional
+      effort: {joint_name: column, ...}    # optional
+    foot_forces:                           # optional
+      topic: /foot_forces
+      feet: {foot_frame: column, ...}
+
+Each row becomes one ``sensor_msgs/Imu``, one ``sensor_msgs/JointState`` and (when mapped) one foot-sensor
+message, all stamped with the row's time (header stamp and bag log time). Foot sensors are written as
+``sensor_msgs/JointState`` with ``name`` = foot frames and ``effort`` = the values (forces in N, or raw
+counts), the layout ``io.messages.foot_force_sample_from_msg`` reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from robot_state_estimator.estimation.types import FootForceSample, ImuSample, JointSample
+
+UNITS_NS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
+
+
+class CsvImportError(ValueError):
+    """The CSV or the mapping is invalid; the message names the column or key."""
+
+
+@dataclass(frozen=True)
+class ImuColumns:
+    """IMU part of the mapping (column names)."""
+
+    topic: str
+    frame_id: str
+    angular_velocity: tuple[str, str, str]
+    linear_acceleration: tuple[str, str, str]
+    orientation: tuple[str, str, str, str] | None = None
+    angular_velocity_stddev: float = 0.0
+    linear_acceleration_stddev: float = 0.0
+
+
+@dataclass(frozen=True)
+class CsvMapping:
+    """A parsed column mapping (see the module docstring).
+
+    Attributes:
+        time_column: stamp column; ``time_scale_ns`` ns per unit; ``time_offset_s`` added (s).
+        imu: IMU columns.
+        joints_topic: JointState topic; ``position``/``velocity``/``effort``: joint name -> column.
+        foot_topic: foot-sensor topic; ``feet``: foot frame -> column (empty: none).
+    """
+
+    time_column: str
+    time_scale_ns: float
+    time_offset_s: float
+    imu: ImuColumns
+    joints_topic: str
+    position: dict[str, str]
+    velocity: dict[str, str] = field(default_factory=dict)
+    effort: dict[str, str] = field(default_factory=dict)
+    foot_topic: str = "/foot_forces"
+    feet: dict[str, str] = field(default_factory=dict)
+    delimiter: str = ","
+
+    def columns(self) -> list[str]:
+        """Every column the mapping reads."""
+        cols = [self.time_column, *self.imu.angular_velocity, *self.imu.linear_acceleration]
+        cols += list(self.imu.orientation or ())
+        for d in (self.position, self.velocity, self.effort, self.feet):
+            cols += list(d.values())
+        return cols
+
+
+def load_mapping(path: str | Path) -> CsvMapping:
+    """Parse a mapping YAML.
+
+    Raises:
+        CsvImportError: missing keys, wrong lengths, unknown time unit, velocity/effort for unknown joints.
+    """
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise CsvImportError(f"cannot read mapping {path}: {exc}") from exc
+    try:
+        t = doc["time"]
+        unit = t.get("unit", "s")
+        if unit not in UNITS_NS:
+            raise CsvImportError(f"{path}: time.unit {unit!r} not one of {sorted(UNITS_NS)}")
+        im = doc["imu"]
+        av, la = tuple(im["angular_velocity"]), tuple(im["linear_acceleration"])
+        ori = im.get("orientation")
+        if len(av) != 3 or len(la) != 3 or (ori is not None and len(ori) != 4):
+            raise CsvImportError(f"{path}: imu needs 3 angular_velocity, 3 linear_acceleration, 4 orientation columns")
+        imu = ImuColumns(
+            topic=im.get("topic", "/imu/data"),
+            frame_id=str(im.get("frame_id", "")),
+            angular_velocity=av,  # type: ignore[arg-type]
+            linear_acceleration=la,  # type: ignore[arg-type]
+            orientation=tuple(ori) if ori else None,  # type: ignore[arg-type]
+            angular_velocity_stddev=float(im.get("angular_velocity_stddev", 0.0)),
+            linear_acceleration_stddev=float(im.get("linear_acceleration_stddev", 0.0)),
+        )
+        j = doc["joints"]
+        position = dict(j["position"])
+        velocity = dict(j.get("velocity") or {})
+        effort = dict(j.get("effort") or {})
+        for name, d in (("velocity", velocity), ("effort", effort)):
+            if d and set(d) != set(position):
+                raise CsvImportError(f"{path}: joints.{name} must map the same joints as joints.position")
+        ff = doc.get("foot_forces") or {}
+        return CsvMapping(
+            time_column=str(t["column"]),
+            time_scale_ns=UNITS_NS[unit],
+            time_offset_s=float(t.get("offset_s", 0.0)),
+            imu=imu,
+            joints_topic=j.get("topic", "/joint_states"),
+            position=position,
+            velocity=velocity,
+            effort=effort,
+            foot_topic=ff.get("topic", "/foot_forces"),
+            feet=dict(ff.get("feet") or {}),
+            delimiter=str((doc.get("csv") or {}).get("delimiter", ",")),
+        )
+    except (KeyError, TypeError) as exc:
+        raise CsvImportError(f"{path}: missing or malformed key {exc}") from exc
+
+
+def read_table(path: str | Path, mapping: CsvMapping, *, rows: slice | None = None) -> dict[str, np.ndarray]:
+    """The mapped columns of a CSV as float64 arrays (column name -> (N,)).
+
+    Raises:
+        CsvImportError: a mapped column is missing (the message lists the header), or non-numeric cells.
+    """
+    path = Path(path)
+    with path.open(newline="") as f:
+        header = next(csv.reader(f, delimiter=mapping.delimiter))
+    header = [h.strip() for h in header]
+    missing = [c for c in mapping.columns() if c not in header]
+    if missing:
+        raise CsvImportError(f"{path}: columns {missing} not in the header {header}")
+    wanted = sorted({header.index(c) for c in mapping.columns()})
+    try:
+        data = np.loadtxt(path, delimiter=mapping.delimiter, skiprows=1, usecols=wanted, ndmin=2)
+    except ValueError as exc:
+        raise CsvImportError(f"{path}: {exc}") from exc
+    if rows is not None:
+        data = data[rows]
+    return {header[c]: data[:, k] for k, c in enumerate(wanted)}
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What an import wrote."""
+
+    output: Path
+    rows: int
+    first_stamp_ns: int
+    last_stamp_ns: int
+    topics: dict[str, str]
+
+
+def samples_from_table(table: dict[str, np.ndarray], mapping: CsvMapping) -> list[tuple[Any, ...]]:
+    """Rows -> ``(stamp_ns, ImuSample, JointSample, FootForceSample | None)`` per row, in row order.
+
+    Raises:
+        CsvImportError: stamps not strictly increasing.
+    """
+    stamps = np.round(table[mapping.time_column] * mapping.time_scale_ns + mapping.time_offset_s * 1e9).astype(np.int64)
+    if len(stamps) > 1 and np.any(np.diff(stamps) <= 0):
+        k = int(np.flatnonzero(np.diff(stamps) <= 0)[0])
+        raise CsvImportError(f"time column {mapping.time_column!r} not strictly increasing at row {k + 1}")
+    col = lambda names: np.column_stack([table[c] for c in names])  # noqa: E731
+    omega = col(mapping.imu.angular_velocity)
+    acc = col(mapping.imu.linear_acceleration)
+    quat = col(mapping.imu.orientation) if mapping.imu.orientation else None
+    names = tuple(mapping.position)
+    pos = col(mapping.position.values())
+    vel = col(mapping.velocity[n] for n in names) if mapping.velocity else None
+    eff = col(mapping.effort[n] for n in names) if mapping.effort else None
+    feet = tuple(mapping.feet)
+    ff = col(mapping.feet.values()) if feet else None
+    out = []
+    for k, s in enumerate(stamps.tolist()):
+        imu = ImuSample(
+            stamp_ns=s,
+            angular_velocity=omega[k],
+            linear_acceleration=acc[k],
+            orientation_xyzw=None if quat is None else quat[k],
+            frame_id=mapping.imu.frame_id,
+        )
+        joints = JointSample(
+            stamp_ns=s,
+            names=names,
+            position=pos[k],
+            velocity=None if vel is None else vel[k],
+            effort=None if eff is None else eff[k],
+        )
+        foot = None if ff is None else FootForceSample(stamp_ns=s, feet=feet, values=ff[k])
+        out.append((s, imu, joints, foot))
+    return out
+
+
+def import_csv(
+    csv_path: str | Path,
+    mapping: CsvMapping,
+    output: str | Path,
+    *,
+    rows: slice | None = None,
+    storage: str = "mcap",
+) -> ImportSummary:
+    """Convert a CSV recording to a rosbag2 bag (directory ``output``, mcap by default).
+
+    Args:
+        csv_path: the table.
+        mapping: the parsed column mapping.
+        output: bag directory to create (must not exist).
+        rows: optional slice of data rows (e.g. ``slice(0, 400)``).
+        storage: "mcap" or "sqlite3".
+
+    Returns:
+        An :class:`ImportSummary`.
+
+    Raises:
+        CsvImportError: bad CSV or mapping; ``io.bags.BagError``: the output exists.
+    """
+    from robot_state_estimator.io import bags, messages
+
+    table = read_table(csv_path, mapping, rows=rows)
+    samples = samples_from_table(table, mapping)
+    if not samples:
+        raise CsvImportError(f"{csv_path}: no rows to import")
+    types = bags.default_types()
+    av = np.eye(3) * mapping.imu.angular_velocity_stddev**2
+    la = np.eye(3) * mapping.imu.linear_acceleration_stddev**2
+    with bags.BagWriter(output, storage=storage) as bag:
+        for stamp, imu, joints, foot in samples:
+            bag.write(
+                mapping.imu.topic,
+                messages.imu_msg(types, imu, angular_velocity_covariance=av, linear_acceleration_covariance=la),
+                stamp,
+            )
+            bag.write(mapping.joints_topic, messages.joint_state_msg(types, joints), stamp)
+            if foot is not None:
+                bag.write(mapping.foot_topic, messages.foot_force_msg(types, foot), stamp)
+    topics = {mapping.imu.topic: "sensor_msgs/msg/Imu", mapping.joints_topic: "sensor_msgs/msg/JointState"}
+    if mapping.feet:
+        topics[mapping.foot_topic] = "sensor_msgs/msg/JointState"
+    return ImportSummary(Path(output), len(samples), samples[0][0], samples[-1][0], topics)
+
+
+def _parse_rows(text: str | None) -> slice | None:
+    if not text:
+        return None
+    start, _, stop = text.partition(":")
+    return slice(int(start) if start else None, int(stop) if stop else None)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``robot-state-estimator import-csv``."""
+    parser.add_argument("csv", help="the CSV recording (one row per time step, one header line)")
+    parser.add_argument("--mapping", required=True, help="column mapping YAML (e.g. config/import/go1_trot.yaml)")
+    parser.add_argument("--output", required=True, help="bag directory to create")
+    parser.add_argument("--rows", default=None, help="data rows to import, START:STOP (Python slice)")
+    parser.add_argument("--storage", default="mcap", choices=["mcap", "sqlite3"])
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the import; prints a one-line summary."""
+    s = import_csv(args.csv, load_mapping(args.mapping), args.output, rows=_parse_rows(args.rows), storage=args.storage)
+    dur = (s.last_stamp_ns - s.first_stamp_ns) / 1e9
+    print(f"wrote {s.output}: {s.rows} rows over {dur:.2f} s on {', '.join(s.topics)}")
+    return 0

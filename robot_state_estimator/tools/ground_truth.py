@@ -1,0 +1,252 @@
+"""Ground truth and trajectories from files: TUM text files, Odometry topics in bags, the Go1 mocap CSV.
+
+Every loader returns a :class:`GroundTruth`: a :class:`~robot_state_estimator.tools.metrics.Trajectory`
+(float seconds, base pose in the ground truth's world, base velocity in the base frame when known), whether
+its stamps are real (``stamped``) or spread evenly over the recording (then the evaluation searches an
+offset *and* a rate), and ground-truth contacts when the source has them.
+
+TUM format (Sturm et al. 2012): one pose per line, ``timestamp tx ty tz qx qy qz qw`` (s, m, quaternion
+``x y z w``), ``#`` comments; what evo and the TUM tools read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from robot_state_estimator.common.time import NS_PER_S
+from robot_state_estimator.tools.metrics import Trajectory
+
+#: Default topics of the simulator's ground truth (``robot-state-estimator simulate``).
+DEFAULT_ODOM_TOPIC = "/ground_truth/odom"
+DEFAULT_CONTACTS_TOPIC = "/ground_truth/contacts"
+BAG_SUFFIXES = (".mcap", ".db3", ".bag")
+
+
+class GroundTruthError(ValueError):
+    """Ground truth cannot be loaded; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """Contact flags over time.
+
+    Attributes:
+        t_s: (N,) s.
+        feet: foot frame names (F).
+        in_contact: (N, F) bool.
+    """
+
+    t_s: NDArray[np.float64]
+    feet: tuple[str, ...]
+    in_contact: NDArray[np.bool_]
+
+    def at(self, t_s: NDArray[np.float64], feet: tuple[str, ...]) -> NDArray[np.bool_]:
+        """(len(t_s), len(feet)) flags by the last sample at or before each time (first sample before it).
+
+        Raises:
+            GroundTruthError: a foot is unknown.
+        """
+        missing = [f for f in feet if f not in self.feet]
+        if missing:
+            raise GroundTruthError(f"no contact data for feet {missing}; have {list(self.feet)}")
+        cols = [self.feet.index(f) for f in feet]
+        idx = np.clip(np.searchsorted(self.t_s, t_s, side="right") - 1, 0, len(self.t_s) - 1)
+        return self.in_contact[idx][:, cols]
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """A ground-truth trajectory and what is known about its timing.
+
+    Attributes:
+        trajectory: the base poses (and velocities when known).
+        stamped: False when rows had no stamps and were spread over the recording (search a rate too).
+        source: human-readable origin (for reports).
+        contacts: ground-truth contacts, or None.
+    """
+
+    trajectory: Trajectory
+    stamped: bool = True
+    source: str = ""
+    contacts: Contacts | None = None
+
+
+def is_bag(path: str | Path) -> bool:
+    """True for a rosbag2 directory (with ``metadata.yaml``) or a ``.mcap``/``.db3``/ROS 1 ``.bag`` file."""
+    p = Path(path)
+    return (p.is_dir() and (p / "metadata.yaml").exists()) or p.suffix in BAG_SUFFIXES
+
+
+def _dedup_increasing(t: NDArray[np.float64], *arrays: Any) -> tuple[Any, ...]:
+    """Sort by time and drop repeated stamps (keeps the last) so trajectories are strictly increasing."""
+    order = np.argsort(t, kind="stable")
+    t = t[order]
+    keep = np.ones(len(t), bool)
+    keep[:-1] = np.diff(t) > 0
+    return (t[keep], *[None if a is None else np.asarray(a)[order][keep] for a in arrays])
+
+
+# ----------------------------------------------------------------------------------------------------- TUM
+def load_tum(path: str | Path) -> GroundTruth:
+    """Read a TUM trajectory file.
+
+    Raises:
+        GroundTruthError: unreadable, not 8 columns, fewer than two poses.
+    """
+    path = Path(path)
+    try:
+        data = np.loadtxt(path, comments="#", ndmin=2)
+    except (OSError, ValueError) as exc:
+        raise GroundTruthError(f"cannot read TUM file {path}: {exc}") from exc
+    if data.shape[1] != 8 or len(data) < 2:
+        raise GroundTruthError(
+            f"TUM file {path} must have >= 2 lines of 8 numbers (t x y z qx qy qz qw); shape {data.shape}"
+        )
+    t, p, q = _dedup_increasing(data[:, 0], data[:, 1:4], data[:, 4:8])
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    return GroundTruth(Trajectory(t, p, q), stamped=True, source=f"TUM {path}")
+
+
+def write_tum(path: str | Path, traj: Trajectory, *, header: str = "") -> None:
+    """Write ``traj`` as a TUM file (stamps with 9 decimals, evo-compatible)."""
+    data = np.column_stack([traj.t_s, traj.p_world_base, traj.quat_world_base_xyzw])
+    hdr = "timestamp tx ty tz qx qy qz qw" + (f"\n{header}" if header else "")
+    np.savetxt(path, data, fmt=["%.9f"] + ["%.9g"] * 7, header=hdr)
+
+
+# ------------------------------------------------------------------------------------------------ bags
+def trajectory_from_odometry(rows: list[dict[str, Any]]) -> Trajectory:
+    """Odometry rows (``messages.odometry_arrays_from_msg``) -> :class:`Trajectory` with covariances.
+
+    Raises:
+        GroundTruthError: fewer than two rows.
+    """
+    if len(rows) < 2:
+        raise GroundTruthError(f"need at least two Odometry messages, got {len(rows)}")
+    t = np.array([r["stamp_ns"] for r in rows], dtype=np.int64)
+    t_s = (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S
+    t_s, p, q, v, pc, tc = _dedup_increasing(
+        t_s,
+        np.array([r["p_world_base"] for r in rows]),
+        np.array([r["quat_world_base_xyzw"] for r in rows]),
+        np.array([r["v_base_in_base"] for r in rows]),
+        np.array([r["pose_covariance"] for r in rows]),
+        np.array([r["twist_covariance"] for r in rows]),
+    )
+    return Trajectory(t_s, p, q / np.linalg.norm(q, axis=1, keepdims=True), v, pc, tc)
+
+
+def load_odometry_topic(
+    bag: str | Path, topic: str = DEFAULT_ODOM_TOPIC, *, contacts_topic: str | None = DEFAULT_CONTACTS_TOPIC
+) -> GroundTruth:
+    """Ground truth from a ``nav_msgs/Odometry`` topic of a bag (and contacts from a contact-state topic).
+
+    Args:
+        bag: rosbag2 directory or file, or ROS 1 bag.
+        topic: the Odometry topic.
+        contacts_topic: a ``diagnostic_msgs/DiagnosticArray`` contact-state topic (layout of
+            ``io.messages.contact_states_msg``), read when present in the bag; None to skip.
+
+    Raises:
+        GroundTruthError: the bag lacks the topic or holds fewer than two messages.
+    """
+    from robot_state_estimator.io import bags, messages
+
+    try:
+        present = bags.bag_topics(bag)
+    except bags.BagError as exc:
+        raise GroundTruthError(str(exc)) from exc
+    if topic not in present:
+        raise GroundTruthError(f"bag {bag} has no ground-truth topic {topic}; topics: {sorted(present)}")
+    rows = [messages.odometry_arrays_from_msg(m.msg) for m in bags.read_messages(bag, [topic])]
+    traj = trajectory_from_odometry(rows)
+    contacts = None
+    if contacts_topic and contacts_topic in present:
+        contacts = read_contacts(bag, contacts_topic)
+    return GroundTruth(traj, stamped=True, source=f"{bag}:{topic}", contacts=contacts)
+
+
+def read_contacts(bag: str | Path, topic: str) -> Contacts | None:
+    """Contact states (``diagnostic_msgs/DiagnosticArray`` per ``io.messages.contact_states_msg``) of a bag.
+
+    Returns None when the topic has no messages.
+    """
+    from robot_state_estimator.io import bags, messages
+
+    stamps: list[int] = []
+    states: list[dict[str, bool]] = []
+    for m in bags.read_messages(bag, [topic]):
+        stamp, s = messages.contact_states_from_msg(m.msg)
+        if s:
+            stamps.append(stamp)
+            states.append(s)
+    if not stamps:
+        return None
+    feet = tuple(states[0])
+    flags = np.array([[s.get(f, False) for f in feet] for s in states], dtype=bool)
+    t = np.asarray(stamps, dtype=np.int64)
+    t_s = (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S
+    order = np.argsort(t_s, kind="stable")
+    return Contacts(t_s[order], feet, flags[order])
+
+
+# ------------------------------------------------------------------------------------------- Go1 CSV
+def load_unstamped_csv(path: str | Path, t_start_s: float, t_end_s: float) -> GroundTruth:
+    """Motion capture without stamps (``seq, x, y, z, qx, qy, qz, qw``, one header line), rows spread evenly.
+
+    This is ``go1_ground_truth.csv`` of the Go1 trot (../shared/data/go1_trot/README.md): the rows are given
+    nominal stamps from ``t_start_s`` to ``t_end_s`` (the span of the recording); the evaluation then searches
+    an offset and a rate (``metrics.align_time(..., estimate_rate=True)``).
+
+    Raises:
+        GroundTruthError: unreadable, fewer than 8 columns or fewer than two rows.
+    """
+    path = Path(path)
+    try:
+        data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    except (OSError, ValueError) as exc:
+        raise GroundTruthError(f"cannot read ground-truth CSV {path}: {exc}") from exc
+    if data.shape[1] < 8 or len(data) < 2:
+        raise GroundTruthError(f"{path}: expected >= 2 rows of seq,x,y,z,qx,qy,qz,qw; shape {data.shape}")
+    t = np.linspace(t_start_s, t_end_s, len(data))
+    q = data[:, 4:8] / np.linalg.norm(data[:, 4:8], axis=1, keepdims=True)
+    return GroundTruth(Trajectory(t, data[:, 1:4].copy(), q), stamped=False, source=f"unstamped CSV {path}")
+
+
+def load_ground_truth(
+    spec: str | Path,
+    *,
+    input_bag: str | Path | None = None,
+    topic: str = DEFAULT_ODOM_TOPIC,
+    contacts_topic: str | None = DEFAULT_CONTACTS_TOPIC,
+    time_span_s: tuple[float, float] | None = None,
+) -> GroundTruth:
+    """Load ground truth by what ``spec`` names.
+
+    - ``"bag"`` or ``"topic"``: the Odometry ``topic`` of ``input_bag``;
+    - a bag (directory with metadata.yaml, ``.mcap``, ``.db3``, ``.bag``): its Odometry ``topic``;
+    - ``*.csv``: unstamped mocap rows spread over ``time_span_s`` (the recording's span, s);
+    - anything else: a TUM file.
+
+    Raises:
+        GroundTruthError: the file is missing or cannot be read; a CSV without ``time_span_s``.
+    """
+    if str(spec) in ("bag", "topic"):
+        if input_bag is None:
+            raise GroundTruthError("ground truth 'bag' needs an input bag")
+        return load_odometry_topic(input_bag, topic, contacts_topic=contacts_topic)
+    path = Path(spec)
+    if not path.exists():
+        raise GroundTruthError(f"ground truth not found: {path}")
+    if is_bag(path):
+        return load_odometry_topic(path, topic, contacts_topic=contacts_topic)
+    if path.suffix.lower() == ".csv":
+        if time_span_s is None:
+            raise GroundTruthError(f"{path}: an unstamped CSV needs the recording's time span")
+        return load_unstamped_csv(path, *time_span_s)
+    return load_tum(path)

@@ -1,0 +1,87 @@
+"""Importer round trip on a slice of the real Go1 CSV, and ground-truth loaders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot_state_estimator.common.paths import config_dir
+from robot_state_estimator.io import bags, messages
+from robot_state_estimator.tools import csv_import, ground_truth
+from robot_state_estimator.tools import metrics as M
+
+GO1_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "go1_trot"
+GO1_CSV = GO1_DIR / "go1.csv"
+needs_go1 = pytest.mark.skipif(not GO1_CSV.exists(), reason=f"real Go1 data not found at {GO1_DIR}")
+
+
+def _mapping() -> csv_import.CsvMapping:
+    return csv_import.load_mapping(config_dir() / "import" / "go1_trot.yaml")
+
+
+@pytest.mark.data
+@needs_go1
+def test_go1_slice_round_trip(tmp_path):
+    mapping = _mapping()
+    rows = slice(100, 500)
+    summary = csv_import.import_csv(GO1_CSV, mapping, tmp_path / "bag", rows=rows)
+    assert summary.rows == 400
+    table = csv_import.read_table(GO1_CSV, mapping, rows=rows)
+    msgs = bags.read_messages_in_stamp_order(tmp_path / "bag", ["/imu/data", "/joint_states", "/foot_forces"])
+    assert len(msgs) == 3 * 400
+    imu = [messages.imu_sample_from_msg(m.msg) for m in msgs if m.topic == "/imu/data"]
+    joints = [messages.joint_sample_from_msg(m.msg) for m in msgs if m.topic == "/joint_states"]
+    feet = [messages.foot_force_sample_from_msg(m.msg) for m in msgs if m.topic == "/foot_forces"]
+    stamps = np.array([s.stamp_ns for s in imu])
+    np.testing.assert_array_equal(stamps, np.round(table["Time(s)"] * 1e9).astype(np.int64))
+    assert [s.stamp_ns for s in joints] == stamps.tolist() == [s.stamp_ns for s in feet]
+    np.testing.assert_array_equal(
+        [s.angular_velocity for s in imu], np.column_stack([table[c] for c in ("BaseWx", "BaseWy", "BaseWz")])
+    )
+    np.testing.assert_array_equal(
+        [s.linear_acceleration for s in imu], np.column_stack([table[c] for c in ("BaseAx", "BaseAy", "BaseAz")])
+    )
+    assert all(s.orientation_xyzw is None and s.frame_id == "imu_sensor" for s in imu)
+    assert joints[0].names[:3] == ("FR_hip_joint", "FR_thigh_joint", "FR_calf_joint")
+    np.testing.assert_array_equal(
+        joints[7].position[joints[7].names.index("RL_calf_joint")], table["JointPosRL_calf"][7]
+    )
+    assert joints[0].velocity is None and joints[0].effort is None
+    assert feet[0].feet == ("FR_foot", "FL_foot", "RR_foot", "RL_foot")
+    np.testing.assert_array_equal([f.values[1] for f in feet], table["FL_Force"])
+
+
+def test_mapping_errors_name_the_problem(tmp_path):
+    bad = tmp_path / "m.yaml"
+    bad.write_text("time: {column: t, unit: fortnight}\nimu: {}\njoints: {}\n")
+    with pytest.raises(csv_import.CsvImportError, match="fortnight"):
+        csv_import.load_mapping(bad)
+    table = tmp_path / "t.csv"
+    table.write_text("t,wx\n0,1\n")
+    with pytest.raises(csv_import.CsvImportError, match="not in the header"):
+        csv_import.read_table(table, _mapping())
+
+
+def test_tum_round_trip(tmp_path):
+    t = np.linspace(1.0, 2.0, 11)
+    traj = M.Trajectory(t, np.column_stack([t, 2 * t, 0 * t]), np.tile([0, 0, np.sin(0.2), np.cos(0.2)], (11, 1)))
+    ground_truth.write_tum(tmp_path / "x.tum", traj)
+    back = ground_truth.load_ground_truth(tmp_path / "x.tum").trajectory
+    np.testing.assert_allclose(back.t_s, t, atol=1e-9)
+    np.testing.assert_allclose(back.p_world_base, traj.p_world_base, atol=1e-8)
+    np.testing.assert_allclose(back.quat_world_base_xyzw, traj.quat_world_base_xyzw, atol=1e-8)
+
+
+@pytest.mark.data
+@needs_go1
+def test_go1_ground_truth_spread_over_the_recording():
+    gt = ground_truth.load_ground_truth(GO1_DIR / "go1_ground_truth.csv", time_span_s=(42.5811, 68.0111))
+    assert not gt.stamped
+    assert len(gt.trajectory) == 1610
+    assert gt.trajectory.t_s[0] == pytest.approx(42.5811) and gt.trajectory.t_s[-1] == pytest.approx(68.0111)
+    # one full turn of yaw over the run (README)
+    yaw = np.unwrap(M.yaw_of(gt.trajectory.quat_world_base_xyzw))
+    assert abs(np.degrees(yaw[-1] - yaw[0])) == pytest.approx(360, abs=30)
+    assert M.path_length(gt.trajectory.p_world_base) > 10.0
