@@ -36,7 +36,7 @@ def _source_config_dir() -> Path | None:
 
 def _ament_config_dir() -> Path | None:
     try:
-        from ament_index_python.packages import (  # noqa: PLC0415 (optional dependency)
+        from ament_index_python.packages import (
             PackageNotFoundError,
             get_package_share_directory,
         )

@@ -1,0 +1,223 @@
+"""``<sensor type="imu">`` -> the IMU fields of :class:`~.types.ImuSpec` (everything but link and pose).
+
+Source: SDFormat spec ``imu.sdf`` and ``noise.sdf`` (1.6-1.11), ``sensor.sdf`` (``update_rate``),
+libsdformat ``src/Imu.cc`` and ``src/Noise.cc`` (defaults), and ``sdf/1.6/1_5.convert`` (SDF 1.5's single
+``<imu><noise>`` with ``<rate>`` and ``<accel>`` blocks: its ``<type>`` goes to the ``type`` attribute of
+all six axis noises, ``<rate>`` mean/stddev/bias_mean/bias_stddev to each ``angular_velocity`` axis and
+``<accel>`` ones to each ``linear_acceleration`` axis).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ErrorCode, ProblemList
+from .pose import PoseTextError, parse_bool, parse_vector3
+from .types import Localization, NoiseSpec, NoiseType
+
+NOISE_FIELDS = (
+    "mean",
+    "stddev",
+    "bias_mean",
+    "bias_stddev",
+    "dynamic_bias_stddev",
+    "dynamic_bias_correlation_time",
+    "precision",
+)
+LEGACY_NOISE_FIELDS = ("mean", "stddev", "bias_mean", "bias_stddev")
+
+
+def local_tag(elem: ET.Element) -> str:
+    """Tag without a ``{namespace}`` prefix."""
+    return elem.tag.rsplit("}", 1)[-1]
+
+
+def is_imu_sensor(elem: ET.Element) -> bool:
+    """Whether ``elem`` is an IMU sensor: ``<sensor type="imu">`` (any case of ``imu``) or the old
+    ``<sensor:imu>`` form (namespaced tag ``imu`` of a ``...#sensor`` namespace)."""
+    if elem.tag == "sensor":
+        return (elem.get("type") or "").strip().lower() == "imu"
+    return elem.tag.startswith("{") and elem.tag.split("}", 1)[0].endswith("sensor") and local_tag(elem) == "imu"
+
+
+@dataclass(frozen=True)
+class ImuFields:
+    """IMU fields read from a ``<sensor>`` (see ``ImuSpec`` for meanings and units)."""
+
+    update_rate: float
+    frame_id: str | None
+    localization: Localization
+    custom_rpy: tuple[float, float, float]
+    custom_rpy_parent_frame: str
+    grav_dir_x: tuple[float, float, float]
+    grav_dir_x_parent_frame: str
+    has_orientation_reference_frame: bool
+    orientation_enabled: bool
+    angular_velocity_noise: tuple[NoiseSpec, NoiseSpec, NoiseSpec]
+    linear_acceleration_noise: tuple[NoiseSpec, NoiseSpec, NoiseSpec]
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``ImuSpec`` (without ``frame_id``)."""
+        d = dict(self.__dict__)
+        d.pop("frame_id")
+        return d
+
+
+def _float(elem: ET.Element | None, default: float, what: str, problems: ProblemList, where: dict) -> float:
+    if elem is None or elem.text is None or not elem.text.strip():
+        return default
+    try:
+        return float(elem.text.strip())
+    except ValueError:
+        problems.add(ErrorCode.ELEMENT_INVALID, f"{what} {elem.text.strip()!r} is not a number", **where)
+        return default
+
+
+def parse_noise(elem: ET.Element | None, problems: ProblemList, where: dict) -> NoiseSpec:
+    """``<noise type="...">`` -> NoiseSpec (spec defaults: type none, every number 0).
+
+    The type is read case-insensitively; an unknown type is an ``ELEMENT_INVALID`` problem.
+    """
+    if elem is None:
+        return NoiseSpec()
+    type_text = (elem.get("type") or "none").strip().lower()
+    try:
+        ntype = NoiseType(type_text)
+    except ValueError:
+        problems.add(
+            ErrorCode.ELEMENT_INVALID,
+            f"noise type {type_text!r} is not one of none, gaussian, gaussian_quantized",
+            **where,
+        )
+        ntype = NoiseType.NONE
+    values = {f: _float(elem.find(f), 0.0, f"noise {f}", problems, where) for f in NOISE_FIELDS}
+    return NoiseSpec(type=ntype, **values)
+
+
+def _axes(parent: ET.Element | None, problems: ProblemList, where: dict) -> tuple[NoiseSpec, NoiseSpec, NoiseSpec]:
+    if parent is None:
+        return (NoiseSpec(), NoiseSpec(), NoiseSpec())
+    out = []
+    for axis in ("x", "y", "z"):
+        a = parent.find(axis)
+        out.append(parse_noise(None if a is None else a.find("noise"), problems, where))
+    return (out[0], out[1], out[2])
+
+
+def _legacy_axes(noise: ET.Element, block: str, problems: ProblemList, where: dict) -> tuple[NoiseSpec, ...]:
+    type_elem = noise.find("type")
+    type_text = (type_elem.text if type_elem is not None and type_elem.text else "none").strip().lower()
+    try:
+        ntype = NoiseType(type_text)
+    except ValueError:
+        problems.add(ErrorCode.ELEMENT_INVALID, f"legacy imu noise type {type_text!r} unknown", **where)
+        ntype = NoiseType.NONE
+    sub = noise.find(block)
+    values = {
+        f: _float(None if sub is None else sub.find(f), 0.0, f"noise {block} {f}", problems, where)
+        for f in LEGACY_NOISE_FIELDS
+    }
+    spec = NoiseSpec(type=ntype, **values)
+    return (spec, spec, spec)
+
+
+def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: dict, *, legacy_noise: bool) -> ImuFields:
+    """Read the IMU fields of ``sensor``.
+
+    Args:
+        sensor: the ``<sensor>`` element.
+        problems: collects problems (bad numbers, unknown noise type or localization).
+        where: location keywords for problems (element, name, line, file).
+        legacy_noise: apply an ``<imu><noise>`` block the way SDF 1.5 -> 1.6 conversion does (used for
+            SDF < 1.6, and for URDF ``<gazebo>`` blocks when there is no per-axis noise).
+
+    Returns:
+        The fields; spec defaults for whatever is absent (update_rate 0 Hz, CUSTOM, custom_rpy 0,
+        grav_dir_x (1, 0, 0), enable_orientation true, no noise).
+    """
+    imu = sensor.find("imu")
+    if imu is None and local_tag(sensor) == "imu" and sensor.tag != "sensor":
+        imu = sensor  # <sensor:imu> keeps its settings inline
+    update_rate = _float(sensor.find("update_rate"), 0.0, "update_rate", problems, where)
+    frame_id = None
+    for tag in ("gz_frame_id", "frame_id", "ignition_frame_id"):
+        e = sensor.find(tag)
+        if e is not None and e.text and e.text.strip():
+            frame_id = e.text.strip()
+            break
+    if frame_id is None:
+        for plugin in sensor.findall("plugin"):
+            for tag in ("frame_name", "frameName"):
+                e = plugin.find(tag)
+                if e is not None and e.text and e.text.strip():
+                    frame_id = e.text.strip()
+                    break
+
+    localization = Localization.CUSTOM
+    custom_rpy = (0.0, 0.0, 0.0)
+    custom_parent = ""
+    grav = (1.0, 0.0, 0.0)
+    grav_parent = ""
+    orf = None if imu is None else imu.find("orientation_reference_frame")
+    if orf is not None:
+        loc = orf.find("localization")
+        if loc is not None and loc.text and loc.text.strip():
+            try:
+                localization = Localization(loc.text.strip().upper())
+            except ValueError:
+                problems.add(
+                    ErrorCode.ELEMENT_INVALID,
+                    f"localization {loc.text.strip()!r} is not one of {[m.value for m in Localization]}",
+                    **where,
+                )
+        for tag in ("custom_rpy", "grav_dir_x"):
+            e = orf.find(tag)
+            if e is None:
+                continue
+            try:
+                vec = tuple(float(v) for v in parse_vector3(e.text, what=tag, default=(0.0, 0.0, 0.0)))
+            except PoseTextError as exc:
+                problems.add(ErrorCode.ELEMENT_INVALID, str(exc), **where)
+                continue
+            if tag == "custom_rpy":
+                custom_rpy, custom_parent = vec, e.get("parent_frame", "")  # type: ignore[assignment]
+            else:
+                grav, grav_parent = vec, e.get("parent_frame", "")  # type: ignore[assignment]
+
+    enabled = True
+    eo = None if imu is None else imu.find("enable_orientation")
+    if eo is not None:
+        try:
+            enabled = parse_bool(eo.text, default=True, what="enable_orientation")
+        except PoseTextError as exc:
+            problems.add(ErrorCode.ELEMENT_INVALID, str(exc), **where)
+
+    av = None if imu is None else imu.find("angular_velocity")
+    la = None if imu is None else imu.find("linear_acceleration")
+    legacy = None if imu is None else imu.find("noise")
+    if legacy_noise and legacy is not None and av is None and la is None:
+        gyro = _legacy_axes(legacy, "rate", problems, where)
+        accel = _legacy_axes(legacy, "accel", problems, where)
+    else:
+        gyro = _axes(av, problems, where)
+        accel = _axes(la, problems, where)
+    return ImuFields(
+        update_rate=update_rate,
+        frame_id=frame_id,
+        localization=localization,
+        custom_rpy=custom_rpy,
+        custom_rpy_parent_frame=custom_parent,
+        grav_dir_x=grav,
+        grav_dir_x_parent_frame=grav_parent,
+        has_orientation_reference_frame=orf is not None,
+        orientation_enabled=enabled,
+        angular_velocity_noise=gyro,  # type: ignore[arg-type]
+        linear_acceleration_noise=accel,  # type: ignore[arg-type]
+    )
+
+
+def default_frame_id(sensor_name: str) -> str:
+    """Frame id the ros_gz bridge would use: the scoped sensor name with ``::`` -> ``/``."""
+    return sensor_name.replace("::", "/")

@@ -1,0 +1,140 @@
+"""``RobotDescription``: what the rest of the estimator needs from a robot description."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pinocchio as pin
+
+from .errors import DescriptionError, ErrorCode, Problem
+from .frame_graph import MODEL_FRAME, FrameGraph
+from .types import ImuSpec
+
+#: Names of contact frames found by ``foot_frames()``: ending (case-insensitively, after dropping a
+#: ``_link``/``_frame`` suffix) in foot, sole or toe.
+_FOOT_RE = re.compile(r"(foot|sole|toe)$", re.IGNORECASE)
+_SUFFIX_RE = re.compile(r"_(link|frame)$", re.IGNORECASE)
+
+
+@dataclass
+class RobotDescription:
+    """A loaded robot description.
+
+    Attributes:
+        name: model / robot name.
+        format: ``"sdf"`` or ``"urdf"``.
+        xml: the XML text after xacro expansion.
+        model: pinocchio model; ``q = [p_WB (3), quat_WB xyzw (4), joints]`` with the free-flyer
+            ``root_joint`` at ``base_link``; every link (also fixed ones) and joint is a frame of it.
+        base_link: name of the floating-base link B.
+        imus: IMU sensors found, in document order.
+        graph: the frames of the description (see ``frame_graph``), for ``resolve_pose``/``frame_body``.
+    """
+
+    name: str
+    format: str
+    xml: str
+    model: pin.Model
+    base_link: str
+    imus: list[ImuSpec] = field(default_factory=list)
+    graph: FrameGraph = field(default_factory=FrameGraph, repr=False)
+
+    @property
+    def joint_names(self) -> list[str]:
+        """Actuated joints in pinocchio order (``model.names`` without ``universe`` and ``root_joint``)."""
+        return [n for n in list(self.model.names)[1:] if n != "root_joint"]
+
+    @property
+    def imu(self) -> ImuSpec:
+        """The single IMU.
+
+        Raises:
+            DescriptionError: ``SENSOR_NOT_FOUND`` when there is none, ``ELEMENT_INVALID`` naming the
+                candidates when there are several (pick one from ``imus`` by name).
+        """
+        if len(self.imus) == 1:
+            return self.imus[0]
+        if not self.imus:
+            raise DescriptionError(
+                Problem(ErrorCode.SENSOR_NOT_FOUND, f'robot {self.name!r} has no IMU sensor (<sensor type="imu">)')
+            )
+        names = [f"{i.name} (on {i.link})" for i in self.imus]
+        raise DescriptionError(
+            Problem(ErrorCode.ELEMENT_INVALID, f"robot {self.name!r} has {len(names)} IMUs, choose one of: {names}")
+        )
+
+    def imu_by_name(self, name: str) -> ImuSpec:
+        """The IMU called ``name``.
+
+        Raises:
+            DescriptionError: ``SENSOR_NOT_FOUND`` listing the IMUs there are.
+        """
+        for i in self.imus:
+            if i.name == name:
+                return i
+        raise DescriptionError(
+            Problem(ErrorCode.SENSOR_NOT_FOUND, f"no IMU {name!r}; IMUs: {[i.name for i in self.imus]}")
+        )
+
+    def resolve_pose(self, frame: str, relative_to: str = MODEL_FRAME) -> pin.SE3:
+        """``X_relative_to_frame`` (m, SE3) at the zero configuration, with libsdformat's semantics.
+
+        Args:
+            frame: any frame of the description: ``__model__``, a link, a joint, a ``<frame>``, a nested
+                model, scoped with ``::``.
+            relative_to: the frame to express it in.
+
+        Raises:
+            DescriptionError: ``POSE_RELATIVE_TO_INVALID`` naming a frame that does not exist.
+        """
+        return self.graph.resolve_pose(frame, relative_to)
+
+    def frame_body(self, frame: str) -> str:
+        """The link ``frame`` is attached to (moves with).
+
+        Raises:
+            DescriptionError: ``FRAME_ATTACHED_TO_INVALID`` for an unknown frame.
+        """
+        return self.graph.frame_body(frame)
+
+    def foot_frames(self, names: Iterable[str] | None = None) -> tuple[str, ...]:
+        """Contact frames (pinocchio frame names of ``model``).
+
+        Args:
+            names: frames to use; each must be a frame of ``model``. None = detect: BODY or OP frames whose
+                names end in foot/sole/toe (any case, a ``_link``/``_frame`` suffix dropped) on joints with
+                no child joint (leaves of the kinematic tree), in pinocchio frame order.
+
+        Raises:
+            DescriptionError: ``ELEMENT_MISSING`` for given names that are not frames, or when detection
+                finds nothing (pass the names explicitly).
+        """
+        model = self.model
+        if names is not None:
+            names = tuple(names)
+            missing = [n for n in names if not model.existFrame(n)]
+            if missing:
+                raise DescriptionError(
+                    Problem(ErrorCode.ELEMENT_MISSING, f"foot frames {missing} are not frames of the model")
+                )
+            return names
+        parents = {int(model.parents[j]) for j in range(1, model.njoints)}
+        found = []
+        for f in model.frames:
+            if f.type not in (pin.FrameType.BODY, pin.FrameType.OP_FRAME):
+                continue
+            if int(f.parentJoint) in parents or int(f.parentJoint) == 0:
+                continue
+            if _FOOT_RE.search(_SUFFIX_RE.sub("", f.name)):
+                found.append(f.name)
+        if not found:
+            raise DescriptionError(
+                Problem(
+                    ErrorCode.ELEMENT_MISSING,
+                    f"no foot frames detected in {self.name!r} (names ending in foot/sole/toe at leaf joints); "
+                    "pass names=...",
+                )
+            )
+        return tuple(found)

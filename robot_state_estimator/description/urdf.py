@@ -1,0 +1,285 @@
+"""URDF -> frames, pinocchio model and IMUs (from ``<gazebo reference>`` sensors).
+
+The pinocchio model comes from pinocchio's own URDF parser (``buildModelFromXML`` with a free-flyer
+``root_joint``). The frames follow libsdformat's URDF -> SDFormat conversion (``src/parser_urdf.cc``): the
+model frame is the root link's frame; a joint's pose is its ``<origin>`` relative to its parent link; a
+link's frame is its parent joint's frame.
+
+IMU sensors are read from ``<gazebo reference="link_or_joint">`` blocks (``<sensor type="imu">``, any case,
+or the old ``<sensor:imu>``). libsdformat lumps links connected by fixed joints into their parent
+(``ReduceFixedJoints``, deepest first) unless the joint is marked ``<preserveFixedJoint>`` or
+``<disableFixedJointLumping>``: a sensor on a lumped link moves to the parent link and its pose becomes
+``joint_origin * sensor_pose`` once per lumped level (``ReduceSDFExtensionElementTransformReduction``),
+unless the sensor pose has ``relative_to``, which is kept (lumped links and joints survive as frames).
+``ImuSpec.link`` is therefore the link that carries the sensor after lumping; ``pose_in_base`` does not
+depend on lumping.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import pinocchio as pin
+
+from .errors import DescriptionError, ErrorCode, ProblemList
+from .frame_graph import MODEL_FRAME, FrameGraph, FrameNode
+from .imu import default_frame_id, is_imu_sensor, parse_imu_fields
+from .pose import PoseTextError, parse_bool, parse_pose, urdf_origin
+from .types import ImuSpec
+from .xml_input import XmlDocument
+
+
+@dataclass
+class UrdfJoint:
+    """A URDF joint (names, type, ``X_parent_joint`` origin)."""
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: pin.SE3
+    line: int | None
+
+
+@dataclass
+class UrdfResult:
+    """What the URDF reader produced."""
+
+    name: str
+    graph: FrameGraph
+    model: pin.Model
+    root_link: str
+    imus: list[ImuSpec]
+
+
+def _where(doc: XmlDocument, elem: ET.Element | None, name: str = "") -> dict:
+    return {
+        "element": "" if elem is None else elem.tag,
+        "name": name,
+        "line": doc.line(elem),
+        "file": doc.file,
+    }
+
+
+def read_urdf(doc: XmlDocument, *, base_link: str | None = None) -> UrdfResult:
+    """Read a URDF document.
+
+    Args:
+        doc: parsed XML whose root is ``<robot>``.
+        base_link: the floating base; must be the root link (pinocchio's free-flyer sits there).
+
+    Raises:
+        DescriptionError: missing/duplicate names (``DUPLICATE_NAME``), joints naming unknown links
+            (``JOINT_PARENT_LINK_INVALID`` / ``JOINT_CHILD_LINK_INVALID``), not exactly one root link
+            (``MODEL_CANONICAL_LINK_INVALID``), bad origins (``ELEMENT_INVALID``), a ``base_link`` that is
+            not the root (``MODEL_CANONICAL_LINK_INVALID``), sensor problems, or pinocchio refusing the URDF
+            (``PARSING_ERROR``).
+    """
+    root = doc.root
+    problems = ProblemList()
+    name = root.get("name", "")
+    links: dict[str, ET.Element] = {}
+    for elem in root.findall("link"):
+        lname = elem.get("name")
+        if not lname:
+            problems.add(ErrorCode.ATTRIBUTE_MISSING, "link without a name", **_where(doc, elem))
+            continue
+        if lname in links:
+            problems.add(ErrorCode.DUPLICATE_NAME, f"link {lname!r} defined twice", **_where(doc, elem, lname))
+        links[lname] = elem
+    joints: dict[str, UrdfJoint] = {}
+    for elem in root.findall("joint"):
+        jname = elem.get("name", "")
+        w = _where(doc, elem, jname)
+        if not jname:
+            problems.add(ErrorCode.ATTRIBUTE_MISSING, "joint without a name", **w)
+            continue
+        if jname in joints:
+            problems.add(ErrorCode.DUPLICATE_NAME, f"joint {jname!r} defined twice", **w)
+        parent = elem.find("parent")
+        child = elem.find("child")
+        pname = "" if parent is None else parent.get("link", "")
+        cname = "" if child is None else child.get("link", "")
+        if pname not in links:
+            problems.add(ErrorCode.JOINT_PARENT_LINK_INVALID, f"joint {jname!r}: parent link {pname!r} not found", **w)
+        if cname not in links:
+            problems.add(ErrorCode.JOINT_CHILD_LINK_INVALID, f"joint {jname!r}: child link {cname!r} not found", **w)
+        if pname and pname == cname:
+            problems.add(ErrorCode.JOINT_PARENT_SAME_AS_CHILD, f"joint {jname!r}: parent and child are {pname!r}", **w)
+        origin_elem = elem.find("origin")
+        try:
+            origin = (
+                pin.SE3.Identity()
+                if origin_elem is None
+                else urdf_origin(origin_elem.get("xyz"), origin_elem.get("rpy"))
+            )
+        except PoseTextError as exc:
+            problems.add(ErrorCode.ELEMENT_INVALID, f"joint {jname!r}: {exc}", **w)
+            origin = pin.SE3.Identity()
+        joints[jname] = UrdfJoint(jname, elem.get("type", ""), pname, cname, origin, doc.line(elem))
+    problems.raise_if_any()
+
+    children = {j.child for j in joints.values()}
+    roots = [n for n in links if n not in children]
+    if len(roots) != 1:
+        problems.add(
+            ErrorCode.MODEL_CANONICAL_LINK_INVALID,
+            f"URDF needs exactly one root link, found {roots or 'none'}",
+            **_where(doc, root, name),
+        )
+        problems.raise_if_any()
+    root_link = roots[0]
+    parent_joint_of = {j.child: j for j in joints.values()}
+    if base_link is not None and base_link != root_link:
+        msg = f"base_link {base_link!r} must be the URDF root link {root_link!r} (pinocchio puts the free-flyer there)"
+        if base_link not in links:
+            msg += f"; {base_link!r} is not a link"
+        raise DescriptionError(_problem(ErrorCode.MODEL_CANONICAL_LINK_INVALID, msg, doc, root, name))
+
+    # URDF keeps link and joint names apart; a joint named like a link (ANYmal C's LF_HAA) is a frame
+    # under the key "joint:<name>" so that the link keeps the plain name.
+    jkey = {j.name: (f"joint:{j.name}" if j.name in links else j.name) for j in joints.values()}
+    graph = FrameGraph(file=doc.file)
+    graph.add(FrameNode(MODEL_FRAME, "model", None, pin.SE3.Identity(), attached_to=root_link, element="robot"))
+    for lname, elem in links.items():
+        pj = parent_joint_of.get(lname)
+        graph.add(
+            FrameNode(
+                lname,
+                "link",
+                MODEL_FRAME if pj is None else jkey[pj.name],
+                pin.SE3.Identity(),
+                element="link",
+                line=doc.line(elem),
+            )
+        )
+    for j in joints.values():
+        graph.add(
+            FrameNode(jkey[j.name], "joint", j.parent, j.origin, attached_to=j.child, element="joint", line=j.line)
+        )
+    problems.extend(graph.validate())
+    problems.raise_if_any()
+
+    try:
+        model = pin.buildModelFromXML(doc.text, pin.JointModelFreeFlyer())
+    except Exception as exc:  # pinocchio raises ValueError/RuntimeError with urdfdom's message
+        raise DescriptionError(
+            _problem(ErrorCode.PARSING_ERROR, f"pinocchio cannot build the URDF model: {exc}", doc, root, name)
+        ) from exc
+    model.name = name
+
+    imus = _read_gazebo_imus(doc, graph, set(links), joints, jkey, parent_joint_of, root_link, problems)
+    problems.raise_if_any()
+    return UrdfResult(name=name, graph=graph, model=model, root_link=root_link, imus=imus)
+
+
+def _problem(code: ErrorCode, msg: str, doc: XmlDocument, elem: ET.Element | None, name: str = ""):
+    from .errors import Problem
+
+    return Problem(code, msg, **_where(doc, elem, name))
+
+
+def _preserved_fixed_joints(doc: XmlDocument) -> set[str]:
+    keep: set[str] = set()
+    for g in doc.root.findall("gazebo"):
+        ref = g.get("reference")
+        if not ref:
+            continue
+        for tag in ("preserveFixedJoint", "disableFixedJointLumping"):
+            e = g.find(tag)
+            if e is not None:
+                try:
+                    if parse_bool(e.text, default=False):
+                        keep.add(ref)
+                except PoseTextError:
+                    pass
+    return keep
+
+
+def _read_gazebo_imus(
+    doc: XmlDocument,
+    graph: FrameGraph,
+    links: set[str],
+    joints: dict[str, UrdfJoint],
+    jkey: dict[str, str],
+    parent_joint_of: dict[str, UrdfJoint],
+    root_link: str,
+    problems: ProblemList,
+) -> list[ImuSpec]:
+    preserved = _preserved_fixed_joints(doc)
+    imus: list[ImuSpec] = []
+    for g in doc.root.findall("gazebo"):
+        ref = g.get("reference")
+        sensors = [e for e in g if is_imu_sensor(e)]
+        if not sensors:
+            continue
+        if not ref:
+            for s in sensors:
+                problems.add(
+                    ErrorCode.ELEMENT_INVALID,
+                    "IMU sensor in a <gazebo> block without reference (a sensor needs a link)",
+                    **_where(doc, s, s.get("name", "")),
+                )
+            continue
+        if ref not in links and ref not in joints:
+            problems.add(
+                ErrorCode.ELEMENT_INVALID,
+                f'<gazebo reference="{ref}"> holds an IMU but there is no link or joint of that name',
+                **_where(doc, g, ref),
+            )
+            continue
+        for s in sensors:
+            sname = s.get("name", "") or "imu"
+            w = _where(doc, s, sname)
+            fields = parse_imu_fields(s, problems, w, legacy_noise=True)
+            pose_elem = s.find("pose")
+            try:
+                raw = (
+                    pin.SE3.Identity()
+                    if pose_elem is None
+                    else parse_pose(
+                        pose_elem.text,
+                        rotation_format=pose_elem.get("rotation_format"),
+                        degrees=pose_elem.get("degrees"),
+                    )
+                )
+            except PoseTextError as exc:
+                problems.add(ErrorCode.ELEMENT_INVALID, f"sensor {sname!r}: {exc}", **w)
+                continue
+            relative_to = None if pose_elem is None else (pose_elem.get("relative_to") or None)
+            if relative_to is not None and relative_to not in graph:
+                problems.add(
+                    ErrorCode.POSE_RELATIVE_TO_INVALID,
+                    f"sensor {sname!r}: relative_to frame {relative_to!r} does not exist",
+                    **w,
+                )
+                continue
+            # Host link and pose in it, before lumping.
+            if ref not in links:
+                link = joints[ref].child
+                X_link_host = graph.resolve_pose(jkey[ref], link)
+            else:
+                link, X_link_host = ref, pin.SE3.Identity()
+            pose_in_link = X_link_host * raw
+            # Fixed-joint lumping, deepest first: each level composes the joint origin.
+            while True:
+                pj = parent_joint_of.get(link)
+                if pj is None or pj.type != "fixed" or pj.name in preserved or pj.parent == "world":
+                    break
+                pose_in_link = pj.origin * pose_in_link
+                link = pj.parent
+            if relative_to is not None:
+                pose_in_link = graph.resolve_pose(relative_to, link) * raw
+            pose_in_base = graph.resolve_pose(link, root_link) * pose_in_link
+            imus.append(
+                ImuSpec(
+                    name=sname,
+                    link=link,
+                    frame_id=fields.frame_id or default_frame_id(sname),
+                    pose_in_link=pose_in_link,
+                    pose_in_base=pose_in_base,
+                    **fields.as_kwargs(),
+                )
+            )
+    return imus
