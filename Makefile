@@ -28,11 +28,9 @@ typecheck: setup
 bench: setup
 	$(BIN)/robot-state-estimator bench --output bench/results
 
-## Re-pin requirements.txt from requirements.in in a scratch venv.
-lock:
-	rm -rf /tmp/rse-lock && python3 -m venv /tmp/rse-lock && /tmp/rse-lock/bin/pip install -q -r requirements.in
-	(echo "# Pinned by \`make lock\` from requirements.in (Python 3.11, Linux x86_64). Do not edit by hand."; \
-	 /tmp/rse-lock/bin/pip freeze) > requirements.txt
+## Re-pin requirements.txt from requirements.in (pip's resolver report; see scripts/lock.py).
+lock: setup
+	$(BIN)/python scripts/lock.py
 
 clean:
 	rm -rf $(VENV) build install log .pytest_cache .ruff_cache .mypy_cache

@@ -16,8 +16,11 @@ fi
 want=$(cat "$root/requirements.txt" "$root/setup.py" | sha256sum | cut -c1-64)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "[setup] installing pinned requirements (requirements.txt)"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e "$root"
+  # (this machine's pip config names local indexes that may not exist: drop those warnings)
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt" \
+    2> >(grep -v "^WARNING: Location" >&2)
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e "$root" \
+    2> >(grep -v -e "^WARNING: Location" -e "BuildBackendWarning" -e "warnings.warn" >&2)
   echo "$want" >"$stamp"
 fi
 if ! "$venv/bin/python" -c "import tf2_msgs.msg" >/dev/null 2>&1; then
