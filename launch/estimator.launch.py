@@ -1,0 +1,142 @@
+"""Launch the robot_state_estimator node (optionally robot_state_publisher and RViz).
+
+    ros2 launch robot_state_estimator estimator.launch.py robot:=go1
+    ros2 launch robot_state_estimator estimator.launch.py robot:=go1 use_sim_time:=true rviz:=true
+    ros2 launch robot_state_estimator estimator.launch.py description_file:=/path/robot.urdf \
+        config_file:=/path/settings.yaml robot_state_publisher:=true
+
+Arguments:
+    robot: bundled robot (go1, solo12, anymal_c); picks config/<robot>.yaml and, when description_file is
+        empty, config/robots/<robot>.urdf.xacro.
+    description_file: URDF/xacro or SDFormat description; overrides the bundled one.
+    config_file: estimator settings YAML (ROS parameter-file layout); default config/<robot>.yaml.
+    use_sim_time: follow /clock (bag replay with `ros2 bag play BAG --clock`).
+    rviz: start RViz with config/estimator.rviz (robot model, odometry, TF, contact wrenches).
+    robot_state_publisher: start robot_state_publisher on the same description (needed by RViz's robot
+        model when nothing else publishes robot_description and the joint TFs; URDF/xacro only).
+    namespace: namespace of the estimator node (its topics are relative: <ns>/imu/data, <ns>/odometry...).
+    log_level: log level of the estimator node.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+
+from launch import LaunchDescription
+
+PACKAGE = "robot_state_estimator"
+BUNDLED = {"go1": "go1.urdf.xacro", "solo12": "solo12.urdf.xacro", "anymal_c": "anymal_c.urdf.xacro"}
+
+ARGUMENTS = (
+    ("robot", "go1", "bundled robot: go1, solo12 or anymal_c (picks config/<robot>.yaml)"),
+    ("description_file", "", "robot description (URDF, xacro or SDFormat); empty = the bundled robot"),
+    ("config_file", "", "estimator settings YAML; empty = config/<robot>.yaml"),
+    ("use_sim_time", "false", "use /clock (bag replay)"),
+    ("rviz", "false", "start RViz with config/estimator.rviz"),
+    ("robot_state_publisher", "false", "start robot_state_publisher on the description (URDF/xacro)"),
+    ("namespace", "", "namespace of the estimator node"),
+    ("log_level", "info", "log level of the estimator node"),
+)
+
+
+def _as_bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "1", "yes", "on"):
+        return True
+    if value in ("false", "0", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def _urdf_xml(path: str) -> str:
+    """The URDF text of a .urdf or .xacro file (xacro expands includes and $(find ...))."""
+    if path.endswith(".xacro"):
+        import xacro
+
+        return xacro.process_file(path).toxml()
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _launch_setup(context, *args, **kwargs):
+    share = get_package_share_directory(PACKAGE)
+    robot = LaunchConfiguration("robot").perform(context)
+    description_file = LaunchConfiguration("description_file").perform(context)
+    config_file = LaunchConfiguration("config_file").perform(context)
+    use_sim_time = _as_bool(LaunchConfiguration("use_sim_time").perform(context))
+    rviz = _as_bool(LaunchConfiguration("rviz").perform(context))
+    with_rsp = _as_bool(LaunchConfiguration("robot_state_publisher").perform(context))
+    namespace = LaunchConfiguration("namespace").perform(context)
+    log_level = LaunchConfiguration("log_level").perform(context)
+
+    if not description_file:
+        if robot not in BUNDLED:
+            raise RuntimeError(f"unknown robot {robot!r} (known: {sorted(BUNDLED)}); or set description_file")
+        description_file = os.path.join(share, "config", "robots", BUNDLED[robot])
+    if not config_file:
+        candidate = os.path.join(share, "config", f"{robot}.yaml")
+        config_file = candidate if os.path.isfile(candidate) else ""
+
+    parameters: list = []
+    if config_file:
+        parameters.append(config_file)  # parameter file: key robot_state_estimator / ros__parameters
+    parameters.append(
+        {
+            "robot": robot,
+            "description_file": description_file,
+            "config_file": config_file,
+            "use_sim_time": use_sim_time,
+        }
+    )
+    actions = [
+        Node(
+            package=PACKAGE,
+            executable="estimator_node",
+            name="robot_state_estimator",
+            namespace=namespace,
+            output="screen",
+            emulate_tty=True,
+            parameters=parameters,
+            arguments=["--ros-args", "--log-level", f"robot_state_estimator:={log_level}"],
+        )
+    ]
+    if with_rsp:
+        actions.append(
+            Node(
+                package="robot_state_publisher",
+                executable="robot_state_publisher",
+                namespace=namespace,
+                output="screen",
+                parameters=[
+                    {
+                        "robot_description": ParameterValue(_urdf_xml(description_file), value_type=str),
+                        "use_sim_time": use_sim_time,
+                    }
+                ],
+            )
+        )
+    if rviz:
+        actions.append(
+            Node(
+                package="rviz2",
+                executable="rviz2",
+                namespace=namespace,
+                output="screen",
+                arguments=["-d", os.path.join(share, "config", "estimator.rviz")],
+                parameters=[{"use_sim_time": use_sim_time}],
+            )
+        )
+    return actions
+
+
+def generate_launch_description() -> LaunchDescription:
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=text) for name, default, text in ARGUMENTS]
+        + [OpaqueFunction(function=_launch_setup)]
+    )
