@@ -1,0 +1,218 @@
+"""The node's building blocks in-process: QoS, TF publisher fallback, throttled reporting, diagnostics,
+parameter declarations, and the bag player (over real DDS inside this process)."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels or a ROS 2 install) is not available")
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.qos import ReliabilityPolicy  # noqa: E402
+
+from robot_state_estimator.estimation.settings import EstimatorSettings, flatten_settings  # noqa: E402
+from robot_state_estimator.estimation.types import Estimate, FootState  # noqa: E402
+from robot_state_estimator.ros import qos  # noqa: E402
+from robot_state_estimator.ros.diagnostics import (  # noqa: E402
+    ERROR,
+    OK,
+    REJECT_KEYS,
+    WARN,
+    DiagnosticsBuilder,
+    DiagnosticsState,
+    covariances_ok,
+)
+from robot_state_estimator.ros.message_types import TYPES  # noqa: E402
+from robot_state_estimator.ros.parameters import (  # noqa: E402
+    DYNAMIC_SETTINGS,
+    NODE_PARAMETERS,
+    declare_node_parameters,
+    declare_settings_parameters,
+    settings_descriptions,
+)
+from robot_state_estimator.ros.reporting import ThrottledReporter  # noqa: E402
+from robot_state_estimator.ros.tf_publisher import (  # noqa: E402
+    TfPublisher,
+    TfUnavailableError,
+    make_transform_broadcaster,
+)
+
+from .conftest import spin_until  # noqa: E402
+
+pytestmark = pytest.mark.ros
+
+
+@pytest.fixture
+def node(ros_context):
+    n = rclpy.create_node("components_test", context=ros_context)
+    executor = SingleThreadedExecutor(context=ros_context)
+    executor.add_node(n)
+    n.executor_for_test = executor
+    yield n
+    executor.shutdown()
+    n.destroy_node()
+
+
+def _estimate(stamp_ns: int = 5_000_000_000, feet: tuple[FootState, ...] = ()) -> Estimate:
+    return Estimate(
+        stamp_ns=stamp_ns,
+        p_world_base=np.array([1.0, 2.0, 0.3]),
+        quat_world_base_xyzw=np.array([0.0, 0.0, 0.0, 1.0]),
+        v_base_in_base=np.array([0.5, 0.0, 0.0]),
+        omega_base_in_base=np.zeros(3),
+        pose_covariance=np.eye(6) * 1e-4,
+        twist_covariance=np.eye(6) * 1e-3,
+        accel_bias=np.zeros(3),
+        gyro_bias=np.zeros(3),
+        feet=feet,
+    )
+
+
+def test_sensor_qos_is_best_effort_with_depth_and_outputs_reliable() -> None:
+    sensor = qos.sensor_qos(7)
+    assert sensor.reliability == ReliabilityPolicy.BEST_EFFORT
+    assert sensor.depth == 7
+    assert qos.output_qos().reliability == ReliabilityPolicy.RELIABLE
+    assert qos.description_qos().durability == qos.DurabilityPolicy.TRANSIENT_LOCAL
+    assert qos.tf_qos().depth == 100
+
+
+def test_tf_publisher_fallback_publishes_tfmessage_on_tf(node) -> None:
+    from tf2_msgs.msg import TFMessage
+
+    from robot_state_estimator.io import messages
+
+    broadcaster = make_transform_broadcaster(node, prefer_tf2_ros=False)
+    assert isinstance(broadcaster, TfPublisher)
+    received: list = []
+    node.create_subscription(TFMessage, "/tf", received.append, qos.tf_qos())
+    t = messages.transform_stamped_msg(TYPES, 1_500_000_007, "odom", "base", (1.0, 2.0, 3.0), (0, 0, 0, 1))
+
+    def publish_and_check() -> bool:
+        broadcaster.sendTransform([t])
+        node.executor_for_test.spin_once(timeout_sec=0.05)
+        return bool(received)
+
+    assert spin_until(node.executor_for_test, publish_and_check, timeout_s=10)
+    tf = received[0].transforms[0]
+    assert (tf.header.frame_id, tf.child_frame_id) == ("odom", "base")
+    assert (tf.header.stamp.sec, tf.header.stamp.nanosec) == (1, 500_000_007)
+    assert tf.transform.translation.z == 3.0
+
+
+def test_tf_publisher_without_tf2_msgs_raises_a_clear_error(node, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "tf2_msgs.msg", None)  # import fails as if not installed
+    monkeypatch.setitem(sys.modules, "tf2_ros", None)
+    with pytest.raises(TfUnavailableError, match="publish_tf:=false"):
+        make_transform_broadcaster(node)
+
+
+def test_throttled_reporter_logs_once_per_second_per_cause_and_counts_all(capfd) -> None:
+    reporter = ThrottledReporter("throttle_test", period_s=60.0)
+    for _ in range(5):
+        reporter.warn("imu_not_finite", "IMU sample skipped: NaN")
+        reporter.warn("joint_bad_lengths", "joint sample skipped: 12 names but 11 positions")
+    err = capfd.readouterr().err
+    assert err.count("[imu_not_finite]") == 1
+    assert err.count("[joint_bad_lengths]") == 1
+    assert reporter.counts == Counter({"imu_not_finite": 5, "joint_bad_lengths": 5})
+
+
+def test_diagnostics_have_stable_keys_and_levels() -> None:
+    foot = FootState("FL_foot", True, np.array([0.0, 0.0, 40.0]), np.zeros(6), True, 1.2)
+    builder = DiagnosticsBuilder(TYPES, "/robot_state_estimator")
+    state = DiagnosticsState()
+    stamp = TYPES.Time(sec=3, nanosec=0)
+
+    array = builder.build(state, Counter(), stamp)
+    inputs, filt, contacts = array.status
+    assert inputs.level == ERROR and "description" in inputs.message
+    keys = [kv.key for kv in inputs.values]
+    assert all(f"rejected.{k}" in keys for k in REJECT_KEYS)
+
+    state.has_description = True
+    state.last_estimate = _estimate(feet=(foot,))
+    for _ in range(10):
+        state.imu.tick()
+    array = builder.build(state, Counter({"imu_not_finite": 2, "some_core_key": 1}), stamp)
+    inputs, filt, contacts = array.status
+    assert inputs.level == WARN
+    values = {kv.key: kv.value for kv in inputs.values}
+    assert values["rejected.imu_not_finite"] == "2"
+    assert values["rejected.some_core_key"] == "1"
+    assert values["rejected_total"] == "3"
+    assert filt.level == OK
+    fvalues = {kv.key: kv.value for kv in filt.values}
+    assert float(fvalues["position_std_m"]) == pytest.approx(0.01)
+    cvalues = {kv.key: kv.value for kv in contacts.values}
+    assert cvalues["FL_foot.in_contact"] == "true"
+    assert cvalues["feet_in_contact"] == "1"
+    assert [s.name for s in array.status] == [
+        "/robot_state_estimator: inputs",
+        "/robot_state_estimator: filter",
+        "/robot_state_estimator: contacts",
+    ]
+
+
+def test_covariances_ok_rejects_nan_and_indefinite() -> None:
+    assert covariances_ok(_estimate())
+    bad = _estimate()
+    object.__setattr__(bad, "pose_covariance", -np.eye(6))
+    assert not covariances_ok(bad)
+    object.__setattr__(bad, "pose_covariance", np.full((6, 6), np.nan))
+    assert not covariances_ok(bad)
+
+
+def test_parameters_are_declared_with_descriptors(node) -> None:
+    values = declare_node_parameters(node)
+    assert values["odom_frame"] == "odom" and values["publish_tf"] is True
+    settings_values = declare_settings_parameters(node, EstimatorSettings())
+    assert set(settings_values) == set(flatten_settings(EstimatorSettings()))
+    docs = settings_descriptions()
+    for name in settings_values:
+        assert docs.get(name), f"setting {name} has no description"
+    descriptors = node.describe_parameters(list(NODE_PARAMETERS) + sorted(settings_values))
+    by_name = {d.name: d for d in descriptors}
+    for name in ("odom_frame", "base_frame", "tf_child_frame", "robot", "qos_depth", "ekf.max_dt_s"):
+        assert by_name[name].read_only, name
+    for name in DYNAMIC_SETTINGS:
+        assert not by_name[name].read_only, name
+        assert by_name[name].description
+    assert by_name["qos_depth"].integer_range[0].from_value == 1
+    assert by_name["ekf.accel_noise_density"].floating_point_range
+    result = node.set_parameters([rclpy.parameter.Parameter("odom_frame", value="world")])[0]
+    assert not result.successful
+
+
+def test_bag_player_publishes_serialized_messages_and_clock(node, tmp_path: Path) -> None:
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import Imu
+
+    from robot_state_estimator.estimation.types import ImuSample
+    from robot_state_estimator.io import messages
+    from robot_state_estimator.io.bags import BagWriter, default_types
+    from robot_state_estimator.ros.bag_player import BagPlayer
+
+    types = default_types()
+    bag = tmp_path / "bag"
+    stamps = [1_000_000_000 + i * 2_000_000 for i in range(50)]
+    with BagWriter(bag) as writer:
+        for s in stamps:
+            sample = ImuSample(s, np.zeros(3), np.array([0.0, 0.0, 9.81]), frame_id="imu_link")
+            writer.write("/imu/data", messages.imu_msg(types, sample), s)
+    imus: list = []
+    clocks: list = []
+    node.create_subscription(Imu, "/imu/data", imus.append, qos.output_qos(1000))
+    node.create_subscription(Clock, "/clock", clocks.append, qos.output_qos(1000))
+    player = BagPlayer(node, bag, rate=0.0, clock=True)
+    player.wait_for_subscribers(["/imu/data", "/clock"], timeout_s=10)
+    assert spin_until(node.executor_for_test, lambda: node.count_publishers("/imu/data") >= 1)
+    player.play()
+    assert spin_until(node.executor_for_test, lambda: len(imus) == 50 and len(clocks) == 50)
+    assert [messages.imu_sample_from_msg(m).stamp_ns for m in imus] == stamps
+    assert clocks[-1].clock.sec == 1 and clocks[-1].clock.nanosec == 98_000_000
+    assert imus[0].header.frame_id == "imu_link"
