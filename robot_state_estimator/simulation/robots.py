@@ -1,0 +1,195 @@
+"""The legged robots the generator knows: model, feet, standing posture, IMU and gait defaults.
+
+Models come from the bundled descriptions (``config/robots/<robot>.urdf.xacro``, with their ``<gazebo>`` IMU
+block) through :func:`robot_state_estimator.description.load_description` when that parser is available,
+else from example-robot-data's URDF with a hand-built :class:`ImuSpec` mirroring the bundled xacro.
+Standing postures are the ``standing`` reference configurations of example-robot-data's SRDF files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from robot_state_estimator.common.robots import example_robot_data_share, example_robot_urdf
+from robot_state_estimator.description.types import ImuSpec, NoiseSpec, NoiseType
+from robot_state_estimator.simulation.errors import SimulationError
+
+
+@dataclass(frozen=True)
+class GaitDefaults:
+    """Per-robot gait defaults: period (s), duty factors, step height (m), speeds (m/s)."""
+
+    trot_period_s: float
+    walk_period_s: float
+    step_height_m: float
+    trot_speed_m_s: float
+    walk_speed_m_s: float
+    trot_duty: float = 0.6
+    walk_duty: float = 0.8
+
+
+@dataclass(frozen=True)
+class _RobotInfo:
+    feet: tuple[str, str, str, str]  # front-left, front-right, hind-left, hind-right
+    srdf: str
+    gait: GaitDefaults
+    imu_link: str
+    gyro_stddev: float
+    gyro_bias_stddev: float
+    accel_stddev: float
+    accel_bias_stddev: float
+    imu_rate_hz: float
+
+
+ROBOTS: dict[str, _RobotInfo] = {
+    "go1": _RobotInfo(
+        feet=("FL_foot", "FR_foot", "RL_foot", "RR_foot"),
+        srdf="go1_description/srdf/go1.srdf",
+        gait=GaitDefaults(0.5, 0.8, 0.06, 0.4, 0.2),
+        imu_link="imu_link",
+        gyro_stddev=5.46e-3,
+        gyro_bias_stddev=9.7e-6,
+        accel_stddev=3.84e-2,
+        accel_bias_stddev=2.0e-2,
+        imu_rate_hz=1000.0,
+    ),
+    "solo12": _RobotInfo(
+        feet=("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"),
+        srdf="solo_description/srdf/solo.srdf",
+        gait=GaitDefaults(0.4, 0.7, 0.05, 0.25, 0.12),
+        imu_link="base_link",
+        gyro_stddev=1.37e-3,
+        gyro_bias_stddev=4.85e-5,
+        accel_stddev=3.07e-2,
+        accel_bias_stddev=3.9e-4,
+        imu_rate_hz=1000.0,
+    ),
+    "anymal_c": _RobotInfo(
+        feet=("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"),
+        srdf="anymal_c_simple_description/srdf/anymal.srdf",
+        gait=GaitDefaults(0.8, 1.2, 0.1, 0.4, 0.2),
+        imu_link="imu_link",
+        gyro_stddev=2.47e-3,
+        gyro_bias_stddev=4.85e-5,
+        accel_stddev=8.32e-3,
+        accel_bias_stddev=1.5e-4,
+        imu_rate_hz=400.0,
+    ),
+}
+
+
+@dataclass
+class SimRobot:
+    """A robot ready for the generator.
+
+    Attributes:
+        name: short name (``go1``, ...).
+        model: pinocchio model with the free-flyer ``root_joint``.
+        imu: the IMU spec (from the description, or hand-built).
+        feet: foot frame names (front-left, front-right, hind-left, hind-right).
+        q_standing: (nq,) standing configuration with the feet on the plane z = 0 and yaw 0 at the origin.
+        base_link: name of the base link (child frame of the ground-truth odometry).
+        description_xml: the robot description text (URDF with its ``<gazebo>`` block) to store with a run.
+        gait: gait defaults.
+        source: ``"description"`` or ``"example-robot-data"`` (where model and IMU came from).
+    """
+
+    name: str
+    model: pin.Model
+    imu: ImuSpec
+    feet: tuple[str, ...]
+    q_standing: np.ndarray
+    base_link: str
+    description_xml: str
+    gait: GaitDefaults
+    source: str
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        """Actuated joint names in pinocchio order."""
+        return tuple(self.model.names[i] for i in range(2, self.model.njoints))
+
+
+def _fallback_imu(robot: str) -> ImuSpec:
+    info = ROBOTS[robot]
+
+    def axis(stddev: float, bias_stddev: float) -> NoiseSpec:
+        return NoiseSpec(type=NoiseType.GAUSSIAN, stddev=stddev, bias_stddev=bias_stddev)
+
+    gyro = axis(info.gyro_stddev, info.gyro_bias_stddev)
+    accel = axis(info.accel_stddev, info.accel_bias_stddev)
+    return ImuSpec(
+        name="imu_sensor",
+        link=info.imu_link,
+        frame_id="imu_sensor",
+        update_rate=info.imu_rate_hz,
+        angular_velocity_noise=(gyro, gyro, gyro),
+        linear_acceleration_noise=(accel, accel, accel),
+    )
+
+
+def _standing(robot: str, model: pin.Model, feet: tuple[str, ...]) -> np.ndarray:
+    srdf = example_robot_data_share() / "robots" / ROBOTS[robot].srdf
+    pin.loadReferenceConfigurations(model, str(srdf), False)
+    try:
+        q = np.array(model.referenceConfigurations["standing"], dtype=float)
+    except (KeyError, IndexError) as exc:
+        raise SimulationError(f"{srdf} has no 'standing' configuration") from exc
+    q[:3] = 0.0
+    q[3:7] = (0.0, 0.0, 0.0, 1.0)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    z_feet = [data.oMf[model.getFrameId(f)].translation[2] for f in feet]
+    q[2] = -float(np.mean(z_feet))
+    return q
+
+
+def load_sim_robot(robot: str) -> SimRobot:
+    """Model, IMU, feet and standing posture of ``robot``.
+
+    Raises:
+        SimulationError: unknown robot, or its files are missing.
+    """
+    if robot not in ROBOTS:
+        raise SimulationError(f"unknown robot {robot!r}; known: {sorted(ROBOTS)}")
+    info = ROBOTS[robot]
+    model = imu = None
+    base_link = ""
+    xml = ""
+    source = "example-robot-data"
+    try:
+        from robot_state_estimator.common.paths import robot_description_path
+        from robot_state_estimator.description import load_description
+    except ImportError:
+        load_description = None  # type: ignore[assignment]
+    if load_description is not None:
+        desc = load_description(robot_description_path(robot))
+        model, imu, base_link, xml = desc.model, desc.imu, desc.base_link, desc.xml
+        source = "description"
+    else:
+        urdf = example_robot_urdf(robot)
+        model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
+        imu = _fallback_imu(robot)
+        xml = urdf.read_text()
+        for frame in model.frames:
+            if frame.parentJoint == 1 and frame.type == pin.FrameType.BODY:
+                base_link = frame.name
+                break
+    for foot in info.feet:
+        if not model.existFrame(foot):
+            raise SimulationError(f"{robot}: foot frame {foot!r} not in the model")
+    q_standing = _standing(robot, model, info.feet)
+    return SimRobot(
+        name=robot,
+        model=model,
+        imu=imu,
+        feet=info.feet,
+        q_standing=q_standing,
+        base_link=base_link,
+        description_xml=xml,
+        gait=info.gait,
+        source=source,
+    )

@@ -1,0 +1,126 @@
+"""Settings of a simulated run: frozen dataclasses, built from keyword arguments or a YAML-like dict."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from robot_state_estimator.simulation.errors import SimulationError
+
+GAITS = ("stand", "stand_up", "trot", "walk")
+
+
+@dataclass(frozen=True)
+class SlipEvent:
+    """A foot sliding on the ground while in contact.
+
+    Attributes:
+        foot: foot frame name, or its index in the robot's foot order (as a string, e.g. ``"0"``).
+        start_s: time the slip starts (s from the start of the run); the foot must be in stance then.
+        duration_s: slip duration (s); clipped to end before the foot lifts off.
+        displacement_m: (dx, dy) horizontal displacement in the world (m), reached with a quintic profile.
+    """
+
+    foot: str = "0"
+    start_s: float = 3.0
+    duration_s: float = 0.05
+    displacement_m: tuple[float, float] = (0.03, 0.0)
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    """Everything that defines a generated run (the same settings and seed give the same run).
+
+    Attributes:
+        robot: ``go1``, ``solo12`` or ``anymal_c``.
+        gait: ``stand`` (standing still), ``stand_up`` (base rising from a crouch, feet fixed), ``trot`` or
+            ``walk`` (4-beat, with turns).
+        duration_s: length of the run (s).
+        seed: seed of every random draw (IMU bias and noise, encoder noise, jitter).
+        settle_s: standing still at the start before any motion (s), for static IMU initialisation.
+        ramp_s: time over which speed and oscillations ramp up after ``settle_s`` (s).
+        speed_m_s: forward speed (m/s) of trot and walk (None: the robot's default).
+        yaw_rate_rad_s: constant turn rate added after the ramp (rad/s).
+        turn_amplitude_rad: amplitude of the heading oscillation of ``walk`` (rad; 0 disables).
+        turn_period_s: period of that oscillation (s).
+        gait_period_s, duty_factor, step_height_m: gait timing and swing apex (None: robot defaults).
+        body_height_amplitude_m: vertical bobbing amplitude (m, at twice the gait frequency).
+        body_roll_amplitude_rad, body_pitch_amplitude_rad: roll and pitch oscillation amplitudes (rad).
+        crouch_m: for ``stand_up``, how much lower the base starts (m).
+        imu_rate_hz, joint_rate_hz: output rates (Hz).
+        jitter_s: stamps are ``k / rate + U(-jitter, jitter)`` (s); must be below half a period.
+        start_stamp_ns: stamp of t = 0 (ns; non-zero, since zero stamps are invalid in ROS).
+        noise: add IMU noise (from the IMU spec) and encoder/torque noise.
+        encoder_noise_rad: joint position noise stddev (rad), with ``noise``.
+        joint_velocity_noise_rad_s: joint velocity noise stddev (rad/s), with ``noise``.
+        torque_noise_nm: joint effort noise stddev (N m), with ``noise``.
+        slip: an optional foot slip.
+        friction_coefficient: friction cone used to report violations.
+        heading_rad: world heading of the IMU orientation reference (rad).
+    """
+
+    robot: str = "go1"
+    gait: str = "trot"
+    duration_s: float = 10.0
+    seed: int = 0
+    settle_s: float = 1.0
+    ramp_s: float = 1.0
+    speed_m_s: float | None = None
+    yaw_rate_rad_s: float = 0.0
+    turn_amplitude_rad: float = 0.6
+    turn_period_s: float = 8.0
+    gait_period_s: float | None = None
+    duty_factor: float | None = None
+    step_height_m: float | None = None
+    body_height_amplitude_m: float = 0.005
+    body_roll_amplitude_rad: float = 0.01
+    body_pitch_amplitude_rad: float = 0.01
+    crouch_m: float = 0.08
+    imu_rate_hz: float = 1000.0
+    joint_rate_hz: float = 1000.0
+    jitter_s: float = 0.0
+    start_stamp_ns: int = 1_700_000_000_000_000_000
+    noise: bool = False
+    encoder_noise_rad: float = 1e-4
+    joint_velocity_noise_rad_s: float = 1e-2
+    torque_noise_nm: float = 0.05
+    slip: SlipEvent | None = None
+    friction_coefficient: float = 0.8
+    heading_rad: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.gait not in GAITS:
+            raise SimulationError(f"unknown gait {self.gait!r}; known: {list(GAITS)}")
+        if self.duration_s <= 0:
+            raise SimulationError(f"duration_s must be > 0, got {self.duration_s}")
+        for name in ("imu_rate_hz", "joint_rate_hz"):
+            if getattr(self, name) <= 0:
+                raise SimulationError(f"{name} must be > 0, got {getattr(self, name)}")
+        max_jitter = 0.5 / max(self.imu_rate_hz, self.joint_rate_hz)
+        if not 0 <= self.jitter_s < max_jitter:
+            raise SimulationError(f"jitter_s must be in [0, {max_jitter}) s (half a period), got {self.jitter_s}")
+        if self.start_stamp_ns <= 0:
+            raise SimulationError("start_stamp_ns must be > 0 (zero stamps are invalid)")
+        if self.duty_factor is not None and not 0.5 <= self.duty_factor < 1.0:
+            raise SimulationError(f"duty_factor must be in [0.5, 1), got {self.duty_factor}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (for ``run.yaml``)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> SimulationSettings:
+        """Inverse of :meth:`to_dict` (unknown keys raise :class:`SimulationError`)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - names)
+        if unknown:
+            raise SimulationError(f"unknown simulation settings {unknown}")
+        values = dict(values)
+        if isinstance(values.get("slip"), dict):
+            slip = dict(values["slip"])
+            if "displacement_m" in slip:
+                slip["displacement_m"] = tuple(slip["displacement_m"])
+            values["slip"] = SlipEvent(**slip)
+        return cls(**values)
