@@ -1,0 +1,72 @@
+"""Estimation core: base EKF (IMU + leg kinematics), contact forces and detection, the estimator pipeline.
+
+Plain Python + numpy + pinocchio; nothing here imports ROS. The main entry point is
+:class:`RobotStateEstimator`; see ``docs/ARCHITECTURE.md`` for the contract with the node and replay.
+"""
+
+from robot_state_estimator.estimation.contact import (
+    ContactDetector,
+    ContactForceEstimator,
+    kinematic_clearance,
+)
+from robot_state_estimator.estimation.ekf import (
+    BaseEkf,
+    ImuNoise,
+    Measurement,
+    UpdateResult,
+    imu_noise_from_spec,
+    rotation_from_gravity,
+)
+from robot_state_estimator.estimation.errors import EstimationError, ModelError, SettingsError
+from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
+from robot_state_estimator.estimation.kinematics import LegKinematics, skew
+from robot_state_estimator.estimation.pipeline import RobotStateEstimator
+from robot_state_estimator.estimation.settings import (
+    ContactSettings,
+    EkfSettings,
+    EstimatorSettings,
+    JointVelocitySettings,
+    flatten_settings,
+    load_settings,
+    settings_from_flat,
+)
+from robot_state_estimator.estimation.types import (
+    Estimate,
+    Event,
+    FootForceSample,
+    FootState,
+    ImuSample,
+    JointSample,
+)
+
+__all__ = [
+    "BaseEkf",
+    "ContactDetector",
+    "ContactForceEstimator",
+    "ContactSettings",
+    "EkfSettings",
+    "Estimate",
+    "EstimationError",
+    "EstimatorSettings",
+    "Event",
+    "FootForceSample",
+    "FootState",
+    "ImuNoise",
+    "ImuSample",
+    "JointSample",
+    "JointVelocityEstimator",
+    "JointVelocitySettings",
+    "LegKinematics",
+    "Measurement",
+    "ModelError",
+    "RobotStateEstimator",
+    "SettingsError",
+    "UpdateResult",
+    "flatten_settings",
+    "imu_noise_from_spec",
+    "kinematic_clearance",
+    "load_settings",
+    "rotation_from_gravity",
+    "settings_from_flat",
+    "skew",
+]

@@ -1,0 +1,255 @@
+"""Contact forces from joint torques, and contact detection (Schmitt trigger with debounce).
+
+Forces (mim_estimation ``EndEffectorForceEstimator``, with the gravity compensation mim leaves out): the
+floating-base dynamics with contact forces ``f_i`` acting on the feet read ``M a + h = tau + sum_i J_i^T f_i``
+(pinocchio convention, Featherstone 2008 ch. 2). On the joints of leg i (the rows of its own joints, where
+only its foot's Jacobian is non-zero), quasi-statically (``M a + h ~ g(q)``):
+
+    J_i,leg^T f_i = g_leg(q) - tau_leg   =>   f_i = -(J_i,leg^T)^+ (tau_leg - g_leg(q))
+
+with ``J_i,leg`` the foot Jacobian restricted to the leg's joint columns. With ``use_full_dynamics`` the
+gravity torques are replaced by the leg rows of ``M a + h`` (RNEA with the estimated base motion and the
+joint accelerations). Point feet give a 3-D force; flat feet a 6-D wrench (force and torque about the foot
+origin; least-norm when the leg has fewer than 6 joints). Computed with the base at the identity and gravity
+rotated into the base frame (``g_B = R_WB^T g_W``), which is the same as using the full configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from robot_state_estimator.estimation.kinematics import LegKinematics
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+
+class ContactForceEstimator:
+    """Per-foot ground reaction forces from measured joint torques.
+
+    Args:
+        kinematics: the leg kinematics (its :meth:`~LegKinematics.update` must have run for the same joint
+            positions before :meth:`estimate`).
+        flat_feet: estimate 6-D wrenches instead of 3-D point forces.
+        use_full_dynamics: use ``M a + h`` instead of ``g(q)`` (needs velocities and accelerations).
+        gravity_m_s2: magnitude of gravity (m/s^2).
+
+    Attributes:
+        total_mass_kg: robot mass (kg), for weight-relative thresholds.
+    """
+
+    def __init__(
+        self,
+        kinematics: LegKinematics,
+        *,
+        flat_feet: bool = False,
+        use_full_dynamics: bool = False,
+        gravity_m_s2: float = 9.81,
+    ) -> None:
+        self.kin = kinematics
+        self._model = pin.Model(kinematics.model)
+        self._data = self._model.createData()
+        self.flat_feet = flat_feet
+        self.use_full_dynamics = use_full_dynamics
+        self.g_world = np.array([0.0, 0.0, -gravity_m_s2])
+        self.total_mass_kg = float(pin.computeTotalMass(self._model))
+        self._q = pin.neutral(self._model)
+        self._q[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+        n = kinematics.n_feet
+        self.force_in_world = np.zeros((n, 3))
+        self.wrench_in_foot = np.zeros((n, 6))
+
+    @property
+    def weight_n(self) -> float:
+        """Robot weight (N)."""
+        return self.total_mass_kg * float(np.linalg.norm(self.g_world))
+
+    def bias_torques(
+        self,
+        q_joints: FloatArray,
+        R_world_base: FloatArray,
+        *,
+        v: FloatArray | None = None,
+        a: FloatArray | None = None,
+    ) -> FloatArray:
+        """(n_joints,) N m: ``g(q)`` on the joints, or the joint rows of ``M a + h`` with the full dynamics.
+
+        Args:
+            q_joints: (n_joints,) joint positions, pinocchio order.
+            R_world_base: (3, 3) base attitude (only gravity's direction in B matters).
+            v: (nv,) pinocchio velocity ``[v_B, omega_B, qdot]`` (full dynamics only).
+            a: (nv,) pinocchio acceleration ``[dv_B/dt, domega_B/dt, qddot]`` with gravity excluded
+                (full dynamics only).
+        """
+        self._model.gravity = pin.Motion(R_world_base.T @ self.g_world, np.zeros(3))
+        q = self._q
+        q[7:] = q_joints
+        if self.use_full_dynamics and v is not None and a is not None:
+            tau = pin.rnea(self._model, self._data, q, v, a)
+        else:
+            tau = pin.computeGeneralizedGravity(self._model, self._data, q)
+        return np.asarray(tau)[6:]
+
+    def estimate(
+        self,
+        q_joints: FloatArray,
+        tau_joints: FloatArray,
+        R_world_base: FloatArray,
+        *,
+        v: FloatArray | None = None,
+        a: FloatArray | None = None,
+    ) -> tuple[FloatArray, FloatArray]:
+        """Contact forces of all feet (also stored in ``force_in_world`` / ``wrench_in_foot``).
+
+        Args:
+            q_joints: (n_joints,) rad, joint positions in pinocchio order.
+            tau_joints: (n_joints,) N m, measured joint torques in pinocchio order.
+            R_world_base: (3, 3) base attitude.
+            v: see :meth:`bias_torques`.
+            a: see :meth:`bias_torques`.
+
+        Returns:
+            ``force_in_world`` (n_feet, 3) N, force of the ground on each foot, world axes; and
+            ``wrench_in_foot`` (n_feet, 6) [force N, torque N m] in each foot frame.
+        """
+        rhs_all = self.bias_torques(q_joints, R_world_base, v=v, a=a) - np.asarray(tau_joints, dtype=float)
+        kin = self.kin
+        for i, idx in enumerate(kin.leg_joint_indices):
+            rhs = rhs_all[idx]
+            R_base_foot = kin.R_base_foot[i]
+            if self.flat_feet:
+                Jt = kin.J6_base_foot[i][:, idx].T  # (n_leg, 6)
+                w_base = _solve_least_norm(Jt, rhs)
+                f_base, m_base = w_base[:3], w_base[3:]
+            else:
+                Jt = kin.J_base_foot[i][:, idx].T  # (n_leg, 3)
+                f_base = _solve_least_norm(Jt, rhs)
+                m_base = np.zeros(3)
+            self.force_in_world[i] = R_world_base @ f_base
+            self.wrench_in_foot[i, :3] = R_base_foot.T @ f_base
+            self.wrench_in_foot[i, 3:] = R_base_foot.T @ m_base
+        return self.force_in_world, self.wrench_in_foot
+
+
+def _solve_least_norm(A: FloatArray, b: FloatArray) -> FloatArray:
+    """``A^+ b``: a direct solve for square well-conditioned A, else least squares / least norm."""
+    if A.shape[0] == A.shape[1]:
+        try:
+            if np.linalg.cond(A) < 1e8:
+                return np.linalg.solve(A, b)
+        except np.linalg.LinAlgError:
+            pass
+    return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+class ContactDetector:
+    """Schmitt trigger per foot with minimum on/off durations (debounce).
+
+    Raw trigger: on when the value rises above ``on_threshold``, off when it falls below ``off_threshold``,
+    unchanged in between. Debounce: a change of the raw trigger is reported only once it has held for
+    ``min_on_duration_s`` (for touch-down) or ``min_off_duration_s`` (for lift-off); a shorter blip is ignored.
+    The first sample sets the state directly (above the mid threshold = contact). Non-finite values keep the
+    previous state.
+
+    Args:
+        n_feet: number of feet.
+        on_threshold: value above which the trigger switches on (any unit: N, counts, negated clearance).
+        off_threshold: value below which it switches off (<= on_threshold).
+        min_on_duration_s: s, hold time before a touch-down is reported.
+        min_off_duration_s: s, hold time before a lift-off is reported.
+
+    Raises:
+        ValueError: off_threshold > on_threshold, or negative durations.
+    """
+
+    def __init__(
+        self,
+        n_feet: int,
+        *,
+        on_threshold: float,
+        off_threshold: float,
+        min_on_duration_s: float = 0.0,
+        min_off_duration_s: float = 0.0,
+    ) -> None:
+        if off_threshold > on_threshold:
+            raise ValueError(f"off_threshold {off_threshold} must be <= on_threshold {on_threshold}")
+        if min_on_duration_s < 0.0 or min_off_duration_s < 0.0:
+            raise ValueError("minimum durations must be >= 0")
+        self.n_feet = n_feet
+        self.on_threshold = float(on_threshold)
+        self.off_threshold = float(off_threshold)
+        self._min_on_ns = round(min_on_duration_s * 1e9)
+        self._min_off_ns = round(min_off_duration_s * 1e9)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the state (the next sample sets it directly)."""
+        self.in_contact = np.zeros(self.n_feet, dtype=bool)
+        self._raw = np.zeros(self.n_feet, dtype=bool)
+        self._pending_since: list[int | None] = [None] * self.n_feet
+        self._started = False
+
+    def set_thresholds(self, on_threshold: float, off_threshold: float) -> None:
+        """Change the thresholds at run time (e.g. a parameter update).
+
+        Raises:
+            ValueError: off_threshold > on_threshold.
+        """
+        if off_threshold > on_threshold:
+            raise ValueError(f"off_threshold {off_threshold} must be <= on_threshold {on_threshold}")
+        self.on_threshold = float(on_threshold)
+        self.off_threshold = float(off_threshold)
+
+    def update(self, stamp_ns: int, values: Sequence[float] | FloatArray) -> BoolArray:
+        """Feed one sample per foot; returns the debounced contact states (n_feet,) bool (a copy).
+
+        Args:
+            stamp_ns: sample time (ns), non-decreasing.
+            values: (n_feet,) trigger values.
+        """
+        vals = np.asarray(values, dtype=float)
+        if not self._started:
+            mid = 0.5 * (self.on_threshold + self.off_threshold)
+            finite = np.isfinite(vals)
+            self._raw = finite & (vals > mid)
+            self.in_contact = self._raw.copy()
+            self._started = True
+            return self.in_contact.copy()
+        for i in range(self.n_feet):
+            v = vals[i]
+            if not np.isfinite(v):
+                continue
+            if v > self.on_threshold:
+                self._raw[i] = True
+            elif v < self.off_threshold:
+                self._raw[i] = False
+            if self._raw[i] == self.in_contact[i]:
+                self._pending_since[i] = None
+                continue
+            since = self._pending_since[i]
+            if since is None:
+                since = stamp_ns
+                self._pending_since[i] = since
+            hold_ns = self._min_on_ns if self._raw[i] else self._min_off_ns
+            if stamp_ns - since >= hold_ns:
+                self.in_contact[i] = self._raw[i]
+                self._pending_since[i] = None
+        return self.in_contact.copy()
+
+
+def kinematic_clearance(p_base_foot: FloatArray, R_world_base: FloatArray) -> FloatArray:
+    """(n_feet,) m, height of each foot above the lowest one along the world vertical.
+
+    The kinematic contact fallback (no torques, no foot sensors): feet near the lowest one are in stance.
+    Feed ``-clearance`` to a :class:`ContactDetector` with thresholds ``-on_height`` / ``-off_height``.
+
+    Args:
+        p_base_foot: (n_feet, 3) m, foot positions in B.
+        R_world_base: (3, 3) base attitude (only roll and pitch matter).
+    """
+    heights = p_base_foot @ R_world_base[2, :]
+    return heights - heights.min()

@@ -1,0 +1,640 @@
+"""Error-state EKF of the floating base from an IMU and leg kinematics.
+
+State (nominal), following mim_estimation's ``BaseEkfWithImuKin`` and Bloesch et al. 2012 ("State estimation
+for legged robots: consistent fusion of leg kinematics and IMU", RSS):
+
+- ``p_world_base`` (3,) m: base origin in the world W (``odom``);
+- ``v_base_in_base`` (3,) m/s: base origin velocity, in the base frame B;
+- ``R_world_base`` (3, 3): base attitude;
+- ``accel_bias`` (3,) m/s^2 and ``gyro_bias`` (3,) rad/s: IMU biases, in the IMU frame S.
+
+Error state (15,), order ``[dp_W, dv_B, dtheta, dba_S, dbg_S]``, with the attitude perturbed on the right
+(local / body frame): ``R = R_hat Exp(dtheta)`` (Solà 2017, "Quaternion kinematics for the error-state
+Kalman filter", sec. 5 and 7, local perturbation). Everything else is additive.
+
+IMU in the base frame. The IMU frame S is posed in B by ``X_base_imu = (R_BS, r = p_BS)``. With gyro and
+accelerometer readings ``omega_S``, ``f_S`` (specific force at the IMU origin):
+
+    omega_B = R_BS (omega_S - b_g)
+    f_B     = R_BS (f_S - b_a) - alpha_B x r - omega_B x (omega_B x r)   (specific force at the base origin)
+
+(rigid-body acceleration transport; ``alpha_B`` from the difference of consecutive bias-corrected gyro
+readings, a one-sample backward difference). mim's filter ignores the lever arm and the rotation in its
+measurement Jacobian; here both enter the process and measurement Jacobians.
+
+Continuous dynamics: ``p_dot = R v``, ``v_dot = f_B + R^T g - omega x v``, ``R_dot = R [omega]x``,
+``b_dot = n_b``. The nominal state is integrated in the world frame with the readings held over the
+interval (exact for constant ``a_W = R f_B + g`` and ``omega``): ``p += v_W dt + a_W dt^2 / 2``,
+``v_W += a_W dt``, ``R = R Exp(omega dt)``, ``v_B = R^T v_W``.
+
+Error dynamics ``d(dx)/dt = A dx + G n`` with ``n = [n_a, n_g, n_ba, n_bg]`` (S frame) and
+``L = [omega x r]x + [omega]x [r]x`` (derivative of the lever-arm term w.r.t. omega):
+
+    d(dp)     = R dv - R [v]x dtheta
+    d(dv)     = -[omega]x dv + [R^T g]x dtheta - R_BS dba - ([v]x + L) R_BS (dbg + n_g) - R_BS n_a
+    d(dtheta) = -[omega]x dtheta - R_BS (dbg + n_g)
+    d(dba)    = n_ba,  d(dbg) = n_bg
+
+Discretisation: ``Phi = I + A dt + (A dt)^2 / 2``, ``Q_d = G Q_c G^T dt`` (first-order Van Loan; Solà 2017
+sec. 5.4.3 and appendix on the integration of random noise: a white noise of continuous density
+``sigma_c`` integrated over ``dt`` has variance ``sigma_c^2 dt``). SDFormat gives per-sample stddevs
+``sigma_d``: the density is ``sigma_c^2 = sigma_d^2 * dt_nominal`` with ``dt_nominal = 1 / update_rate``
+(:func:`imu_noise_from_spec`); dt is the actual sample period, so irregular sampling is handled and the
+noise is scaled by dt exactly once (mim scales it twice).
+
+Update (per foot in stance, Bloesch 2012 eq. 9): the leg-odometry velocity ``y_i = -(J_i qdot) -
+omega_hat_B x r_i`` measures ``v_B``; since ``omega_B = omega_hat_B - R_BS (dbg + n_g)``,
+``y_i = v_B + [r_i]x R_BS (dbg + n_g) + noise``, so ``H_i = [0, I, 0, 0, [r_i]x R_BS]`` and the measurement
+noise is ``sigma_foot^2 I + sigma_enc^2 J_i J_i^T + [r_i]x R_BS Sigma_g R_SB [r_i]x^T``. Each foot is gated
+on its prior NIS (chi-square, 3 DoF), then the accepted feet are fused in one stacked update with the Joseph
+form ``P = (I - K H) P (I - K H)^T + K R K^T`` (Bucy and Joseph 1968, "Filtering for stochastic processes
+with applications to guidance"), symmetrised. The error is injected and the covariance reset with
+``G = I - [dtheta / 2]x`` on the attitude block (Solà 2017 sec. 7.2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from robot_state_estimator.description.types import ImuSpec
+from robot_state_estimator.estimation.kinematics import cross3, skew
+from robot_state_estimator.estimation.settings import EkfSettings
+
+FloatArray = NDArray[np.float64]
+
+N_STATES = 15
+P_SL = slice(0, 3)
+V_SL = slice(3, 6)
+TH_SL = slice(6, 9)
+BA_SL = slice(9, 12)
+BG_SL = slice(12, 15)
+
+_I3 = np.eye(3)
+_I15 = np.eye(N_STATES)
+
+
+@dataclass(frozen=True)
+class ImuNoise:
+    """Continuous-time IMU noise densities, per axis of the IMU frame S.
+
+    Attributes:
+        accel_density: (3,) m/s^2/sqrt(Hz), accelerometer white noise sigma_c.
+        gyro_density: (3,) rad/s/sqrt(Hz), gyroscope white noise sigma_c.
+        accel_bias_random_walk: (3,) m/s^3/sqrt(Hz).
+        gyro_bias_random_walk: (3,) rad/s^2/sqrt(Hz).
+        gyro_sample_stddev: (3,) rad/s, per-sample gyroscope stddev (used where a single reading enters a
+            measurement: leg velocity, twist covariance, zero-rate update).
+        accel_bias_prior_std: (3,) m/s^2, spread of the turn-on accelerometer bias (0 = use settings).
+        gyro_bias_prior_std: (3,) rad/s, spread of the turn-on gyroscope bias (0 = use settings).
+    """
+
+    accel_density: FloatArray
+    gyro_density: FloatArray
+    accel_bias_random_walk: FloatArray
+    gyro_bias_random_walk: FloatArray
+    gyro_sample_stddev: FloatArray
+    accel_bias_prior_std: FloatArray
+    gyro_bias_prior_std: FloatArray
+
+
+def imu_noise_from_spec(imu: ImuSpec | None, settings: EkfSettings) -> ImuNoise:
+    """IMU noise densities from the description's SDF noise, with settings as fallback and override.
+
+    Per axis, when ``settings.use_description_noise`` and the SDF noise is enabled with ``stddev > 0``:
+    ``sigma_c = sigma_d * sqrt(dt_nominal)``, ``dt_nominal = 1 / update_rate`` (``settings.nominal_imu_rate_hz``
+    when the update rate is 0). A Gauss-Markov dynamic bias (``dynamic_bias_stddev`` sigma_b, correlation
+    time tau) is approximated by a random walk of density ``sqrt(2 sigma_b^2 / tau)`` (the driving noise of
+    that first-order process); the turn-on bias (``bias_mean`` with a random sign, ``bias_stddev``) gives a
+    prior stddev ``sqrt(bias_mean^2 + bias_stddev^2)``. Other axes use the settings' densities.
+
+    Args:
+        imu: the IMU spec (None: settings only).
+        settings: filter settings.
+
+    Returns:
+        The noise model.
+    """
+    rate = settings.nominal_imu_rate_hz
+    if imu is not None and imu.update_rate > 0.0:
+        rate = imu.update_rate
+    dt_nominal = 1.0 / rate
+    acc_d = np.full(3, settings.accel_noise_density)
+    gyr_d = np.full(3, settings.gyro_noise_density)
+    acc_rw = np.full(3, settings.accel_bias_random_walk)
+    gyr_rw = np.full(3, settings.gyro_bias_random_walk)
+    acc_b0 = np.zeros(3)
+    gyr_b0 = np.zeros(3)
+    if imu is not None and settings.use_description_noise:
+        for axis in range(3):
+            for spec, dens, rw, b0 in (
+                (imu.linear_acceleration_noise[axis], acc_d, acc_rw, acc_b0),
+                (imu.angular_velocity_noise[axis], gyr_d, gyr_rw, gyr_b0),
+            ):
+                if not spec.enabled:
+                    continue
+                if spec.stddev > 0.0:
+                    dens[axis] = spec.stddev * math.sqrt(dt_nominal)
+                if spec.dynamic_bias_stddev > 0.0 and spec.dynamic_bias_correlation_time > 0.0:
+                    rw[axis] = math.sqrt(2.0 * spec.dynamic_bias_stddev**2 / spec.dynamic_bias_correlation_time)
+                b0[axis] = math.hypot(spec.bias_mean, spec.bias_stddev)
+    return ImuNoise(
+        accel_density=acc_d,
+        gyro_density=gyr_d,
+        accel_bias_random_walk=acc_rw,
+        gyro_bias_random_walk=gyr_rw,
+        gyro_sample_stddev=gyr_d / math.sqrt(dt_nominal),
+        accel_bias_prior_std=acc_b0,
+        gyro_bias_prior_std=gyr_b0,
+    )
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    """What one measurement update computed (filterpy-style exposure, for diagnostics and logs).
+
+    Attributes:
+        name: what was measured (foot frame name, ``"zero_rate"``).
+        innovation: (m,) measurement minus prediction (m/s for feet, rad/s for the zero-rate update).
+        S: (m, m) innovation covariance ``H P H^T + R``.
+        nis: normalised innovation squared ``y^T S^-1 y`` (chi-square with m DoF when consistent).
+        accepted: whether it passed the gate and was fused.
+        reason: ``"ok"``, ``"gated"`` (NIS above the gate) or ``"singular"``.
+    """
+
+    name: str
+    innovation: FloatArray
+    S: FloatArray
+    nis: float
+    accepted: bool
+    reason: str = "ok"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A linear(ised) measurement for :meth:`BaseEkf.update`.
+
+    Attributes:
+        name: label reported in the :class:`UpdateResult`.
+        innovation: (m,) ``z - h(x_hat)``.
+        H: (m, 15) Jacobian of h w.r.t. the error state.
+        R: (m, m) measurement noise covariance.
+    """
+
+    name: str
+    innovation: FloatArray
+    H: FloatArray
+    R: FloatArray
+
+
+def rotation_from_gravity(f_base: FloatArray) -> FloatArray:
+    """(3, 3) ``R_world_base`` with yaw 0 from a static specific force (3,) m/s^2 in B (``f_B = R^T (-g_W)``).
+
+    roll = atan2(f_y, f_z), pitch = atan2(-f_x, hypot(f_y, f_z)), ``R = Ry(pitch) Rx(roll)``.
+    """
+    roll = math.atan2(f_base[1], f_base[2])
+    pitch = math.atan2(-f_base[0], math.hypot(f_base[1], f_base[2]))
+    return np.asarray(pin.rpy.rpyToMatrix(roll, pitch, 0.0))
+
+
+class BaseEkf:
+    """The 15-state error-state EKF (see the module docstring for the equations and their sources).
+
+    Args:
+        X_base_imu: pose of the IMU frame S in the base frame B (pinocchio SE3, m).
+        noise: IMU noise densities (:func:`imu_noise_from_spec`).
+        settings: filter settings (initial covariance, gate, guards).
+
+    Attributes:
+        p_world_base: (3,) m, base position in W.
+        v_base_in_base: (3,) m/s, base velocity in B.
+        R_world_base: (3, 3) base attitude.
+        accel_bias: (3,) m/s^2 in S.
+        gyro_bias: (3,) rad/s in S.
+        P: (15, 15) error covariance, order ``[dp_W, dv_B, dtheta_B, dba_S, dbg_S]``.
+        stamp_ns: filter time (ns), None before initialisation.
+        omega_base: (3,) rad/s, last bias-corrected angular velocity in B.
+        f_base: (3,) m/s^2, last specific force at the base origin in B.
+        last_results: results of the last update call.
+    """
+
+    def __init__(self, X_base_imu: pin.SE3, noise: ImuNoise, settings: EkfSettings) -> None:
+        self.settings = settings
+        self.noise = noise
+        self.R_base_imu = np.array(X_base_imu.rotation, dtype=float)
+        self.p_base_imu = np.array(X_base_imu.translation, dtype=float)
+        self._r_skew = skew(self.p_base_imu)
+        self.g_world = np.array([0.0, 0.0, -settings.gravity_m_s2])
+        R_BS = self.R_base_imu
+        self._Sigma_a_c = R_BS @ np.diag(noise.accel_density**2) @ R_BS.T
+        self._Sigma_g_c = R_BS @ np.diag(noise.gyro_density**2) @ R_BS.T
+        self._Sigma_g_sample = R_BS @ np.diag(noise.gyro_sample_stddev**2) @ R_BS.T
+        self._q_ba = np.diag(noise.accel_bias_random_walk**2)
+        self._q_bg = np.diag(noise.gyro_bias_random_walk**2)
+        self.p_world_base = np.zeros(3)
+        self.v_base_in_base = np.zeros(3)
+        self.R_world_base = np.eye(3)
+        self.accel_bias = np.zeros(3)
+        self.gyro_bias = np.zeros(3)
+        self.P = np.eye(N_STATES)
+        self.stamp_ns: int | None = None
+        self.omega_base = np.zeros(3)
+        self.alpha_base = np.zeros(3)
+        self.f_base = np.zeros(3)
+        self._gyro_imu = np.zeros(3)
+        self._accel_imu = np.zeros(3)
+        self._gyro_stamp_ns: int | None = None
+        self._omega_prev_base: FloatArray | None = None
+        self._steps_since_normalise = 0
+        self._Phi = np.eye(N_STATES)
+        self._Q = np.zeros((N_STATES, N_STATES))
+        self.last_results: list[UpdateResult] = []
+
+    # ------------------------------------------------------------------------------------------------------
+    # Initialisation
+    # ------------------------------------------------------------------------------------------------------
+
+    @property
+    def initialized(self) -> bool:
+        """True once a state has been set."""
+        return self.stamp_ns is not None
+
+    def initial_covariance(self, R_world_base: FloatArray) -> FloatArray:
+        """(15, 15) initial covariance from the settings (never zero).
+
+        The roll/pitch/yaw stddevs are about the world axes; they are mapped to the right (body)
+        perturbation with ``R^T Sigma_W R``. Bias stddevs are the larger of the settings and the SDF turn-on
+        bias spread.
+        """
+        s = self.settings
+        P = np.zeros((N_STATES, N_STATES))
+        P[P_SL, P_SL] = np.eye(3) * s.initial_position_std**2
+        P[V_SL, V_SL] = np.eye(3) * s.initial_velocity_std**2
+        Sigma_theta_world = np.diag([s.initial_roll_pitch_std**2, s.initial_roll_pitch_std**2, s.initial_yaw_std**2])
+        P[TH_SL, TH_SL] = R_world_base.T @ Sigma_theta_world @ R_world_base
+        P[BA_SL, BA_SL] = np.diag(np.maximum(s.initial_accel_bias_std, self.noise.accel_bias_prior_std) ** 2)
+        P[BG_SL, BG_SL] = np.diag(np.maximum(s.initial_gyro_bias_std, self.noise.gyro_bias_prior_std) ** 2)
+        return P
+
+    def initialize(
+        self,
+        stamp_ns: int,
+        *,
+        R_world_base: FloatArray,
+        p_world_base: FloatArray,
+        v_base_in_base: FloatArray | None = None,
+        accel_bias: FloatArray | None = None,
+        gyro_bias: FloatArray | None = None,
+        P: FloatArray | None = None,
+    ) -> None:
+        """Set the state explicitly.
+
+        Args:
+            stamp_ns: filter time (ns).
+            R_world_base: (3, 3) attitude.
+            p_world_base: (3,) m, position in W.
+            v_base_in_base: (3,) m/s in B (zero when None). The pinocchio free-flyer ``v[0:3]`` is this
+                already; a world-frame velocity must be rotated first: ``R_world_base.T @ v_world``.
+            accel_bias: (3,) m/s^2 in S (zero when None).
+            gyro_bias: (3,) rad/s in S (zero when None).
+            P: (15, 15) covariance; :meth:`initial_covariance` when None.
+        """
+        self.R_world_base = _orthonormalise(np.asarray(R_world_base, dtype=float))
+        self.p_world_base = np.array(p_world_base, dtype=float)
+        self.v_base_in_base = np.zeros(3) if v_base_in_base is None else np.array(v_base_in_base, dtype=float)
+        self.accel_bias = np.zeros(3) if accel_bias is None else np.array(accel_bias, dtype=float)
+        self.gyro_bias = np.zeros(3) if gyro_bias is None else np.array(gyro_bias, dtype=float)
+        self.P = self.initial_covariance(self.R_world_base) if P is None else np.array(P, dtype=float)
+        self.stamp_ns = int(stamp_ns)
+        self._gyro_stamp_ns = None
+        self._omega_prev_base = None
+        self.alpha_base = np.zeros(3)
+        self.omega_base = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
+        self.last_results = []
+
+    def initialize_static(
+        self,
+        stamp_ns: int,
+        *,
+        accel_imu_mean: FloatArray,
+        gyro_imu_mean: FloatArray,
+        p_world_base: FloatArray,
+    ) -> None:
+        """Initialise from averaged static IMU readings: roll and pitch from gravity, yaw 0, gyro bias.
+
+        Args:
+            stamp_ns: filter time (ns).
+            accel_imu_mean: (3,) m/s^2, mean specific force in S (robot static).
+            gyro_imu_mean: (3,) rad/s, mean gyro reading in S: the gyro bias (Earth rate neglected).
+            p_world_base: (3,) m, initial position.
+        """
+        f_base = self.R_base_imu @ np.asarray(accel_imu_mean, dtype=float)
+        self._gyro_imu = np.array(gyro_imu_mean, dtype=float)
+        self._accel_imu = np.array(accel_imu_mean, dtype=float)
+        self.initialize(
+            stamp_ns,
+            R_world_base=rotation_from_gravity(f_base),
+            p_world_base=p_world_base,
+            gyro_bias=gyro_imu_mean,
+        )
+
+    # ------------------------------------------------------------------------------------------------------
+    # Propagation
+    # ------------------------------------------------------------------------------------------------------
+
+    def set_imu(self, stamp_ns: int, gyro_imu: FloatArray, accel_imu: FloatArray) -> None:
+        """Hold an IMU reading (zero-order hold) for the following :meth:`propagate_to` calls.
+
+        The angular acceleration (for the lever arm) is the backward difference of the bias-corrected
+        gyro between this reading and the previous one.
+
+        Args:
+            stamp_ns: reading time (ns).
+            gyro_imu: (3,) rad/s in S.
+            accel_imu: (3,) m/s^2 specific force in S.
+        """
+        self._gyro_imu = np.asarray(gyro_imu, dtype=float)
+        self._accel_imu = np.asarray(accel_imu, dtype=float)
+        omega_base = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
+        if (
+            self.settings.use_angular_acceleration
+            and self._omega_prev_base is not None
+            and self._gyro_stamp_ns is not None
+            and stamp_ns > self._gyro_stamp_ns
+        ):
+            self.alpha_base = (omega_base - self._omega_prev_base) / ((stamp_ns - self._gyro_stamp_ns) * 1e-9)
+        else:
+            self.alpha_base = np.zeros(3)
+        self._omega_prev_base = omega_base
+        self._gyro_stamp_ns = int(stamp_ns)
+
+    def base_motion(self) -> tuple[FloatArray, FloatArray]:
+        """Bias-corrected ``(omega_B (3,) rad/s, f_B (3,) m/s^2 at the base origin)`` from the held reading."""
+        R_BS = self.R_base_imu
+        omega = R_BS @ (self._gyro_imu - self.gyro_bias)
+        f_imu_base = R_BS @ (self._accel_imu - self.accel_bias)
+        r = self.p_base_imu
+        f = f_imu_base - cross3(self.alpha_base, r) - cross3(omega, cross3(omega, r))
+        return omega, f
+
+    def propagate(self, stamp_ns: int, gyro_imu: FloatArray, accel_imu: FloatArray) -> str | None:
+        """:meth:`set_imu` then :meth:`propagate_to` (the usual call, once per IMU sample).
+
+        Returns:
+            None when propagated, else the reason it was refused (see :meth:`propagate_to`).
+        """
+        self.set_imu(stamp_ns, gyro_imu, accel_imu)
+        return self.propagate_to(stamp_ns)
+
+    def propagate_to(self, stamp_ns: int) -> str | None:
+        """Propagate the state and covariance from the filter time to ``stamp_ns`` with the held reading.
+
+        Args:
+            stamp_ns: target time (ns).
+
+        Returns:
+            None on success; otherwise a reason and nothing is propagated: ``"dt_nonpositive"`` (state
+            unchanged), ``"dt_too_large"`` (the clock is re-anchored to ``stamp_ns`` and the covariance grows
+            by the process noise of the gap, the nominal state is kept).
+        """
+        if self.stamp_ns is None:
+            raise RuntimeError("BaseEkf.propagate_to called before initialisation")
+        dt = (stamp_ns - self.stamp_ns) * 1e-9
+        if dt <= 0.0:
+            return "dt_nonpositive"
+        if dt > self.settings.max_dt_s:
+            self._add_process_noise(skew(self.v_base_in_base), dt)
+            self.stamp_ns = int(stamp_ns)
+            self._omega_prev_base = None
+            return "dt_too_large"
+        omega, f = self.base_motion()
+        self.omega_base = omega
+        self.f_base = f
+        R = self.R_world_base
+        v = self.v_base_in_base
+
+        # Error-state transition (module docstring), built before the nominal state moves.
+        R_BS = self.R_base_imu
+        w_skew = skew(omega)
+        wr = cross3(omega, self.p_base_imu)
+        L = skew(wr) + w_skew @ self._r_skew
+        M = skew(v) + L
+        A = np.zeros((N_STATES, N_STATES))
+        A[P_SL, V_SL] = R
+        A[P_SL, TH_SL] = -R @ skew(v)
+        A[V_SL, V_SL] = -w_skew
+        A[V_SL, TH_SL] = skew(R.T @ self.g_world)
+        A[V_SL, BA_SL] = -R_BS
+        A[V_SL, BG_SL] = -M @ R_BS
+        A[TH_SL, TH_SL] = -w_skew
+        A[TH_SL, BG_SL] = -R_BS
+        Adt = A * dt
+        Phi = _I15 + Adt + 0.5 * (Adt @ Adt)
+
+        # Nominal state, integrated in the world frame.
+        a_world = R @ f + self.g_world
+        v_world = R @ v
+        self.p_world_base = self.p_world_base + v_world * dt + 0.5 * dt * dt * a_world
+        v_world = v_world + a_world * dt
+        R_new = R @ np.asarray(pin.exp3(omega * dt))
+        self._steps_since_normalise += 1
+        if self._steps_since_normalise >= 100:
+            R_new = _orthonormalise(R_new)
+            self._steps_since_normalise = 0
+        self.R_world_base = R_new
+        self.v_base_in_base = R_new.T @ v_world
+
+        self.P = Phi @ self.P @ Phi.T
+        self._add_process_noise(M, dt)
+        self.stamp_ns = int(stamp_ns)
+        return None
+
+    def _add_process_noise(self, M: FloatArray, dt: float) -> None:
+        """Add ``Q_d = G Q_c G^T dt`` (module docstring), given ``M = [v]x + L``."""
+        Sa = self._Sigma_a_c
+        Sg = self._Sigma_g_c
+        MSg = M @ Sg
+        P = self.P
+        P[V_SL, V_SL] += (Sa + MSg @ M.T) * dt
+        P[V_SL, TH_SL] += MSg * dt
+        P[TH_SL, V_SL] += MSg.T * dt
+        P[TH_SL, TH_SL] += Sg * dt
+        P[BA_SL, BA_SL] += self._q_ba * dt
+        P[BG_SL, BG_SL] += self._q_bg * dt
+        self.P = 0.5 * (P + P.T)
+
+    # ------------------------------------------------------------------------------------------------------
+    # Updates
+    # ------------------------------------------------------------------------------------------------------
+
+    def leg_velocity_measurement(
+        self,
+        name: str,
+        v_base_measured: FloatArray,
+        p_base_foot: FloatArray,
+        J_base_foot: FloatArray | None = None,
+        *,
+        foot_velocity_noise: float | None = None,
+        encoder_velocity_noise: float | None = None,
+    ) -> Measurement:
+        """The leg-odometry measurement of one stance foot (module docstring).
+
+        Args:
+            name: foot name.
+            v_base_measured: (3,) m/s in B, ``-(J qdot) - omega_hat_B x r`` with the filter's ``omega_base``.
+            p_base_foot: (3,) m, foot position r in B.
+            J_base_foot: (3, n) foot Jacobian in B, for the encoder-noise term (omitted when None).
+            foot_velocity_noise: m/s, overrides ``settings.foot_velocity_noise``.
+            encoder_velocity_noise: rad/s, overrides ``settings.encoder_velocity_noise``.
+
+        Returns:
+            The measurement (innovation, H (3, 15), R (3, 3)).
+        """
+        s = self.settings
+        sf = s.foot_velocity_noise if foot_velocity_noise is None else foot_velocity_noise
+        se = s.encoder_velocity_noise if encoder_velocity_noise is None else encoder_velocity_noise
+        r_skew = skew(p_base_foot)
+        H = np.zeros((3, N_STATES))
+        H[:, V_SL] = _I3
+        H[:, BG_SL] = r_skew @ self.R_base_imu
+        R = sf * sf * _I3 + r_skew @ self._Sigma_g_sample @ r_skew.T
+        if J_base_foot is not None and se > 0.0:
+            R = R + (se * se) * (J_base_foot @ J_base_foot.T)
+        return Measurement(name, np.asarray(v_base_measured, dtype=float) - self.v_base_in_base, H, R)
+
+    def zero_rate_measurement(self) -> Measurement:
+        """Zero angular rate pseudo-measurement (robot static): ``0 = R_BS (omega_S - b_g - n_g)``."""
+        H = np.zeros((3, N_STATES))
+        H[:, BG_SL] = -self.R_base_imu
+        R = self.settings.zero_rate_noise_rad_s**2 * _I3 + self._Sigma_g_sample
+        omega_hat = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
+        return Measurement("zero_rate", -omega_hat, H, R)
+
+    def update(self, measurements: list[Measurement], *, gate_nis: float | None = None) -> list[UpdateResult]:
+        """Gate each measurement on its prior NIS, then fuse the accepted ones in one Joseph-form update.
+
+        Args:
+            measurements: the measurements (innovations computed at the current state).
+            gate_nis: NIS threshold per measurement (``settings.foot_gate_nis`` when None; 0 disables).
+
+        Returns:
+            One :class:`UpdateResult` per measurement, in order (also kept in ``last_results``).
+        """
+        gate = self.settings.foot_gate_nis if gate_nis is None else gate_nis
+        P = self.P
+        results: list[UpdateResult] = []
+        accepted: list[Measurement] = []
+        for m in measurements:
+            PHt = P @ m.H.T
+            S = m.H @ PHt + m.R
+            S = 0.5 * (S + S.T)
+            try:
+                nis = float(m.innovation @ np.linalg.solve(S, m.innovation))
+            except np.linalg.LinAlgError:
+                results.append(UpdateResult(m.name, m.innovation, S, math.inf, False, "singular"))
+                continue
+            ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
+            results.append(UpdateResult(m.name, m.innovation, S, nis, ok, "ok" if ok else "gated"))
+            if ok:
+                accepted.append(m)
+        if accepted:
+            if len(accepted) == 1:
+                H, R, y = accepted[0].H, accepted[0].R, accepted[0].innovation
+            else:
+                H = np.vstack([m.H for m in accepted])
+                y = np.concatenate([m.innovation for m in accepted])
+                R = _block_diag([m.R for m in accepted])
+            self._joseph_update(y, H, R)
+        self.last_results = results
+        return results
+
+    def _joseph_update(self, y: FloatArray, H: FloatArray, R: FloatArray) -> None:
+        P = self.P
+        PHt = P @ H.T
+        S = H @ PHt + R
+        S = 0.5 * (S + S.T)
+        K = np.linalg.solve(S, PHt.T).T  # (15, m) = P H^T S^-1 (S symmetric)
+        dx = K @ y
+        IKH = _I15 - K @ H
+        P = IKH @ P @ IKH.T + K @ R @ K.T
+        # Inject the error and reset its covariance (Solà 2017 sec. 7.2).
+        self.p_world_base = self.p_world_base + dx[P_SL]
+        self.v_base_in_base = self.v_base_in_base + dx[V_SL]
+        dtheta = dx[TH_SL]
+        self.R_world_base = self.R_world_base @ np.asarray(pin.exp3(dtheta))
+        self.accel_bias = self.accel_bias + dx[BA_SL]
+        self.gyro_bias = self.gyro_bias + dx[BG_SL]
+        G = _I3 - skew(0.5 * dtheta)
+        P[TH_SL, :] = G @ P[TH_SL, :]
+        P[:, TH_SL] = P[:, TH_SL] @ G.T
+        self.P = 0.5 * (P + P.T)
+        self.omega_base = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
+
+    # ------------------------------------------------------------------------------------------------------
+    # Outputs (ROS conventions)
+    # ------------------------------------------------------------------------------------------------------
+
+    def quat_world_base_xyzw(self) -> FloatArray:
+        """(4,) base attitude quaternion ``x y z w``."""
+        return np.array(pin.Quaternion(self.R_world_base).normalized().coeffs())
+
+    def pose_covariance(self) -> FloatArray:
+        """(6, 6) pose covariance (x, y, z, rot x, rot y, rot z): position in W, rotation about W axes.
+
+        The world-axis small angle is ``dphi_W = R dtheta`` (right perturbation ``R Exp(dtheta) =
+        Exp(R dtheta) R``), so the rotation block is ``R P_thth R^T`` and the cross block ``P_p,th R^T``.
+        """
+        R = self.R_world_base
+        P = self.P
+        C = np.empty((6, 6))
+        C[:3, :3] = P[P_SL, P_SL]
+        C[:3, 3:] = P[P_SL, TH_SL] @ R.T
+        C[3:, :3] = C[:3, 3:].T
+        C[3:, 3:] = R @ P[TH_SL, TH_SL] @ R.T
+        return 0.5 * (C + C.T)
+
+    def twist_covariance(self) -> FloatArray:
+        """(6, 6) twist covariance (linear, angular), both in B.
+
+        ``omega_B = R_BS (omega_S - b_g)``: its covariance is ``R_BS P_bg R_SB`` plus the gyro white noise of
+        one sample; the cross block with the velocity is ``-P_v,bg R_SB``.
+        """
+        R_BS = self.R_base_imu
+        P = self.P
+        C = np.empty((6, 6))
+        C[:3, :3] = P[V_SL, V_SL]
+        C[:3, 3:] = -P[V_SL, BG_SL] @ R_BS.T
+        C[3:, :3] = C[:3, 3:].T
+        C[3:, 3:] = R_BS @ P[BG_SL, BG_SL] @ R_BS.T + self._Sigma_g_sample
+        return 0.5 * (C + C.T)
+
+    def state_is_finite(self) -> bool:
+        """True when the state and covariance contain no NaN/Inf."""
+        return bool(
+            np.isfinite(self.p_world_base).all()
+            and np.isfinite(self.v_base_in_base).all()
+            and np.isfinite(self.R_world_base).all()
+            and np.isfinite(self.accel_bias).all()
+            and np.isfinite(self.gyro_bias).all()
+            and np.isfinite(self.P).all()
+        )
+
+
+def _orthonormalise(R: FloatArray) -> FloatArray:
+    """Nearest rotation matrix (through a normalised quaternion)."""
+    return np.asarray(pin.Quaternion(R).normalized().matrix())
+
+
+def _block_diag(blocks: list[FloatArray]) -> FloatArray:
+    n = sum(b.shape[0] for b in blocks)
+    out = np.zeros((n, n))
+    i = 0
+    for b in blocks:
+        k = b.shape[0]
+        out[i : i + k, i : i + k] = b
+        i += k
+    return out

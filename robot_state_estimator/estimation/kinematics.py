@@ -1,0 +1,158 @@
+"""Leg kinematics with pinocchio: foot positions, Jacobians and the leg-odometry base velocity.
+
+Everything here is computed with the base at the identity (``q_base = [0 0 0, 0 0 0 1]``), so "world" axes of
+pinocchio's ``LOCAL_WORLD_ALIGNED`` are the base axes B. For a foot i at rest on the ground (Bloesch et al.
+2012, "State estimation for legged robots", eq. 9; mim_estimation ``BaseEkfWithImuKin``):
+
+    0 = v_W_foot = R_WB (v_B + omega_B x r_i + J_i qdot)   =>   v_B = -(J_i qdot) - omega_B x r_i
+
+with ``r_i`` (3,) m the foot position in B and ``J_i`` (3, n) the linear Jacobian of the foot point with
+respect to the joint positions, in B. The model must have a free-flyer root joint (named ``root_joint``) with
+the base link on it, and one-DoF joints otherwise.
+
+Frame ids, leg joint indices and work buffers are computed once; :meth:`LegKinematics.update` does one
+forward-kinematics + Jacobian pass for all feet (a few microseconds for a 12-DoF quadruped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from robot_state_estimator.estimation.errors import ModelError
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+
+
+def skew(v: FloatArray) -> FloatArray:
+    """(3, 3) cross-product matrix ``[v]x`` with ``[v]x w = v x w`` for a (3,) vector."""
+    x, y, z = v.tolist()
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def cross3(a: FloatArray, b: FloatArray) -> FloatArray:
+    """(3,) cross product ``a x b`` of two (3,) vectors (``np.cross`` costs ~15x more on 3-vectors)."""
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
+def check_floating_base_model(model: pin.Model) -> None:
+    """Check the model has a free-flyer root joint (index 1) and only one-DoF joints below it.
+
+    Raises:
+        ModelError: naming what does not fit.
+    """
+    if model.njoints < 2 or model.joints[1].shortname() != "JointModelFreeFlyer":
+        raise ModelError(
+            "the model needs a free-flyer root joint (build it with pin.JointModelFreeFlyer()); "
+            f"joint 1 is {model.joints[1].shortname() if model.njoints > 1 else 'missing'}"
+        )
+    for j in range(2, model.njoints):
+        if model.joints[j].nq != 1 or model.joints[j].nv != 1:
+            raise ModelError(f"joint {model.names[j]!r} has nq={model.joints[j].nq}; only 1-DoF joints supported")
+
+
+class LegKinematics:
+    """Foot positions and Jacobians in the base frame for a floating-base model.
+
+    Args:
+        model: pinocchio model with a free-flyer root joint; not modified.
+        foot_frames: names of the foot frames (contact points), one per leg.
+        base_link: name of the base link frame; it must be on the root joint at the identity placement
+            (the pinocchio free-flyer ``q``/``v`` then describe the base link).
+
+    Attributes:
+        model: the model.
+        data: pinocchio data owned by this object.
+        foot_frames: the foot names.
+        foot_frame_ids: (n_feet,) pinocchio frame ids.
+        leg_joint_indices: per foot, (n_leg,) indices into the actuated joint vector (pinocchio order) of the
+            joints that move that foot.
+        p_base_foot: (n_feet, 3) m, foot positions r_i in B after :meth:`update`.
+        J_base_foot: (n_feet, 3, n_joints) linear foot Jacobians in B after :meth:`update`.
+        J6_base_foot: (n_feet, 6, n_joints) full ``LOCAL_WORLD_ALIGNED`` (base axes) Jacobians.
+        R_base_foot: (n_feet, 3, 3) foot frame orientations in B.
+
+    Raises:
+        ModelError: no free-flyer root, multi-DoF joints, unknown frame, base link not on the root.
+    """
+
+    def __init__(self, model: pin.Model, foot_frames: Sequence[str], *, base_link: str) -> None:
+        check_floating_base_model(model)
+        self.model = model
+        self.data = model.createData()
+        self.foot_frames: tuple[str, ...] = tuple(foot_frames)
+        if not self.foot_frames:
+            raise ModelError("no foot frames given")
+        if not model.existFrame(base_link):
+            raise ModelError(f"base link {base_link!r} is not a frame of the model")
+        base_frame = model.frames[model.getFrameId(base_link)]
+        if base_frame.parentJoint != 1 or not base_frame.placement.isApprox(pin.SE3.Identity(), 1e-9):
+            raise ModelError(
+                f"base link {base_link!r} must sit on the root joint at the identity placement "
+                f"(parent joint {model.names[base_frame.parentJoint]!r})"
+            )
+        ids = []
+        for name in self.foot_frames:
+            if not model.existFrame(name):
+                raise ModelError(f"foot frame {name!r} is not a frame of the model")
+            ids.append(model.getFrameId(name))
+        self.foot_frame_ids: tuple[int, ...] = tuple(ids)
+        self.n_joints = model.nv - 6
+        self.leg_joint_indices: list[IntArray] = []
+        for fid in ids:
+            parent = model.frames[fid].parentJoint
+            support = [j for j in model.supports[parent] if j > 1]
+            if not support:
+                raise ModelError(f"foot frame {model.frames[fid].name!r} is not moved by any joint")
+            self.leg_joint_indices.append(np.array(sorted(model.joints[j].idx_v - 6 for j in support)))
+        self._q = pin.neutral(model)
+        self._q[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+        n_feet = len(ids)
+        self.p_base_foot = np.zeros((n_feet, 3))
+        self.J_base_foot = np.zeros((n_feet, 3, self.n_joints))
+        self.J6_base_foot = np.zeros((n_feet, 6, self.n_joints))
+        self.R_base_foot = np.tile(np.eye(3), (n_feet, 1, 1))
+
+    @property
+    def n_feet(self) -> int:
+        """Number of feet."""
+        return len(self.foot_frame_ids)
+
+    def update(self, q_joints: FloatArray) -> None:
+        """Forward kinematics and foot Jacobians for the joint positions, base at the identity.
+
+        Args:
+            q_joints: (n_joints,) rad or m, actuated joint positions in pinocchio order.
+        """
+        q = self._q
+        q[7:] = q_joints
+        model, data = self.model, self.data
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        for i, fid in enumerate(self.foot_frame_ids):
+            oMf = data.oMf[fid]
+            self.p_base_foot[i] = oMf.translation
+            self.R_base_foot[i] = oMf.rotation
+            J6 = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)
+            self.J6_base_foot[i] = J6[:, 6:]
+            self.J_base_foot[i] = J6[:3, 6:]
+
+    def foot_velocity_in_base(self, i: int, qdot_joints: FloatArray) -> FloatArray:
+        """(3,) m/s, velocity of foot i relative to the base, in B: ``J_i qdot`` (after :meth:`update`)."""
+        return self.J_base_foot[i] @ qdot_joints
+
+    def base_velocity_from_foot(self, i: int, qdot_joints: FloatArray, omega_base: FloatArray) -> FloatArray:
+        """(3,) m/s, base linear velocity in B if foot i is still: ``-(J_i qdot) - omega_B x r_i``.
+
+        Args:
+            i: foot index.
+            qdot_joints: (n_joints,) rad/s, joint velocities in pinocchio order.
+            omega_base: (3,) rad/s, base angular velocity in B.
+        """
+        return -(self.J_base_foot[i] @ qdot_joints) - cross3(omega_base, self.p_base_foot[i])

@@ -1,0 +1,573 @@
+"""The estimator pipeline: timestamped IMU, joint and foot-sensor samples in, base state out.
+
+:class:`RobotStateEstimator` is what the ROS node and the offline replay drive. It owns the leg kinematics,
+the contact-force estimator, the contact detectors, the joint-velocity estimator and the :class:`BaseEkf`.
+
+Timing rules (all times are the samples' own stamps, integer ns; the filter never looks at a clock):
+
+- Each IMU sample propagates the filter from its time to the sample's stamp, the reading held over the
+  interval (zero-order hold).
+- A joint sample newer than the filter time is held; when an IMU sample reaches or passes its stamp, the
+  filter propagates (with that IMU reading) to the joint stamp, applies the kinematic update, then
+  propagates on to the IMU stamp. Held samples are applied in stamp order.
+- A joint sample at most ``settings.max_measurement_delay_s`` older than the filter time is applied *at the
+  filter time*: the filter does not roll back; the error this makes is bounded by the velocity change over
+  that delay (a few mm/s for 20 ms in a trot). An older sample is dropped (event ``joint_too_old``).
+- An IMU stamp equal to the last one is refused (``imu_dt_nonpositive``); one older by at most
+  ``out_of_order_tolerance_s`` is dropped (``imu_out_of_order``); older still resets the estimator
+  (``stamp_backwards``, e.g. a looping bag) and the sample starts the new initialisation. A gap larger than
+  ``ekf.max_dt_s`` is refused and the filter re-anchors its clock (``imu_gap``). Joint stamps follow the
+  same rules against the last joint stamp.
+- Bad samples (NaN/Inf, wrong lengths, unknown/missing/duplicate joint names) are skipped with an event;
+  the state is unchanged. Events are collected and returned by :meth:`RobotStateEstimator.pop_events`.
+
+Initialisation: the first ``ekf.init_imu_samples`` IMU samples are averaged (the robot must stand still;
+the window restarts when the gyro exceeds ``ekf.init_max_gyro_rad_s``): roll, pitch and gyro bias from
+them, yaw 0, position ``ekf.initial_position`` with the height put above the stance feet when joints have
+been seen. Or call :meth:`RobotStateEstimator.initialize_state` with an explicit state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from robot_state_estimator.description.types import ImuSpec
+from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator, kinematic_clearance
+from robot_state_estimator.estimation.ekf import BaseEkf, UpdateResult, imu_noise_from_spec
+from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
+from robot_state_estimator.estimation.kinematics import LegKinematics, cross3
+from robot_state_estimator.estimation.settings import EstimatorSettings
+from robot_state_estimator.estimation.types import (
+    Estimate,
+    Event,
+    FootForceSample,
+    FootState,
+    ImuSample,
+    JointSample,
+)
+
+FloatArray = NDArray[np.float64]
+
+_NS = 1_000_000_000
+
+
+@dataclass
+class _PreparedJoints:
+    """A validated joint sample in pinocchio order."""
+
+    stamp_ns: int
+    q: FloatArray
+    qdot: FloatArray
+    qdot_valid: bool
+    tau: FloatArray | None
+
+
+class RobotStateEstimator:
+    """Floating-base state estimator: IMU propagation, leg-kinematics updates, contacts and forces.
+
+    Args:
+        model: pinocchio model with a free-flyer root joint (``root_joint``) and the base link on it.
+        imu: the IMU spec (``pose_in_base`` = ``X_base_imu``, noise, rate).
+        foot_frames: foot frame names (contact points); their order is the order of ``Estimate.feet``.
+        settings: estimator settings.
+        base_link: the base link frame name (on the root joint).
+
+    Raises:
+        ModelError: the model does not fit (no free-flyer, unknown frames, base link not on the root).
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        imu: ImuSpec,
+        foot_frames: Sequence[str],
+        settings: EstimatorSettings,
+        *,
+        base_link: str,
+    ) -> None:
+        self.model = model
+        self.imu = imu
+        self.settings = settings
+        self.base_link = base_link
+        self.kin = LegKinematics(model, foot_frames, base_link=base_link)
+        self.foot_frames: tuple[str, ...] = self.kin.foot_frames
+        self.joint_names: tuple[str, ...] = tuple(model.names[2:])
+        self._joint_index = {name: i for i, name in enumerate(self.joint_names)}
+        self._foot_index = {name: i for i, name in enumerate(self.foot_frames)}
+        n_feet = len(self.foot_frames)
+        n_joints = len(self.joint_names)
+        cs = settings.contact
+        self.forces = ContactForceEstimator(
+            self.kin,
+            flat_feet=cs.flat_feet,
+            use_full_dynamics=cs.use_full_dynamics,
+            gravity_m_s2=settings.ekf.gravity_m_s2,
+        )
+        scale = self.forces.weight_n / n_feet if cs.threshold_mode == "weight_relative" else 1.0
+        self.torque_detector = ContactDetector(
+            n_feet,
+            on_threshold=cs.on_threshold * scale,
+            off_threshold=cs.off_threshold * scale,
+            min_on_duration_s=cs.min_on_duration_s,
+            min_off_duration_s=cs.min_off_duration_s,
+        )
+        self.sensor_detector = ContactDetector(
+            n_feet,
+            on_threshold=cs.sensor_on_threshold,
+            off_threshold=cs.sensor_off_threshold,
+            min_on_duration_s=cs.min_on_duration_s,
+            min_off_duration_s=cs.min_off_duration_s,
+        )
+        self.kinematic_detector = ContactDetector(
+            n_feet,
+            on_threshold=-cs.kinematic_on_height_m,
+            off_threshold=-cs.kinematic_off_height_m,
+            min_on_duration_s=cs.min_on_duration_s,
+            min_off_duration_s=cs.min_off_duration_s,
+        )
+        self.joint_velocity = JointVelocityEstimator(
+            n_joints, cutoff_hz=settings.joint_velocity.cutoff_hz, max_dt_s=settings.joint_velocity.max_dt_s
+        )
+        self.ekf = BaseEkf(imu.pose_in_base, imu_noise_from_spec(imu, settings.ekf), settings.ekf)
+        self._events: list[Event] = []
+        self._q_joints = np.array(pin.neutral(model)[7:])
+        self._qdot_joints = np.zeros(n_joints)
+        self._pending: deque[_PreparedJoints] = deque()
+        self.contacts = np.zeros(n_feet, dtype=bool)
+        self.contact_source = "none"
+        self._foot_sensor_values = np.full(n_feet, np.nan)
+        self._foot_sensor_stamp_ns: int | None = None
+        self._reset_state()
+
+    @classmethod
+    def from_description(cls, desc: Any, settings: EstimatorSettings | None = None) -> RobotStateEstimator:
+        """Build from a ``RobotDescription`` (``.model``, ``.imu``, ``.base_link``, ``.foot_frames()``).
+
+        ``settings.foot_frames`` overrides the description's feet when not empty.
+
+        Raises:
+            ModelError: see the constructor.
+        """
+        settings = EstimatorSettings() if settings is None else settings
+        feet = settings.foot_frames or tuple(desc.foot_frames())
+        return cls(desc.model, desc.imu, feet, settings, base_link=desc.base_link)
+
+    # ------------------------------------------------------------------------------------------------------
+    # State and lifecycle
+    # ------------------------------------------------------------------------------------------------------
+
+    def _reset_state(self) -> None:
+        self.ekf.stamp_ns = None
+        self._init_count = 0
+        self._init_gyro_sum = np.zeros(3)
+        self._init_accel_sum = np.zeros(3)
+        self._last_imu_stamp_ns: int | None = None
+        self._last_joint_stamp_ns: int | None = None
+        self._have_joints = False
+        self._pending.clear()
+        self.joint_velocity.reset()
+        self.torque_detector.reset()
+        self.sensor_detector.reset()
+        self.kinematic_detector.reset()
+        self._foot_sensor_stamp_ns = None
+        self._feet: tuple[FootState, ...] = ()
+        self._last_estimate: Estimate | None = None
+        self.last_update_results: list[UpdateResult] = []
+
+    def reset(self, reason: str = "requested") -> None:
+        """Drop the state; the next IMU samples initialise again. Reports a ``reset`` event with the reason."""
+        self._reset_state()
+        self._event("reset", f"estimator reset: {reason}", "warn")
+
+    @property
+    def initialized(self) -> bool:
+        """True once the filter has a state."""
+        return self.ekf.initialized
+
+    @property
+    def last_estimate(self) -> Estimate | None:
+        """The last estimate returned (None before initialisation or after a reset)."""
+        return self._last_estimate
+
+    @property
+    def q(self) -> FloatArray:
+        """(nq,) configuration in the pinocchio layout ``[p_WB (3) m, quat_WB xyzw (4), joints]``."""
+        return np.concatenate([self.ekf.p_world_base, self.ekf.quat_world_base_xyzw(), self._q_joints])
+
+    @property
+    def v(self) -> FloatArray:
+        """(nv,) velocity in the pinocchio layout ``[v_B (3) m/s, omega_B (3) rad/s, qdot]`` (base frame)."""
+        return np.concatenate([self.ekf.v_base_in_base, self.ekf.omega_base, self._qdot_joints])
+
+    @property
+    def feet(self) -> tuple[FootState, ...]:
+        """Per-foot states of the last joint update."""
+        return self._feet
+
+    def pop_events(self) -> list[Event]:
+        """Events since the last call (and clears them)."""
+        events, self._events = self._events, []
+        return events
+
+    def _event(self, key: str, message: str, level: str = "warn") -> None:
+        self._events.append(Event(key, message, level))
+
+    def initialize_state(self, stamp_ns: int, q: FloatArray, v: FloatArray | None = None) -> Estimate:
+        """Initialise from an explicit state in the pinocchio layout.
+
+        Args:
+            stamp_ns: time of the state (ns).
+            q: (nq,) ``[p_WB, quat_WB xyzw, joints]``.
+            v: (nv,) ``[v_B, omega_B, qdot]`` (base-frame twist, as pinocchio's free-flyer) or None (zero).
+                A world-frame linear velocity must be rotated into B first (``R_WB^T v_W``).
+
+        Returns:
+            The estimate at ``stamp_ns``.
+
+        Raises:
+            ValueError: wrong sizes or non-finite values.
+        """
+        q = np.asarray(q, dtype=float)
+        if q.shape != (self.model.nq,) or not np.isfinite(q).all():
+            raise ValueError(f"q must be ({self.model.nq},) finite, got shape {q.shape}")
+        v = np.zeros(self.model.nv) if v is None else np.asarray(v, dtype=float)
+        if v.shape != (self.model.nv,) or not np.isfinite(v).all():
+            raise ValueError(f"v must be ({self.model.nv},) finite, got shape {v.shape}")
+        quat = pin.Quaternion(q[6], q[3], q[4], q[5]).normalized()
+        self.ekf.initialize(stamp_ns, R_world_base=quat.matrix(), p_world_base=q[:3], v_base_in_base=v[:3])
+        self.ekf.omega_base = v[3:6].copy()
+        self._q_joints = q[7:].copy()
+        self._qdot_joints = v[6:].copy()
+        self._last_imu_stamp_ns = int(stamp_ns)
+        return self._make_estimate()
+
+    # ------------------------------------------------------------------------------------------------------
+    # IMU
+    # ------------------------------------------------------------------------------------------------------
+
+    def add_imu(self, sample: ImuSample) -> Estimate | None:
+        """Propagate to the sample's stamp (applying held joint samples on the way).
+
+        Returns:
+            The estimate at the sample's stamp, or None (initialising, or the sample was refused: see
+            :meth:`pop_events`).
+        """
+        gyro = np.asarray(sample.angular_velocity, dtype=float)
+        accel = np.asarray(sample.linear_acceleration, dtype=float)
+        if gyro.shape != (3,) or accel.shape != (3,):
+            self._event("imu_shape", f"IMU sample with shapes {gyro.shape}, {accel.shape}; expected (3,)")
+            return None
+        if not (np.isfinite(gyro).all() and np.isfinite(accel).all()):
+            self._event("imu_nan", f"IMU sample at {sample.stamp_ns} ns has NaN/Inf; skipped")
+            return None
+        if sample.frame_id and self.imu.frame_id and sample.frame_id != self.imu.frame_id:
+            self._event(
+                "imu_frame_id",
+                f"IMU frame_id {sample.frame_id!r} differs from the description's {self.imu.frame_id!r}",
+                "info",
+            )
+        stamp = int(sample.stamp_ns)
+        last = self._last_imu_stamp_ns
+        if last is not None and stamp <= last:
+            if stamp == last:
+                self._event("imu_dt_nonpositive", f"IMU stamp {stamp} ns repeats the last one; skipped")
+                return None
+            back_s = (last - stamp) / _NS
+            if back_s <= self.settings.out_of_order_tolerance_s:
+                self._event("imu_out_of_order", f"IMU stamp {back_s * 1e3:.3f} ms older than the last; skipped")
+                return None
+            self.reset(f"IMU time went backwards by {back_s:.3f} s")
+            self._event("stamp_backwards", f"IMU time went backwards by {back_s:.3f} s; estimator reset")
+        self._last_imu_stamp_ns = stamp
+
+        if not self.ekf.initialized:
+            return self._accumulate_init(stamp, gyro, accel)
+
+        ekf = self.ekf
+        ekf.set_imu(stamp, gyro, accel)
+        feet: tuple[FootState, ...] = ()
+        while self._pending and self._pending[0].stamp_ns <= stamp:
+            prepared = self._pending.popleft()
+            if not self._propagate(prepared.stamp_ns):
+                continue
+            feet = self._apply_joints(prepared)
+        if ekf.stamp_ns is not None and stamp > ekf.stamp_ns:
+            self._propagate(stamp)
+        return self._finish_step(feet)
+
+    def _propagate(self, stamp: int) -> bool:
+        reason = self.ekf.propagate_to(stamp)
+        if reason is None:
+            return True
+        if reason == "dt_too_large":
+            self._event(
+                "imu_gap",
+                f"gap larger than ekf.max_dt_s={self.settings.ekf.max_dt_s} s before {stamp} ns; "
+                "not propagated, filter re-anchored",
+            )
+            return True
+        self._event("imu_dt_nonpositive", f"propagation to {stamp} ns refused: {reason}")
+        return False
+
+    def _accumulate_init(self, stamp: int, gyro: FloatArray, accel: FloatArray) -> Estimate | None:
+        s = self.settings.ekf
+        if s.init_max_gyro_rad_s > 0.0 and float(np.max(np.abs(gyro))) > s.init_max_gyro_rad_s:
+            if self._init_count:
+                self._event("init_motion", "robot moving during initialisation; averaging restarted", "info")
+            self._init_count = 0
+            self._init_gyro_sum[:] = 0.0
+            self._init_accel_sum[:] = 0.0
+            return None
+        self._init_count += 1
+        self._init_gyro_sum += gyro
+        self._init_accel_sum += accel
+        if self._init_count < s.init_imu_samples:
+            return None
+        gyro_mean = self._init_gyro_sum / self._init_count
+        accel_mean = self._init_accel_sum / self._init_count
+        self.ekf.initialize_static(
+            stamp, accel_imu_mean=accel_mean, gyro_imu_mean=gyro_mean, p_world_base=np.array(s.initial_position)
+        )
+        self.ekf.set_imu(stamp, gyro, accel)
+        if s.initial_height_from_feet and self._have_joints:
+            self.kin.update(self._q_joints)
+            heights = self.kin.p_base_foot @ self.ekf.R_world_base[2, :]
+            self.ekf.p_world_base[2] = -float(np.mean(heights))
+        self._event("initialized", f"initialised from {self._init_count} static IMU samples", "info")
+        # Joint samples held during initialisation that are older than now are not replayed.
+        while self._pending and self._pending[0].stamp_ns <= stamp:
+            self._pending.popleft()
+        return self._finish_step(())
+
+    def _finish_step(self, feet: tuple[FootState, ...]) -> Estimate | None:
+        if not self.ekf.state_is_finite():
+            self.reset("the filter state became non-finite")
+            self._event("filter_diverged", "non-finite filter state; estimator reset", "error")
+            return None
+        estimate = self._make_estimate(feet)
+        self._last_estimate = estimate
+        return estimate
+
+    def _make_estimate(self, feet: tuple[FootState, ...] = ()) -> Estimate:
+        ekf = self.ekf
+        return Estimate(
+            stamp_ns=int(ekf.stamp_ns or 0),
+            p_world_base=ekf.p_world_base.copy(),
+            quat_world_base_xyzw=ekf.quat_world_base_xyzw(),
+            v_base_in_base=ekf.v_base_in_base.copy(),
+            omega_base_in_base=ekf.omega_base.copy(),
+            pose_covariance=ekf.pose_covariance(),
+            twist_covariance=ekf.twist_covariance(),
+            accel_bias=ekf.accel_bias.copy(),
+            gyro_bias=ekf.gyro_bias.copy(),
+            feet=feet,
+            status="ok",
+        )
+
+    # ------------------------------------------------------------------------------------------------------
+    # Joints and foot sensors
+    # ------------------------------------------------------------------------------------------------------
+
+    def _prepare_joints(self, sample: JointSample) -> _PreparedJoints | None:
+        names = tuple(sample.names)
+        n = len(names)
+        pos = np.asarray(sample.position, dtype=float)
+        vel = None if sample.velocity is None else np.asarray(sample.velocity, dtype=float)
+        eff = None if sample.effort is None else np.asarray(sample.effort, dtype=float)
+        if vel is not None and vel.size == 0:
+            vel = None
+        if eff is not None and eff.size == 0:
+            eff = None
+        for label, arr in (("position", pos), ("velocity", vel), ("effort", eff)):
+            if arr is not None and arr.shape != (n,):
+                self._event("joint_shape", f"joint {label} has shape {arr.shape} for {n} names; skipped")
+                return None
+            if arr is not None and not np.isfinite(arr).all():
+                self._event("joint_nan", f"joint {label} at {sample.stamp_ns} ns has NaN/Inf; skipped")
+                return None
+        if len(set(names)) != n:
+            self._event("duplicate_joint", "joint sample has duplicate names; skipped")
+            return None
+        unknown = [name for name in names if name not in self._joint_index]
+        if unknown:
+            self._event("unknown_joint", f"unknown joint name(s) {unknown}; skipped")
+            return None
+        if n != len(self.joint_names):
+            missing = [name for name in self.joint_names if name not in set(names)]
+            self._event("missing_joint", f"joint sample lacks {missing}; skipped")
+            return None
+        order = np.fromiter((self._joint_index[name] for name in names), dtype=np.intp, count=n)
+        q = np.empty(n)
+        q[order] = pos
+        stamp = int(sample.stamp_ns)
+        qdot_est = self.joint_velocity.update(stamp, q)
+        if vel is not None and self.settings.joint_velocity.use_measured:
+            qdot = np.empty(n)
+            qdot[order] = vel
+            valid = True
+        else:
+            qdot, valid = qdot_est, self.joint_velocity.valid
+        tau = None
+        if eff is not None:
+            tau = np.empty(n)
+            tau[order] = eff
+        return _PreparedJoints(stamp, q, qdot, valid, tau)
+
+    def add_joints(self, sample: JointSample) -> Estimate | None:
+        """Add joint positions (and velocities / efforts when present), matched by name.
+
+        Returns:
+            The estimate after the kinematic update when the sample was applied now; None when it is held
+            for a later IMU sample, the filter is initialising, or the sample was refused (see
+            :meth:`pop_events`).
+        """
+        stamp = int(sample.stamp_ns)
+        last = self._last_joint_stamp_ns
+        if last is not None and stamp <= last:
+            if stamp == last:
+                self._event("joint_dt_nonpositive", f"joint stamp {stamp} ns repeats the last one; skipped")
+                return None
+            back_s = (last - stamp) / _NS
+            if back_s <= self.settings.out_of_order_tolerance_s:
+                self._event("joint_out_of_order", f"joint stamp {back_s * 1e3:.3f} ms older than the last; skipped")
+                return None
+            self.reset(f"joint time went backwards by {back_s:.3f} s")
+            self._event("stamp_backwards", f"joint time went backwards by {back_s:.3f} s; estimator reset")
+        prepared = self._prepare_joints(sample)
+        if prepared is None:
+            return None
+        self._last_joint_stamp_ns = stamp
+        self._have_joints = True
+        if not self.ekf.initialized:
+            self._q_joints = prepared.q
+            self._qdot_joints = prepared.qdot
+            return None
+        ekf_stamp = int(self.ekf.stamp_ns or 0)
+        if stamp > ekf_stamp:
+            if len(self._pending) >= self.settings.max_pending_joint_samples:
+                self._pending.popleft()
+                self._event("joint_queue_overflow", "too many joint samples ahead of the IMU; oldest dropped")
+            self._pending.append(prepared)
+            return None
+        delay_s = (ekf_stamp - stamp) / _NS
+        if delay_s > self.settings.max_measurement_delay_s:
+            self._event(
+                "joint_too_old",
+                f"joint sample {delay_s * 1e3:.1f} ms older than the filter "
+                f"(max_measurement_delay_s={self.settings.max_measurement_delay_s}); dropped",
+            )
+            return None
+        feet = self._apply_joints(prepared)
+        return self._finish_step(feet)
+
+    def add_foot_forces(self, sample: FootForceSample) -> None:
+        """Store foot sensor readings (forces or raw counts, matched by foot frame name) for contact detection."""
+        values = np.asarray(sample.values, dtype=float)
+        if values.shape != (len(sample.feet),):
+            self._event("foot_force_shape", f"foot force values {values.shape} for {len(sample.feet)} feet; skipped")
+            return
+        if not np.isfinite(values).all():
+            self._event("foot_force_nan", "foot force sample has NaN/Inf; skipped")
+            return
+        unknown = [f for f in sample.feet if f not in self._foot_index]
+        if unknown:
+            self._event("unknown_foot", f"unknown foot name(s) {unknown}; skipped")
+            return
+        for name, value in zip(sample.feet, values):
+            self._foot_sensor_values[self._foot_index[name]] = value
+        self._foot_sensor_stamp_ns = int(sample.stamp_ns)
+
+    def _select_contacts(self, prepared: _PreparedJoints) -> None:
+        """Run the contact source in use; sets ``contacts``, ``contact_source`` and the forces."""
+        cs = self.settings.contact
+        stamp = prepared.stamp_ns
+        sensor_fresh = (
+            self._foot_sensor_stamp_ns is not None
+            and abs(stamp - self._foot_sensor_stamp_ns) <= cs.foot_sensor_timeout_s * _NS
+            and np.isfinite(self._foot_sensor_values).all()
+        )
+        have_tau = prepared.tau is not None
+        if have_tau:
+            assert prepared.tau is not None
+            v = a = None
+            if cs.use_full_dynamics:
+                v = np.concatenate([self.ekf.v_base_in_base, self.ekf.omega_base, prepared.qdot])
+                a_lin = self.ekf.f_base + self.ekf.R_world_base.T @ self.ekf.g_world
+                a_lin = a_lin - cross3(self.ekf.omega_base, self.ekf.v_base_in_base)
+                a = np.concatenate([a_lin, self.ekf.alpha_base, np.zeros(len(prepared.qdot))])
+            self.forces.estimate(prepared.q, prepared.tau, self.ekf.R_world_base, v=v, a=a)
+        else:
+            self.forces.force_in_world[:] = 0.0
+            self.forces.wrench_in_foot[:] = 0.0
+        source = cs.source
+        if source == "auto":
+            source = "foot_sensor" if sensor_fresh else ("torque" if have_tau else "kinematic")
+        elif (source == "foot_sensor" and not sensor_fresh) or (source == "torque" and not have_tau):
+            self._event("contact_source_unavailable", f"contact source {source!r} has no data; kinematic fallback")
+            source = "kinematic"
+        if source == "foot_sensor":
+            self.contacts = self.sensor_detector.update(stamp, self._foot_sensor_values)
+        elif source == "torque":
+            self.contacts = self.torque_detector.update(stamp, self.forces.force_in_world[:, 2])
+        else:
+            clearance = kinematic_clearance(self.kin.p_base_foot, self.ekf.R_world_base)
+            self.contacts = self.kinematic_detector.update(stamp, -clearance)
+        self.contact_source = source
+
+    def _apply_joints(self, prepared: _PreparedJoints) -> tuple[FootState, ...]:
+        """Kinematic update at the current filter time; returns the per-foot states."""
+        ekf = self.ekf
+        kin = self.kin
+        kin.update(prepared.q)
+        self._q_joints = prepared.q
+        self._qdot_joints = prepared.qdot
+        self._select_contacts(prepared)
+        s = self.settings.ekf
+        results: dict[int, UpdateResult] = {}
+        if prepared.qdot_valid:
+            measurements = []
+            feet_idx = []
+            omega = ekf.omega_base
+            for i in range(kin.n_feet):
+                if not self.contacts[i]:
+                    continue
+                y = kin.base_velocity_from_foot(i, prepared.qdot, omega)
+                measurements.append(
+                    ekf.leg_velocity_measurement(self.foot_frames[i], y, kin.p_base_foot[i], kin.J_base_foot[i])
+                )
+                feet_idx.append(i)
+            if measurements:
+                res = ekf.update(measurements)
+                results = dict(zip(feet_idx, res))
+                for r in res:
+                    if not r.accepted:
+                        self._event("foot_gated", f"foot {r.name} rejected by the gate (NIS {r.nis:.1f})", "info")
+            self.last_update_results = list(results.values())
+            if (
+                s.static_bias_lock
+                and self.contacts.all()
+                and float(np.linalg.norm(ekf.omega_base)) < s.static_gyro_threshold_rad_s
+                and float(np.max(np.abs(prepared.qdot))) < s.static_joint_velocity_threshold_rad_s
+            ):
+                ekf.update([ekf.zero_rate_measurement()], gate_nis=0.0)
+        feet = tuple(
+            FootState(
+                name=self.foot_frames[i],
+                in_contact=bool(self.contacts[i]),
+                force_in_world=self.forces.force_in_world[i].copy(),
+                wrench_in_foot=self.forces.wrench_in_foot[i].copy(),
+                update_accepted=bool(results[i].accepted) if i in results else False,
+                nis=float(results[i].nis) if i in results else math.nan,
+            )
+            for i in range(kin.n_feet)
+        )
+        self._feet = feet
+        return feet

@@ -1,0 +1,453 @@
+"""Estimator settings: frozen dataclasses, loaded from YAML without ROS.
+
+Layout of the YAML files (``config/<robot>.yaml``): the ROS 2 parameter-file layout, so the node reads the
+same file with ``--params-file``::
+
+    robot_state_estimator:
+      ros__parameters:
+        max_measurement_delay_s: 0.02
+        ekf:
+          accel_noise_density: 0.05
+        contact:
+          source: foot_sensor
+
+Nested dicts under ``ros__parameters`` are what ROS 2 flattens into dotted parameter names
+(``ekf.accel_noise_density``); :func:`settings_from_flat` maps such flat names back onto the dataclasses
+(the node uses it on its declared parameters), :func:`flatten_settings` goes the other way (the node uses it
+to declare every parameter with its default). :func:`load_settings` accepts a path, the full parameter-file
+dict, the ``ros__parameters`` dict, or a flat dict; unknown keys are rejected by name.
+
+Every value has a default, and no default is ``None`` (ROS parameters cannot be ``None``): "take it from the
+robot description" is expressed with explicit flags such as ``ekf.use_description_noise``.
+
+Units: SI, with the unit in the field name or documented per field. Noise *densities* are continuous-time
+(``sigma_c``, unit per sqrt(Hz) = unit * sqrt(s)); see :mod:`robot_state_estimator.estimation.ekf` for how
+they are discretised.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from robot_state_estimator.estimation.errors import SettingsError
+
+#: Node name under which the YAML files keep the parameters (ROS 2 parameter-file layout).
+NODE_KEY = "robot_state_estimator"
+PARAMS_KEY = "ros__parameters"
+
+CONTACT_SOURCES = ("auto", "torque", "foot_sensor", "kinematic")
+THRESHOLD_MODES = ("absolute", "weight_relative")
+
+
+def _check_positive(owner: str, **values: float) -> None:
+    for name, value in values.items():
+        if not (math.isfinite(value) and value > 0.0):
+            raise SettingsError(f"{owner}.{name} must be finite and > 0, got {value!r}")
+
+
+def _check_non_negative(owner: str, **values: float) -> None:
+    for name, value in values.items():
+        if not (math.isfinite(value) and value >= 0.0):
+            raise SettingsError(f"{owner}.{name} must be finite and >= 0, got {value!r}")
+
+
+@dataclass(frozen=True)
+class EkfSettings:
+    """Noise, initialisation and guards of :class:`~robot_state_estimator.estimation.ekf.BaseEkf`.
+
+    Attributes:
+        use_description_noise: take the IMU white noise (and turn-on bias spread, and Gauss-Markov bias
+            drift) from the description's SDF ``<noise>`` when it is enabled and non-zero; the density
+            fields below are then only fallbacks for axes without noise.
+        nominal_imu_rate_hz: Hz, IMU rate used to convert per-sample SDF stddevs into densities when the
+            sensor's ``update_rate`` is 0 ("as fast as possible").
+        accel_noise_density: m/s^2/sqrt(Hz), accelerometer white noise (continuous sigma_c).
+        gyro_noise_density: rad/s/sqrt(Hz), gyroscope white noise (continuous sigma_c).
+        accel_bias_random_walk: m/s^3/sqrt(Hz), accelerometer bias random walk density.
+        gyro_bias_random_walk: rad/s^2/sqrt(Hz), gyroscope bias random walk density.
+        foot_velocity_noise: m/s, stddev of the leg-kinematics base velocity per foot (contact model error:
+            rolling feet, small slips, link flexibility); encoder and gyro noise are added to it.
+        encoder_velocity_noise: rad/s, stddev of a joint velocity (measured or estimated), propagated
+            through the foot Jacobian.
+        foot_gate_nis: chi-square gate on a foot's normalised innovation squared (3 DoF; 16.27 is the
+            99.9 % quantile, 11.34 the 99 %); 0 disables the gate.
+        initial_position: m, base position in ``odom`` at initialisation (x, y, z); z is replaced by the
+            height above the stance feet when ``initial_height_from_feet`` and joints are known.
+        initial_height_from_feet: put the base above the mean of the stance feet (ground at z = 0).
+        initial_position_std: m, initial position stddev (per axis).
+        initial_velocity_std: m/s, initial velocity stddev (per axis).
+        initial_roll_pitch_std: rad, initial roll and pitch stddev.
+        initial_yaw_std: rad, initial yaw stddev (yaw starts at 0 by definition).
+        initial_accel_bias_std: m/s^2, initial accelerometer bias stddev.
+        initial_gyro_bias_std: rad/s, initial gyroscope bias stddev (after the static average).
+        init_imu_samples: number of IMU samples averaged (robot assumed static) for roll, pitch and gyro
+            bias when no explicit initial state is given.
+        init_max_gyro_rad_s: rad/s, the averaging window is restarted while any gyro reading exceeds this
+            (the robot is moving); 0 disables the check.
+        max_dt_s: s, largest IMU period that is propagated; a larger gap is refused and the filter
+            re-anchors its clock (and inflates the velocity covariance).
+        static_bias_lock: while the robot is static (small gyro, still joints, all feet in contact), apply a
+            zero-angular-rate pseudo-measurement (ZARU), which pins the gyro bias to the measured rate.
+        static_gyro_threshold_rad_s: rad/s, gyro norm below which the robot may be static.
+        static_joint_velocity_threshold_rad_s: rad/s, largest joint speed for static.
+        zero_rate_noise_rad_s: rad/s, stddev of the ZARU pseudo-measurement.
+        gravity_m_s2: m/s^2, magnitude of gravity; ``g_W = (0, 0, -gravity_m_s2)``.
+        use_angular_acceleration: include the ``alpha x r`` lever-arm term (alpha from differentiated gyro).
+    """
+
+    use_description_noise: bool = True
+    nominal_imu_rate_hz: float = 1000.0
+    accel_noise_density: float = 0.02
+    gyro_noise_density: float = 0.002
+    accel_bias_random_walk: float = 1.0e-3
+    gyro_bias_random_walk: float = 1.0e-4
+    foot_velocity_noise: float = 0.05
+    encoder_velocity_noise: float = 0.05
+    foot_gate_nis: float = 16.27
+    initial_position: tuple[float, ...] = (0.0, 0.0, 0.0)
+    initial_height_from_feet: bool = True
+    initial_position_std: float = 1.0e-3
+    initial_velocity_std: float = 0.1
+    initial_roll_pitch_std: float = 0.02
+    initial_yaw_std: float = 1.0e-3
+    initial_accel_bias_std: float = 0.1
+    initial_gyro_bias_std: float = 0.005
+    init_imu_samples: int = 100
+    init_max_gyro_rad_s: float = 0.3
+    max_dt_s: float = 0.05
+    static_bias_lock: bool = False
+    static_gyro_threshold_rad_s: float = 0.02
+    static_joint_velocity_threshold_rad_s: float = 0.05
+    zero_rate_noise_rad_s: float = 0.005
+    gravity_m_s2: float = 9.81
+    use_angular_acceleration: bool = True
+
+    def __post_init__(self) -> None:
+        _check_positive(
+            "ekf",
+            nominal_imu_rate_hz=self.nominal_imu_rate_hz,
+            accel_noise_density=self.accel_noise_density,
+            gyro_noise_density=self.gyro_noise_density,
+            foot_velocity_noise=self.foot_velocity_noise,
+            initial_position_std=self.initial_position_std,
+            initial_velocity_std=self.initial_velocity_std,
+            initial_roll_pitch_std=self.initial_roll_pitch_std,
+            initial_yaw_std=self.initial_yaw_std,
+            initial_accel_bias_std=self.initial_accel_bias_std,
+            initial_gyro_bias_std=self.initial_gyro_bias_std,
+            max_dt_s=self.max_dt_s,
+            zero_rate_noise_rad_s=self.zero_rate_noise_rad_s,
+            gravity_m_s2=self.gravity_m_s2,
+        )
+        _check_non_negative(
+            "ekf",
+            accel_bias_random_walk=self.accel_bias_random_walk,
+            gyro_bias_random_walk=self.gyro_bias_random_walk,
+            encoder_velocity_noise=self.encoder_velocity_noise,
+            foot_gate_nis=self.foot_gate_nis,
+            init_max_gyro_rad_s=self.init_max_gyro_rad_s,
+            static_gyro_threshold_rad_s=self.static_gyro_threshold_rad_s,
+            static_joint_velocity_threshold_rad_s=self.static_joint_velocity_threshold_rad_s,
+        )
+        if len(self.initial_position) != 3 or not all(math.isfinite(x) for x in self.initial_position):
+            raise SettingsError(f"ekf.initial_position must be 3 finite numbers, got {self.initial_position!r}")
+        if self.init_imu_samples < 1:
+            raise SettingsError(f"ekf.init_imu_samples must be >= 1, got {self.init_imu_samples}")
+
+
+@dataclass(frozen=True)
+class ContactSettings:
+    """Contact detection (:class:`~robot_state_estimator.estimation.contact.ContactDetector`) and forces.
+
+    Attributes:
+        source: ``auto`` (foot sensors when they are streaming, else torques when the joint message has
+            efforts, else kinematic), ``torque``, ``foot_sensor`` or ``kinematic``.
+        threshold_mode: ``absolute`` (``on_threshold``/``off_threshold`` in N) or ``weight_relative``
+            (fractions of the robot weight divided by the number of feet) for the torque-based normal force.
+        on_threshold: contact starts when the normal force rises above this (N, or fraction of the per-foot
+            weight share).
+        off_threshold: contact ends when the normal force falls below this; must be <= on_threshold.
+        sensor_on_threshold: the same for foot sensors, in the sensor's unit (raw counts on Go1: 60).
+        sensor_off_threshold: the same (Go1: 30).
+        kinematic_on_height_m: m, kinematic fallback: a foot is in contact when it is less than this above
+            the lowest foot (heights along the world vertical, from the estimated attitude).
+        kinematic_off_height_m: m, and leaves contact when more than this above it (>= on height).
+        min_on_duration_s: s, a new contact is reported only after the raw trigger has held "on" this long.
+        min_off_duration_s: s, a lift-off is reported only after the raw trigger has held "off" this long.
+        foot_sensor_timeout_s: s, in ``auto`` mode foot sensors count as streaming when their last sample is
+            at most this old.
+        use_full_dynamics: use ``M a + h`` (with the estimated base and joint accelerations) instead of the
+            gravity torques ``g(q)`` for the contact forces.
+        flat_feet: estimate a 6-D contact wrench per foot (least-norm when a leg has fewer than 6 joints)
+            instead of a 3-D point-foot force.
+    """
+
+    source: str = "auto"
+    threshold_mode: str = "weight_relative"
+    on_threshold: float = 0.3
+    off_threshold: float = 0.15
+    sensor_on_threshold: float = 60.0
+    sensor_off_threshold: float = 30.0
+    kinematic_on_height_m: float = 0.02
+    kinematic_off_height_m: float = 0.03
+    min_on_duration_s: float = 0.0
+    min_off_duration_s: float = 0.0
+    foot_sensor_timeout_s: float = 0.1
+    use_full_dynamics: bool = False
+    flat_feet: bool = False
+
+    def __post_init__(self) -> None:
+        if self.source not in CONTACT_SOURCES:
+            raise SettingsError(f"contact.source must be one of {CONTACT_SOURCES}, got {self.source!r}")
+        if self.threshold_mode not in THRESHOLD_MODES:
+            raise SettingsError(f"contact.threshold_mode must be one of {THRESHOLD_MODES}, got {self.threshold_mode!r}")
+        _check_non_negative(
+            "contact",
+            min_on_duration_s=self.min_on_duration_s,
+            min_off_duration_s=self.min_off_duration_s,
+            kinematic_on_height_m=self.kinematic_on_height_m,
+        )
+        _check_positive("contact", foot_sensor_timeout_s=self.foot_sensor_timeout_s)
+        for on, off, name in (
+            (self.on_threshold, self.off_threshold, "threshold"),
+            (self.sensor_on_threshold, self.sensor_off_threshold, "sensor_threshold"),
+        ):
+            if not (math.isfinite(on) and math.isfinite(off) and off <= on):
+                raise SettingsError(f"contact.off_{name} ({off}) must be <= contact.on_{name} ({on})")
+        if self.kinematic_off_height_m < self.kinematic_on_height_m:
+            raise SettingsError(
+                f"contact.kinematic_off_height_m ({self.kinematic_off_height_m}) must be >= "
+                f"contact.kinematic_on_height_m ({self.kinematic_on_height_m})"
+            )
+
+
+@dataclass(frozen=True)
+class JointVelocitySettings:
+    """Joint velocities estimated from positions (:mod:`~robot_state_estimator.estimation.joint_velocity`).
+
+    Attributes:
+        use_measured: use the velocities of the joint message when it has them (and they are finite).
+        cutoff_hz: Hz, cutoff of the first-order low-pass applied to the backward difference; 0 = none.
+            Lag at low frequency: half a sample period (difference) plus ``1 / (2 pi cutoff_hz)``.
+        max_dt_s: s, a larger gap between joint samples restarts the differentiator.
+    """
+
+    use_measured: bool = True
+    cutoff_hz: float = 100.0
+    max_dt_s: float = 0.1
+
+    def __post_init__(self) -> None:
+        _check_non_negative("joint_velocity", cutoff_hz=self.cutoff_hz)
+        _check_positive("joint_velocity", max_dt_s=self.max_dt_s)
+
+
+@dataclass(frozen=True)
+class EstimatorSettings:
+    """All settings of :class:`~robot_state_estimator.estimation.pipeline.RobotStateEstimator`.
+
+    Attributes:
+        ekf: filter noise, initialisation and guards.
+        contact: contact detection and force estimation.
+        joint_velocity: joint-velocity estimation from positions.
+        foot_frames: foot frame names; empty = take them from the description (``desc.foot_frames()``).
+        max_measurement_delay_s: s, a joint sample older than the filter time by at most this is applied
+            at the filter time (its velocity information is still current enough); older ones are dropped.
+        max_pending_joint_samples: joint samples ahead of the IMU are held, at most this many (oldest dropped).
+        out_of_order_tolerance_s: s, an IMU sample older than the last one by at most this is dropped as
+            out of order; a larger step back in time (a looping bag, a restarted clock) resets the filter.
+    """
+
+    ekf: EkfSettings = field(default_factory=EkfSettings)
+    contact: ContactSettings = field(default_factory=ContactSettings)
+    joint_velocity: JointVelocitySettings = field(default_factory=JointVelocitySettings)
+    foot_frames: tuple[str, ...] = ()
+    max_measurement_delay_s: float = 0.02
+    max_pending_joint_samples: int = 200
+    out_of_order_tolerance_s: float = 0.05
+
+    def __post_init__(self) -> None:
+        _check_non_negative(
+            "settings",
+            max_measurement_delay_s=self.max_measurement_delay_s,
+            out_of_order_tolerance_s=self.out_of_order_tolerance_s,
+        )
+        if self.max_pending_joint_samples < 1:
+            raise SettingsError("max_pending_joint_samples must be >= 1")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Building from dicts
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _coerce(owner: str, name: str, default: Any, value: Any) -> Any:
+    """Convert ``value`` to the type of ``default`` (bool, int, float, str, tuple) or raise SettingsError."""
+    where = f"{owner}{name}"
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        raise SettingsError(f"{where} must be a bool, got {value!r}")
+    if isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise SettingsError(f"{where} must be an integer, got {value!r}")
+    if isinstance(default, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise SettingsError(f"{where} must be a number, got {value!r}")
+    if isinstance(default, str):
+        if isinstance(value, str):
+            return value
+        raise SettingsError(f"{where} must be a string, got {value!r}")
+    if isinstance(default, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise SettingsError(f"{where} must be a list, got {value!r}")
+        return tuple(value)
+    raise SettingsError(f"{where}: unsupported setting type {type(default).__name__}")  # pragma: no cover
+
+
+def _build(cls: type, data: Mapping[str, Any], owner: str) -> Any:
+    if not isinstance(data, Mapping):
+        raise SettingsError(f"{owner or 'settings'} must be a mapping, got {data!r}")
+    defaults = cls()
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise SettingsError(
+            f"unknown setting(s) {', '.join(owner + k for k in unknown)}; known: {', '.join(sorted(known))}"
+        )
+    kwargs: dict[str, Any] = {}
+    for name, value in data.items():
+        default = getattr(defaults, name)
+        if dataclasses.is_dataclass(default):
+            kwargs[name] = _build(type(default), value, f"{owner}{name}.")
+        else:
+            kwargs[name] = _coerce(owner, name, default, value)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # pragma: no cover - guarded by the unknown-key check
+        raise SettingsError(str(exc)) from exc
+
+
+def _unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for key, value in flat.items():
+        if not isinstance(key, str):
+            raise SettingsError(f"setting names must be strings, got {key!r}")
+        parts = key.split(".")
+        node = nested
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise SettingsError(f"setting {key!r} conflicts with {part!r}")
+            node = child
+        if isinstance(value, Mapping):
+            existing = node.setdefault(parts[-1], {})
+            if not isinstance(existing, dict):
+                raise SettingsError(f"setting {key!r} given twice")
+            existing.update(_unflatten(value))
+        else:
+            node[parts[-1]] = value
+    return nested
+
+
+def settings_from_flat(
+    flat: Mapping[str, Any],
+    base: EstimatorSettings | None = None,
+    *,
+    ignore: Collection[str] = (),
+) -> EstimatorSettings:
+    """Settings from flat dotted names, as ROS 2 parameters carry them.
+
+    Args:
+        flat: e.g. ``{"ekf.accel_noise_density": 0.05, "contact.source": "foot_sensor"}``; nested dicts are
+            accepted too (and merged).
+        base: settings whose values are kept for keys not in ``flat`` (defaults when None).
+        ignore: top-level names that belong to someone else (the node's ``odom_frame``, topics, ...) and are
+            skipped instead of rejected.
+
+    Returns:
+        The settings.
+
+    Raises:
+        SettingsError: unknown name (named in the message), wrong type or out-of-range value.
+    """
+    nested = _unflatten({k: v for k, v in flat.items() if k.split(".")[0] not in set(ignore)})
+    if base is not None:
+        merged = _unflatten(flatten_settings(base))
+        for key, value in nested.items():
+            if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key].update(value)
+            else:
+                merged[key] = value
+        nested = merged
+    return _build(EstimatorSettings, nested, "")
+
+
+def flatten_settings(settings: EstimatorSettings) -> dict[str, Any]:
+    """Settings -> flat dotted names (``ekf.accel_noise_density``) with their values (tuples as lists)."""
+    out: dict[str, Any] = {}
+
+    def walk(obj: Any, prefix: str) -> None:
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if dataclasses.is_dataclass(value):
+                walk(value, f"{prefix}{f.name}.")
+            else:
+                out[prefix + f.name] = list(value) if isinstance(value, tuple) else value
+
+    walk(settings, "")
+    return out
+
+
+def load_settings(
+    source: str | Path | Mapping[str, Any] | None = None, *, ignore: Collection[str] = ()
+) -> EstimatorSettings:
+    """Load settings from a YAML file or a dict.
+
+    Args:
+        source: a path to a YAML file; or a dict in one of three shapes: the parameter file
+            (``{robot_state_estimator: {ros__parameters: {...}}}``), the ``ros__parameters`` dict, or flat
+            dotted names. None gives the defaults.
+        ignore: top-level parameter names of the node that share the file (skipped, not rejected).
+
+    Returns:
+        The settings (defaults for everything not given).
+
+    Raises:
+        SettingsError: unreadable file, unknown key (named), wrong type or out-of-range value.
+    """
+    if source is None:
+        return EstimatorSettings()
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise SettingsError(f"cannot read settings file {path}: {exc}") from exc
+    else:
+        data = source
+    if not isinstance(data, Mapping):
+        raise SettingsError(f"settings must be a mapping, got {type(data).__name__}")
+    if NODE_KEY in data:
+        extra = sorted(set(data) - {NODE_KEY})
+        if extra:
+            raise SettingsError(f"unknown top-level key(s) {extra} next to {NODE_KEY!r}")
+        data = data[NODE_KEY]
+        if not isinstance(data, Mapping) or PARAMS_KEY not in data:
+            raise SettingsError(f"{NODE_KEY!r} must contain {PARAMS_KEY!r}")
+    if PARAMS_KEY in data:
+        extra = sorted(set(data) - {PARAMS_KEY})
+        if extra:
+            raise SettingsError(f"unknown key(s) {extra} next to {PARAMS_KEY!r}")
+        data = data[PARAMS_KEY] or {}
+    return settings_from_flat(data, ignore=ignore)
