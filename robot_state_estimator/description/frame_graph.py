@@ -72,7 +72,8 @@ class FrameGraph:
         """Check every edge; returns the problems (invalid names, cycles) instead of raising."""
         problems: list[Problem] = []
         for node in self.nodes.values():
-            if node.relative_to is not None and node.relative_to not in self.nodes:
+            default_rel = node.relative_to == node.attached_to  # reported as an attached_to problem
+            if node.relative_to is not None and node.relative_to not in self.nodes and not default_rel:
                 problems.append(
                     Problem(
                         ErrorCode.POSE_RELATIVE_TO_INVALID,

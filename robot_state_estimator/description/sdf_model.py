@@ -1,0 +1,274 @@
+"""SDFormat document -> pinocchio model, IMUs and frames.
+
+The kinematic tree is built from the base link (default: the model's canonical link) depth first, the
+children of a link in joint-name order, as pinocchio's URDF parser does (urdfdom keeps joints in a
+``std::map``), so that an SDF model and the URDF of the same robot get the same ``q`` layout.
+
+- revolute / continuous / prismatic joints: pinocchio ``R{X,Y,Z}`` / ``RUB{X,Y,Z}`` / ``P{X,Y,Z}`` when the
+  axis (normalised, in the joint frame) is +x, +y or +z, else the ``...Unaligned`` joint (same choice as
+  pinocchio's URDF parser). Fixed joints become ``FIXED_JOINT`` frames, links ``BODY`` frames, ``<frame>``s
+  and nested models ``OP_FRAME``s. Joints whose parent is ``world`` are left out (the base floats).
+- axis: ``//axis/xyz`` expressed in ``@expressed_in`` (default the joint frame; SDF 1.6
+  ``use_parent_model_frame`` = the model frame), as libsdformat ``JointAxis::ResolveXyz``.
+- inertials: ``//inertial/pose`` in the link frame, mass and inertia about the CoM in that pose's axes;
+  spec defaults (mass 1 kg, inertia identity) when absent. Inertias of links on fixed joints are lumped
+  into the moving body, as pinocchio's URDF parser does.
+
+Sources: SDFormat ``joint.sdf``, ``link.sdf``, ``inertial.sdf``; libsdformat ``src/Joint.cc``,
+``src/JointAxis.cc``, ``src/Link.cc``; pinocchio ``parsers/urdf/model.hxx``.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from .errors import DescriptionError, ErrorCode, Problem, ProblemList
+from .frame_graph import FrameGraph
+from .imu import default_frame_id, is_imu_sensor, parse_imu_fields
+from .pose import PoseTextError, parse_pose
+from .sdf_frames import SdfModelFrames, build_model_frames, version_tuple
+from .types import ImuSpec
+from .xml_input import XmlDocument
+
+SUPPORTED_VERSIONS = [(1, v) for v in range(5, 12)]
+
+
+@dataclass
+class SdfResult:
+    """What :func:`read_sdf` produced."""
+
+    name: str
+    graph: FrameGraph
+    model: pin.Model
+    base_link: str
+    imus: list[ImuSpec]
+
+
+def _pick_model(doc: XmlDocument, model_name: str | None) -> ET.Element:
+    root = doc.root
+    candidates = list(root.findall("model"))
+    for world in root.findall("world"):
+        candidates += world.findall("model")
+    if not candidates:
+        raise DescriptionError(
+            Problem(ErrorCode.ELEMENT_MISSING, "no <model> in the SDF (or in its <world>)", "sdf", file=doc.file)
+        )
+    names = [m.get("name", "") for m in candidates]
+    if model_name is not None:
+        for m in candidates:
+            if m.get("name") == model_name:
+                return m
+        raise DescriptionError(
+            Problem(ErrorCode.ELEMENT_MISSING, f"no model {model_name!r}; models: {names}", "sdf", file=doc.file)
+        )
+    if len(candidates) > 1:
+        raise DescriptionError(
+            Problem(ErrorCode.ELEMENT_INVALID, f"several models {names}: pass model_name", "sdf", file=doc.file)
+        )
+    return candidates[0]
+
+
+def _inertia(link_inertial: ET.Element | None, problems: ProblemList, where: dict) -> pin.Inertia:
+    """Spatial inertia of a link in its own frame (spec defaults: mass 1, I = identity, CoM at origin)."""
+    if link_inertial is None:
+        return pin.Inertia(1.0, np.zeros(3), np.eye(3))
+
+    def num(path: str, default: float) -> float:
+        t = link_inertial.findtext(path)
+        if t is None or not t.strip():
+            return default
+        try:
+            return float(t)
+        except ValueError:
+            problems.add(ErrorCode.ELEMENT_INVALID, f"inertial {path} {t!r} is not a number", **where)
+            return default
+
+    mass = num("mass", 1.0)
+    I_com = np.array(
+        [
+            [num("inertia/ixx", 1.0), num("inertia/ixy", 0.0), num("inertia/ixz", 0.0)],
+            [num("inertia/ixy", 0.0), num("inertia/iyy", 1.0), num("inertia/iyz", 0.0)],
+            [num("inertia/ixz", 0.0), num("inertia/iyz", 0.0), num("inertia/izz", 1.0)],
+        ]
+    )
+    p = link_inertial.find("pose")
+    X = pin.SE3.Identity()
+    if p is not None:
+        try:
+            X = parse_pose(p.text, rotation_format=p.get("rotation_format"), degrees=p.get("degrees"))
+        except PoseTextError as exc:
+            problems.add(ErrorCode.ELEMENT_INVALID, f"inertial pose: {exc}", **where)
+    R = X.rotation
+    return pin.Inertia(mass, X.translation.copy(), R @ I_com @ R.T)
+
+
+def _joint_model(jtype: str, axis: np.ndarray):
+    unit = {0: "X", 1: "Y", 2: "Z"}
+    aligned = None
+    for i in range(3):
+        e = np.zeros(3)
+        e[i] = 1.0
+        if np.allclose(axis, e, atol=1e-12, rtol=0):
+            aligned = unit[i]
+    if jtype == "revolute":
+        return getattr(pin, f"JointModelR{aligned}")() if aligned else pin.JointModelRevoluteUnaligned(axis)
+    if jtype == "continuous":
+        return getattr(pin, f"JointModelRUB{aligned}")() if aligned else pin.JointModelRevoluteUnboundedUnaligned(axis)
+    if jtype == "prismatic":
+        return getattr(pin, f"JointModelP{aligned}")() if aligned else pin.JointModelPrismaticUnaligned(axis)
+    raise ValueError(jtype)
+
+
+def build_pinocchio_model(frames: SdfModelFrames, base: str, problems: ProblemList, file: str | None) -> pin.Model:
+    """The pinocchio model of ``frames`` with a free-flyer ``root_joint`` at link ``base`` (see module doc)."""
+    g = frames.graph
+    model = pin.Model()
+    model.name = frames.name
+    root_id = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root_joint")
+    root_frame = model.addJointFrame(root_id, 0)
+    # link -> (pinocchio joint id, graph frame coinciding with that joint's frame, pinocchio frame id)
+    support: dict[str, tuple[int, str, int]] = {base: (root_id, base, root_frame)}
+
+    def add_body(link: str, jid: int, jframe: str, parent_frame: int) -> None:
+        placement = g.resolve_pose(link, jframe)
+        where = {"element": "link", "name": link, "line": frames.links[link].line, "file": file}
+        model.appendBodyToJoint(jid, _inertia(frames.links[link].inertial, problems, where), placement)
+        model.addBodyFrame(link, jid, placement, parent_frame)
+
+    add_body(base, root_id, base, root_frame)
+    children: dict[str, list[str]] = {}
+    for j in frames.joints.values():
+        if j.parent == "world":
+            continue
+        children.setdefault(g.frame_body(j.parent), []).append(j.name)
+    for lst in children.values():
+        lst.sort()
+    limits: list[tuple[int, float | None, float | None]] = []
+
+    def visit(link: str) -> None:
+        jid_p, jframe_p, fid_p = support[link]
+        for jname in children.get(link, []):
+            j = frames.joints[jname]
+            child = g.frame_body(j.child)
+            where = {"element": "joint", "name": jname, "line": j.line, "file": file}
+            if child in support:
+                problems.add(
+                    ErrorCode.JOINT_CHILD_LINK_INVALID,
+                    f"joint {jname!r}: child link {child!r} already connected (kinematic loop or the base as a "
+                    "child); the tree must start at the base link",
+                    **where,
+                )
+                continue
+            X_p_j = g.resolve_pose(jname, jframe_p)
+            if j.type == "fixed":
+                fid = model.addFrame(pin.Frame(jname, jid_p, fid_p, X_p_j, pin.FrameType.FIXED_JOINT))
+                support[child] = (jid_p, jframe_p, fid)
+                add_body(child, jid_p, jframe_p, fid)
+            elif j.type in ("revolute", "continuous", "prismatic"):
+                axis = g.resolve_pose(j.axis_expressed_in, jname).rotation @ j.axis_xyz
+                axis = axis / np.linalg.norm(axis)
+                jid = model.addJoint(jid_p, _joint_model(j.type, axis), X_p_j, jname)
+                fid = model.addJointFrame(jid, fid_p)
+                support[child] = (jid, jname, fid)
+                add_body(child, jid, jname, fid)
+                if j.type != "continuous":
+                    limits.append((jid, j.limit_lower, j.limit_upper))
+            else:
+                problems.add(
+                    ErrorCode.ELEMENT_INVALID,
+                    f"joint {jname!r}: type {j.type!r} is not supported (revolute, continuous, prismatic, fixed)",
+                    **where,
+                )
+                continue
+            visit(child)
+
+    visit(base)
+    for link in frames.links:
+        if link not in support:
+            problems.add(
+                ErrorCode.ELEMENT_INVALID,
+                f"link {link!r} is not connected to the base link {base!r} by joints",
+                element="link",
+                name=link,
+                line=frames.links[link].line,
+                file=file,
+            )
+    if problems:
+        return model
+    for fname in frames.frames:
+        body = g.frame_body(fname)
+        jid, jframe, fid = support[body]
+        model.addFrame(pin.Frame(fname, jid, fid, g.resolve_pose(fname, jframe), pin.FrameType.OP_FRAME))
+    lower = model.lowerPositionLimit.copy()
+    upper = model.upperPositionLimit.copy()
+    for jid, lo, hi in limits:
+        idx = model.joints[jid].idx_q
+        if lo is not None:
+            lower[idx] = lo
+        if hi is not None:
+            upper[idx] = hi
+    model.lowerPositionLimit = lower
+    model.upperPositionLimit = upper
+    return model
+
+
+def read_sdf(doc: XmlDocument, *, model_name: str | None = None, base_link: str | None = None) -> SdfResult:
+    """Read an SDFormat document.
+
+    Raises:
+        DescriptionError: every problem found (frame semantics, joints, sensors, unsupported version).
+    """
+    vtext = doc.root.get("version")
+    version = version_tuple(vtext)
+    if version not in SUPPORTED_VERSIONS:
+        code = ErrorCode.VERSION_DEPRECATED if version < (1, 5) else ErrorCode.ATTRIBUTE_INVALID
+        raise DescriptionError(
+            Problem(
+                code,
+                f"SDFormat version {vtext!r} is not supported (1.5 to 1.11)",
+                "sdf",
+                line=doc.line(doc.root),
+                file=doc.file,
+            )
+        )
+    model_elem = _pick_model(doc, model_name)
+    frames, problems = build_model_frames(doc, model_elem, version)
+    problems.raise_if_any()
+    g = frames.graph
+    base = base_link if base_link is not None else frames.canonical_link
+    if base not in frames.links:
+        raise DescriptionError(
+            Problem(
+                ErrorCode.MODEL_CANONICAL_LINK_INVALID,
+                f"base link {base!r} is not a link of model {frames.name!r}",
+                "model",
+                frames.name,
+                doc.line(model_elem),
+                doc.file,
+            )
+        )
+    model = build_pinocchio_model(frames, base, problems, doc.file)
+    imus: list[ImuSpec] = []
+    for s in frames.sensors:
+        if not is_imu_sensor(s.elem):
+            continue
+        where = {"element": "sensor", "name": s.name, "line": s.line, "file": s.file}
+        fields = parse_imu_fields(s.elem, problems, where, legacy_noise=version < (1, 6))
+        link = g.frame_body(s.host)
+        pose_in_link = g.resolve_pose(s.relative_to, link) * s.raw_pose
+        imus.append(
+            ImuSpec(
+                name=s.name,
+                link=link,
+                frame_id=fields.frame_id or default_frame_id(s.name),
+                pose_in_link=pose_in_link,
+                pose_in_base=g.resolve_pose(link, base) * pose_in_link,
+                **fields.as_kwargs(),
+            )
+        )
+    problems.raise_if_any()
+    return SdfResult(name=frames.name, graph=g, model=model, base_link=base, imus=imus)
