@@ -339,7 +339,7 @@ def estimate_time_offset_and_rate(
     signal_gt: FloatArray,
     *,
     max_offset_s: float = 5.0,
-    max_rate_deviation: float = 0.05,
+    max_rate_deviation: float = 0.1,
     n_rates: int = 21,
     step_s: float = 0.01,
     min_overlap_fraction: float = 0.5,
@@ -406,8 +406,10 @@ def align_time(
     *,
     estimate_rate: bool = False,
     max_offset_s: float = 5.0,
-    max_rate_deviation: float = 0.05,
+    max_rate_deviation: float = 0.1,
     signal_rate_hz: float = 100.0,
+    smooth_s: float = 0.1,
+    reference_yaw_rate: tuple[FloatArray, FloatArray] | None = None,
 ) -> TimeAlignment:
     """Time-align ground truth to an estimate on their yaw rates (see :func:`yaw_rate_signal`).
 
@@ -418,12 +420,24 @@ def align_time(
         max_offset_s: offset search half-width, s.
         max_rate_deviation: rate search half-width.
         signal_rate_hz: rate of the yaw-rate signals, Hz.
+        smooth_s: moving-average window of both signals, s.
+        reference_yaw_rate: ``(t_s (N,), yaw rate (N,) rad/s)`` on the estimate's clock to align on instead
+            of the estimate's own yaw rate, e.g. the gyroscope's z axis in the base frame (independent of how
+            well the estimate tracks yaw).
 
     Returns:
         The alignment; apply it with ``alignment.apply(gt)``.
     """
-    te, se = yaw_rate_signal(est, rate_hz=signal_rate_hz)
-    tg, sg = yaw_rate_signal(gt, rate_hz=signal_rate_hz)
+    if reference_yaw_rate is not None:
+        t_ref = np.asarray(reference_yaw_rate[0], dtype=float)
+        te = np.arange(t_ref[0], t_ref[-1], 1.0 / signal_rate_hz)
+        se = np.interp(te, t_ref, np.asarray(reference_yaw_rate[1], dtype=float))
+        w = round(smooth_s * signal_rate_hz)
+        if w > 1:
+            se = np.convolve(se, np.ones(w) / w, mode="same")
+    else:
+        te, se = yaw_rate_signal(est, rate_hz=signal_rate_hz, smooth_s=smooth_s)
+    tg, sg = yaw_rate_signal(gt, rate_hz=signal_rate_hz, smooth_s=smooth_s)
     step = 1.0 / signal_rate_hz
     if estimate_rate:
         return estimate_time_offset_and_rate(
@@ -818,7 +832,8 @@ def evaluate(
     *,
     time_alignment: str = "none",
     max_offset_s: float = 5.0,
-    max_rate_deviation: float = 0.05,
+    max_rate_deviation: float = 0.1,
+    reference_yaw_rate: tuple[FloatArray, FloatArray] | None = None,
     rpe_distances_m: tuple[float, ...] = (1.0, 10.0),
     rpe_windows_s: tuple[float, ...] = (1.0, 10.0),
     with_nees: bool = False,
@@ -831,6 +846,8 @@ def evaluate(
         time_alignment: "none" (stamps are trusted), "offset" (search an offset on yaw rate) or
             "offset+rate" (ground truth without stamps).
         max_offset_s, max_rate_deviation: search ranges of the time alignment.
+        reference_yaw_rate: align on this ``(t_s, yaw rate)`` instead of the estimate's (see
+            :func:`align_time`).
         rpe_distances_m: RPE travelled distances, m.
         rpe_windows_s: RPE time windows, s.
         with_nees: also compute the NEES in the estimator's own frame (no spatial alignment).
@@ -852,6 +869,7 @@ def evaluate(
             estimate_rate=time_alignment == "offset+rate",
             max_offset_s=max_offset_s,
             max_rate_deviation=max_rate_deviation,
+            reference_yaw_rate=reference_yaw_rate,
         )
     else:
         raise MetricsError(f"unknown time alignment {time_alignment!r}; use none, offset or offset+rate")

@@ -1,0 +1,795 @@
+"""``robot-state-estimator replay``: run the estimator over a recorded bag as fast as possible.
+
+Reads a rosbag2 directory or file (sqlite3 or mcap) or a ROS 1 bag with ``rosbags``, feeds the IMU,
+joint-state (and optionally foot-sensor) messages in ``header.stamp`` order through the same core and the same
+input rules as the node (``robot_state_estimator.ros.node``), and writes:
+
+- an mcap bag with ``odometry`` (nav_msgs/Odometry), ``/tf`` (odom -> base), ``contact_wrench/<foot>``
+  (geometry_msgs/WrenchStamped in the foot frame) and ``contact_states`` (diagnostic_msgs/DiagnosticArray),
+  each message at its estimate's stamp (topic names as the node publishes them; replayable in Foxglove or
+  with ``ros2 bag play`` into RViz);
+- a TUM trajectory file (evo-compatible);
+- with ground truth: a metrics table on stdout, a JSON file and PNG plots.
+
+Input rules shared with the node (keep in sync with ``EstimatorNode._on_imu`` / ``_on_joints``): an IMU
+``frame_id`` other than the description's IMU frame (or ``imu_frame_id``) is skipped; zero stamps are
+skipped; an IMU stamp older than the previous one by more than ``out_of_order_tolerance_s``, or newer by
+more than ``max_time_gap_s``, resets the filter; joint messages must name exactly the model's joints;
+with ``contact.source: torque`` a joint message without efforts is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from robot_state_estimator.common.time import NS_PER_S
+from robot_state_estimator.estimation.types import Estimate
+from robot_state_estimator.tools.ground_truth import GroundTruth, is_bag, load_ground_truth, write_tum
+from robot_state_estimator.tools.metrics import MetricsError, Trajectory
+
+#: Node parameters that may share a settings file with the estimator settings (``ros/parameters.py``'s
+#: ``NODE_PARAMETERS``; kept here because ``tools`` does not import ``ros``; a test checks they agree).
+NODE_PARAMETER_NAMES: tuple[str, ...] = (
+    "robot",
+    "description_file",
+    "robot_description",
+    "config_file",
+    "odom_frame",
+    "base_frame",
+    "tf_child_frame",
+    "publish_tf",
+    "imu_frame_id",
+    "use_foot_forces",
+    "qos_depth",
+    "max_time_gap_s",
+    "diagnostics_period_s",
+)
+#: Defaults of the node parameters replay uses (as in ``NODE_PARAMETERS``).
+NODE_DEFAULTS: dict[str, Any] = {
+    "odom_frame": "odom",
+    "base_frame": "",
+    "tf_child_frame": "",
+    "imu_frame_id": "",
+    "use_foot_forces": False,
+    "max_time_gap_s": 0.5,
+}
+
+
+class ReplayError(RuntimeError):
+    """The replay cannot run: missing input, description or topics; the message says which."""
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """What to read and how to behave.
+
+    Attributes:
+        imu_topic, joints_topic, foot_forces_topic: input topics.
+        use_foot_forces: "auto" (when the topic is in the bag), "yes" or "no".
+        node_params: node parameters (``NODE_DEFAULTS`` keys) as the node would have them.
+        progress: show a tqdm progress bar (None = when stderr is a terminal and the input is long).
+    """
+
+    imu_topic: str = "/imu/data"
+    joints_topic: str = "/joint_states"
+    foot_forces_topic: str = "/foot_forces"
+    use_foot_forces: str = "auto"
+    node_params: dict[str, Any] = field(default_factory=lambda: dict(NODE_DEFAULTS))
+    progress: bool | None = None
+
+
+@dataclass
+class EstimateLog:
+    """Compact columns of every published estimate (what the node would publish, in order).
+
+    Attributes:
+        stamp_ns: (N,) int64.
+        p, quat_xyzw, v, omega: (N, 3|4) base pose in ``odom``, twist in the base frame.
+        pose_cov, twist_cov: (N, 6, 6).
+        accel_bias, gyro_bias: (N, 3) in the IMU frame.
+        feet: foot names; ``contact_stamp_ns`` (M,), ``contact`` (M, F) bool, ``force_world`` (M, F, 3),
+            ``accepted`` (M, F) bool, ``nis`` (M, F): from estimates that carry feet.
+    """
+
+    stamp_ns: list[int] = field(default_factory=list)
+    p: list[Any] = field(default_factory=list)
+    quat_xyzw: list[Any] = field(default_factory=list)
+    v: list[Any] = field(default_factory=list)
+    omega: list[Any] = field(default_factory=list)
+    pose_cov: list[Any] = field(default_factory=list)
+    twist_cov: list[Any] = field(default_factory=list)
+    accel_bias: list[Any] = field(default_factory=list)
+    gyro_bias: list[Any] = field(default_factory=list)
+    feet: tuple[str, ...] = ()
+    contact_stamp_ns: list[int] = field(default_factory=list)
+    contact: list[Any] = field(default_factory=list)
+    force_world: list[Any] = field(default_factory=list)
+    accepted: list[Any] = field(default_factory=list)
+    nis: list[Any] = field(default_factory=list)
+
+    def append(self, e: Estimate) -> None:
+        """Record one estimate."""
+        self.stamp_ns.append(e.stamp_ns)
+        self.p.append(e.p_world_base)
+        self.quat_xyzw.append(e.quat_world_base_xyzw)
+        self.v.append(e.v_base_in_base)
+        self.omega.append(e.omega_base_in_base)
+        self.pose_cov.append(e.pose_covariance)
+        self.twist_cov.append(e.twist_covariance)
+        self.accel_bias.append(e.accel_bias)
+        self.gyro_bias.append(e.gyro_bias)
+        if e.feet:
+            names = tuple(f.name for f in e.feet)
+            if not self.feet:
+                self.feet = names
+            if names == self.feet:
+                self.contact_stamp_ns.append(e.stamp_ns)
+                self.contact.append([f.in_contact for f in e.feet])
+                self.force_world.append([f.force_in_world for f in e.feet])
+                self.accepted.append([f.update_accepted for f in e.feet])
+                self.nis.append([f.nis for f in e.feet])
+
+    def __len__(self) -> int:
+        return len(self.stamp_ns)
+
+    def trajectory(self) -> Trajectory:
+        """The estimates as a :class:`Trajectory` (repeated stamps: the last estimate of each stamp).
+
+        ``extras`` holds ``accel_bias``, ``gyro_bias`` and ``omega``.
+
+        Raises:
+            ReplayError: fewer than two estimates.
+        """
+        if len(self) < 2:
+            raise ReplayError(f"the estimator produced {len(self)} estimates; nothing to evaluate")
+        t = np.asarray(self.stamp_ns, dtype=np.int64)
+        # the last estimate of each stamp; after a reset to earlier stamps, only stamps beyond the last kept
+        keep = np.zeros(len(t), bool)
+        last = None
+        for k in range(len(t) - 1, -1, -1):
+            if last is None or t[k] < last:
+                keep[k] = True
+                last = t[k]
+        t_s = (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S
+
+        def a(x: list[Any]) -> np.ndarray:
+            return np.asarray(x, dtype=float)[keep]
+
+        return Trajectory(
+            t_s=t_s[keep],
+            p_world_base=a(self.p),
+            quat_world_base_xyzw=a(self.quat_xyzw),
+            v_base_in_base=a(self.v),
+            pose_covariance=a(self.pose_cov),
+            twist_covariance=a(self.twist_cov),
+            extras={"accel_bias": a(self.accel_bias), "gyro_bias": a(self.gyro_bias), "omega": a(self.omega)},
+        )
+
+    def contacts_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(t_s (M,), contact (M, F) bool)`` of the estimates that carried feet."""
+        t = np.asarray(self.contact_stamp_ns, dtype=np.int64)
+        t_s = (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S
+        return t_s, np.asarray(self.contact, dtype=bool).reshape(len(t), len(self.feet))
+
+
+class ReplayDriver:
+    """Feeds ROS messages (rosbags or rclpy) to a ``RobotStateEstimator`` with the node's input rules.
+
+    Args:
+        estimator: the core ``RobotStateEstimator``.
+        description: its ``RobotDescription`` (joint names, IMU frame).
+        settings: its ``EstimatorSettings``.
+        node_params: ``NODE_DEFAULTS``-like dict (``imu_frame_id``, ``max_time_gap_s``).
+        on_estimate: called with every estimate the node would publish.
+    """
+
+    def __init__(
+        self,
+        estimator: Any,
+        description: Any,
+        settings: Any,
+        node_params: dict[str, Any],
+        on_estimate: Callable[[Estimate], None],
+    ) -> None:
+        from robot_state_estimator.io import messages
+
+        self._m = messages
+        self.est = estimator
+        self.settings = settings
+        self.params = {**NODE_DEFAULTS, **node_params}
+        self.model_joints = frozenset(description.joint_names)
+        frame = str(self.params["imu_frame_id"])
+        if frame == "*":
+            self.imu_frames: frozenset[str] | None = None
+        elif frame:
+            self.imu_frames = frozenset({frame})
+        else:
+            self.imu_frames = frozenset(f for f in (description.imu.frame_id, description.imu.link) if f)
+        self.last_imu_ns: int | None = None
+        self.on_estimate = on_estimate
+        self.skipped: Counter[str] = Counter()
+        self.events: Counter[str] = Counter()
+        self.resets = 0
+        self.n_estimates = 0
+        #: gyroscope z in the base frame per accepted IMU sample (time alignment with ground truth)
+        self.R_base_imu = np.asarray(description.imu.R_base_imu, dtype=float)
+        self.gyro_stamp_ns: list[int] = []
+        self.gyro_z_base: list[float] = []
+
+    def _skip(self, key: str) -> None:
+        self.skipped[key] += 1
+
+    def _reset(self, reason: str, key: str) -> None:
+        self.skipped[key] += 1
+        self.est.reset(reason)
+        self.resets += 1
+        self.last_imu_ns = None
+
+    def imu(self, msg: Any) -> None:
+        """An ``sensor_msgs/Imu`` message."""
+        try:
+            sample = self._m.imu_sample_from_msg(msg)
+        except self._m.MessageError as exc:
+            self._skip("imu_not_finite" if "finite" in str(exc) else "imu_bad_message")
+            return
+        if self.imu_frames is not None and sample.frame_id not in self.imu_frames:
+            self._skip("imu_frame_id")
+            return
+        if sample.stamp_ns <= 0:
+            self._skip("stamp_zero")
+            return
+        last = self.last_imu_ns
+        if last is not None:
+            dt_ns = sample.stamp_ns - last
+            if dt_ns < -int(self.settings.out_of_order_tolerance_s * NS_PER_S):
+                self._reset(f"time went backwards by {-dt_ns / NS_PER_S:.3f} s", "stamp_backwards")
+            elif dt_ns > int(self.params["max_time_gap_s"] * NS_PER_S):
+                self._reset(f"gap of {dt_ns / NS_PER_S:.3f} s in the IMU stamps", "stamp_gap")
+        if self.last_imu_ns is None or sample.stamp_ns > self.last_imu_ns:
+            self.last_imu_ns = sample.stamp_ns
+        self.gyro_stamp_ns.append(sample.stamp_ns)
+        self.gyro_z_base.append(float(self.R_base_imu[2] @ sample.angular_velocity))
+        self._step(self.est.add_imu, sample)
+
+    def joints(self, msg: Any) -> None:
+        """A ``sensor_msgs/JointState`` message."""
+        try:
+            sample = self._m.joint_sample_from_msg(msg)
+        except self._m.MessageError as exc:
+            text = str(exc)
+            self._skip(
+                "joint_not_finite"
+                if "finite" in text
+                else "joint_bad_lengths"
+                if " but " in text
+                else "joint_bad_message"
+            )
+            return
+        if sample.stamp_ns <= 0:
+            self._skip("stamp_zero")
+            return
+        names = set(sample.names)
+        if self.model_joints - names:
+            self._skip("joint_missing_names")
+            return
+        if names - self.model_joints:
+            self._skip("joint_unknown_names")
+            return
+        if sample.effort is None and self.settings.contact.source == "torque":
+            self._skip("joint_effort_missing")
+            return
+        self._step(self.est.add_joints, sample)
+
+    def foot_forces(self, msg: Any) -> None:
+        """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
+        try:
+            sample = self._m.foot_force_sample_from_msg(msg)
+        except Exception:
+            self._skip("foot_force_bad_message")
+            return
+        self._step(self.est.add_foot_forces, sample)
+
+    def _step(self, add: Callable[[Any], Any], sample: Any) -> None:
+        estimate = add(sample)
+        for event in self.est.pop_events():
+            self.events[event.key] += 1
+        if isinstance(estimate, Estimate):
+            if not _finite(estimate):
+                self._reset("the estimate is not finite", "estimate_not_finite")
+                return
+            self.n_estimates += 1
+            self.on_estimate(estimate)
+
+
+def _finite(e: Estimate) -> bool:
+    parts = (e.p_world_base, e.quat_world_base_xyzw, e.v_base_in_base, e.omega_base_in_base)
+    parts += (e.pose_covariance, e.twist_covariance)
+    if not all(np.all(np.isfinite(p)) for p in parts):
+        return False
+    return all(np.all(np.isfinite(f.wrench_in_foot)) and np.all(np.isfinite(f.force_in_world)) for f in e.feet)
+
+
+class OutputBag:
+    """Writes the node's outputs for each estimate into an mcap bag (same topics as the node)."""
+
+    def __init__(self, path: str | Path, *, odom_frame: str, base_frame: str, tf_child_frame: str) -> None:
+        from robot_state_estimator.io import bags, messages
+
+        self._m = messages
+        self.types = bags.default_types()
+        self.bag = bags.BagWriter(path)
+        self.bag.open()
+        self.odom_frame = odom_frame
+        self.base_frame = base_frame
+        self.tf_child = tf_child_frame or base_frame
+        self.last_tf_ns: int | None = None
+
+    def write(self, e: Estimate) -> None:
+        """Write the messages the node publishes for ``e`` (odometry, /tf, wrenches, contact states)."""
+        m, t, s = self._m, self.types, e.stamp_ns
+        self.bag.write("odometry", m.odometry_msg(t, e, odom_frame=self.odom_frame, base_frame=self.base_frame), s)
+        if t.TFMessage is not None and (self.last_tf_ns is None or s > self.last_tf_ns):
+            tf = m.odom_transform_msg(t, e, odom_frame=self.odom_frame, base_frame=self.tf_child)
+            self.bag.write("/tf", m.tf_message(t, [tf]), s)
+            self.last_tf_ns = s
+        if e.feet:
+            for foot in e.feet:
+                self.bag.write(f"contact_wrench/{foot.name}", m.foot_wrench_msg(t, s, foot), s)
+            self.bag.write("contact_states", m.contact_states_msg(t, s, e.feet), s)
+
+    def close(self) -> None:
+        """Finish the bag."""
+        self.bag.close()
+
+
+@dataclass
+class ReplayResult:
+    """What a replay produced.
+
+    Attributes:
+        log: every published estimate (columns).
+        n_inputs: input messages read (IMU + joints + foot sensors).
+        input_duration_s: span of the input stamps, s.
+        wall_s: wall time of the estimation loop (reading excluded), s.
+        read_s: wall time to read and deserialize the bag, s.
+        skipped, events: counts by cause (driver rules; core events).
+        resets: filter resets by the driver.
+        gyro_yaw_rate: ``(t_s, gyro z in the base frame rad/s)`` of the IMU input (time alignment).
+        metrics: ``metrics.evaluate`` output (+ contacts) when ground truth was given, else None.
+        ground_truth: the loaded ground truth (time-aligned when an alignment was searched), or None.
+        description: the robot description used.
+    """
+
+    log: EstimateLog
+    n_inputs: int
+    input_duration_s: float
+    wall_s: float
+    read_s: float
+    skipped: dict[str, int]
+    events: dict[str, int]
+    resets: int
+    gyro_yaw_rate: tuple[np.ndarray, np.ndarray] | None = None
+    metrics: dict[str, Any] | None = None
+    ground_truth: GroundTruth | None = None
+    description: Any = None
+
+    @property
+    def realtime_factor(self) -> float:
+        """Input duration / estimation wall time."""
+        return self.input_duration_s / self.wall_s if self.wall_s > 0 else float("inf")
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-serialisable run summary."""
+        return {
+            "n_inputs": self.n_inputs,
+            "n_estimates": len(self.log),
+            "input_duration_s": self.input_duration_s,
+            "estimation_wall_s": self.wall_s,
+            "read_wall_s": self.read_s,
+            "samples_per_s": self.n_inputs / self.wall_s if self.wall_s > 0 else None,
+            "realtime_factor": self.realtime_factor,
+            "skipped": self.skipped,
+            "events": self.events,
+            "resets": self.resets,
+        }
+
+
+# --------------------------------------------------------------------------------------------- set-up
+def split_config(path: str | Path | None) -> tuple[Any, dict[str, Any]]:
+    """Estimator settings and node parameters from a settings YAML (ROS parameter-file layout).
+
+    Returns:
+        ``(EstimatorSettings, node parameters found in the file)``.
+
+    Raises:
+        ``estimation.errors.SettingsError``: invalid settings.
+    """
+    from robot_state_estimator.estimation.settings import load_settings
+
+    if path is None:
+        return load_settings(None), {}
+    settings = load_settings(path, ignore=NODE_PARAMETER_NAMES)
+    doc = yaml.safe_load(Path(path).read_text()) or {}
+    params: dict[str, Any] = {}
+    for node_doc in doc.values() if isinstance(doc, dict) else ():
+        if isinstance(node_doc, dict) and "ros__parameters" in node_doc:
+            params.update({k: v for k, v in node_doc["ros__parameters"].items() if k in NODE_PARAMETER_NAMES})
+    if not params and isinstance(doc, dict):
+        params = {k: v for k, v in doc.items() if k in NODE_PARAMETER_NAMES}
+    return settings, params
+
+
+def resolve_description(input_path: str | Path, description: str | None, robot: str | None) -> str:
+    """The description to use: ``--description``, else ``robot_description.urdf`` next to the input (what
+    ``simulate`` writes), else the bundled robot's.
+
+    Raises:
+        ReplayError: none found.
+    """
+    if description:
+        return str(description)
+    p = Path(input_path)
+    for folder in (p if p.is_dir() else p.parent, p.parent):
+        for name in ("robot_description.urdf", "robot_description.sdf"):
+            if (folder / name).exists():
+                return str(folder / name)
+    if robot:
+        from robot_state_estimator.common.paths import robot_description_path
+
+        return str(robot_description_path(robot))
+    raise ReplayError("no robot description: pass --description FILE or --robot NAME")
+
+
+def resolve_config(config: str | None, robot: str | None) -> str | None:
+    """``--config``, else ``config/<robot>.yaml`` when it exists, else None (defaults)."""
+    if config:
+        return config
+    if robot:
+        from robot_state_estimator.common.paths import config_dir
+
+        path = config_dir() / f"{robot}.yaml"
+        if path.exists():
+            return str(path)
+    return None
+
+
+def _progress(total: int, enabled: bool | None) -> Any:
+    if enabled is None:
+        enabled = sys.stderr.isatty() and total > 20000
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="msg", unit_scale=True, desc="replay", leave=False)
+
+
+# ------------------------------------------------------------------------------------------------ run
+def replay(
+    input_path: str | Path,
+    *,
+    description: str,
+    settings: Any,
+    options: ReplayOptions | None = None,
+    output_bag: str | Path | None = None,
+    on_estimate: Callable[[Estimate], None] | None = None,
+) -> ReplayResult:
+    """Run the estimator over a bag.
+
+    Args:
+        input_path: rosbag2 directory/file or ROS 1 bag.
+        description: description file or XML (``load_description`` input).
+        settings: ``EstimatorSettings``.
+        options: topics and node parameters.
+        output_bag: mcap bag directory to create with the node's outputs (None: do not write).
+        on_estimate: extra callback per published estimate.
+
+    Raises:
+        ReplayError: unreadable input or missing topics.
+    """
+    from robot_state_estimator.description import load_description
+    from robot_state_estimator.estimation import RobotStateEstimator
+    from robot_state_estimator.io import bags
+
+    opts = options or ReplayOptions()
+    try:
+        present = bags.bag_topics(input_path)
+    except bags.BagError as exc:
+        raise ReplayError(str(exc)) from exc
+    missing = [t for t in (opts.imu_topic, opts.joints_topic) if t not in present]
+    if missing:
+        raise ReplayError(f"{input_path} lacks topics {missing}; it has {sorted(present)} (see --imu-topic ...)")
+    topics = [opts.imu_topic]
+    use_ff = opts.use_foot_forces == "yes" or (
+        opts.use_foot_forces == "auto"
+        and (opts.foot_forces_topic in present or bool(opts.node_params.get("use_foot_forces")))
+    )
+    if use_ff:
+        if opts.foot_forces_topic not in present:
+            raise ReplayError(f"{input_path} has no foot-sensor topic {opts.foot_forces_topic}")
+        topics.append(opts.foot_forces_topic)
+    topics.append(opts.joints_topic)
+
+    desc = load_description(description)
+    est = RobotStateEstimator.from_description(desc, settings)
+    params = {**NODE_DEFAULTS, **opts.node_params}
+    log = EstimateLog()
+    out = None
+    if output_bag is not None:
+        out = OutputBag(
+            output_bag,
+            odom_frame=params["odom_frame"],
+            base_frame=params["base_frame"] or desc.base_link,
+            tf_child_frame=params["tf_child_frame"],
+        )
+
+    def sink(e: Estimate) -> None:
+        log.append(e)
+        if out is not None:
+            out.write(e)
+        if on_estimate is not None:
+            on_estimate(e)
+
+    driver = ReplayDriver(est, desc, settings, params, sink)
+    t0 = time.perf_counter()
+    msgs = bags.read_messages_in_stamp_order(input_path, topics)
+    read_s = time.perf_counter() - t0
+    handlers = {
+        opts.imu_topic: driver.imu,
+        opts.joints_topic: driver.joints,
+        opts.foot_forces_topic: driver.foot_forces,
+    }
+    bar = _progress(len(msgs), opts.progress)
+    wall = 0.0
+    try:
+        t0 = time.perf_counter()
+        for k, m in enumerate(msgs):
+            handlers[m.topic](m.msg)
+            if bar is not None and k % 1000 == 999:
+                bar.update(1000)
+        wall = time.perf_counter() - t0
+    finally:
+        if bar is not None:
+            bar.close()
+        if out is not None:
+            out.close()
+    span = (msgs[-1].stamp_ns - msgs[0].stamp_ns) / NS_PER_S if msgs else 0.0
+    return ReplayResult(
+        log=log,
+        n_inputs=len(msgs),
+        input_duration_s=span,
+        wall_s=wall,
+        read_s=read_s,
+        skipped=dict(driver.skipped),
+        events=dict(driver.events),
+        resets=driver.resets,
+        gyro_yaw_rate=_gyro_signal(driver),
+        description=desc,
+    )
+
+
+def _gyro_signal(driver: ReplayDriver) -> tuple[np.ndarray, np.ndarray] | None:
+    if len(driver.gyro_stamp_ns) < 2:
+        return None
+    t = np.asarray(driver.gyro_stamp_ns, dtype=np.int64)
+    z = np.asarray(driver.gyro_z_base, dtype=float)
+    keep = np.concatenate([np.diff(t) > 0, [True]])
+    t, z = t[keep], z[keep]
+    if np.any(np.diff(t) <= 0):  # stamps went backwards (reset): no single clock to align on
+        return None
+    return (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S, z
+
+
+def evaluate_replay(
+    result: ReplayResult,
+    gt: GroundTruth,
+    *,
+    time_alignment: str = "auto",
+    max_offset_s: float = 5.0,
+    align_on: str = "gyro",
+    with_nees: bool | None = None,
+) -> dict[str, Any]:
+    """Metrics of a replay against ground truth (``metrics.evaluate``, plus contact precision/recall).
+
+    Args:
+        result: the replay.
+        gt: the ground truth.
+        time_alignment: "auto" (none for stamped ground truth, offset+rate for unstamped), or a mode of
+            ``metrics.evaluate``.
+        max_offset_s: offset search half-width, s.
+        align_on: "gyro" (the input's gyroscope z in the base frame: does not depend on the estimate's
+            quality) or "estimate" (the estimate's yaw rate).
+        with_nees: NEES in the filter's own frame (default: for ground truth from a bag, i.e. simulated).
+
+    Raises:
+        MetricsError: no overlap.
+    """
+    from robot_state_estimator.tools import metrics
+
+    est = result.log.trajectory()
+    mode = time_alignment
+    if mode == "auto":
+        mode = "none" if gt.stamped else "offset+rate"
+    if with_nees is None:
+        with_nees = gt.stamped and gt.trajectory.v_base_in_base is not None and mode == "none"
+    ref = result.gyro_yaw_rate if align_on == "gyro" else None
+    res = metrics.evaluate(
+        est,
+        gt.trajectory,
+        time_alignment=mode,
+        max_offset_s=max_offset_s,
+        reference_yaw_rate=ref,
+        with_nees=with_nees,
+    )
+    res["time_alignment"]["signal"] = "gyro z (base frame)" if ref is not None else "estimate yaw rate"
+    if gt.contacts is not None and result.log.feet:
+        t_c, flags = result.log.contacts_arrays()
+        feet = tuple(f for f in result.log.feet if f in gt.contacts.feet)
+        if feet and len(t_c):
+            m = (t_c >= gt.contacts.t_s[0]) & (t_c <= gt.contacts.t_s[-1])
+            cols = [result.log.feet.index(f) for f in feet]
+            g = gt.contacts.at(t_c[m], feet)
+            e = flags[m][:, cols]
+            res["contacts"] = {"all": metrics.contact_precision_recall(e, g)}
+            for k, f in enumerate(feet):
+                res["contacts"][f] = metrics.contact_precision_recall(e[:, k], g[:, k])
+    return res
+
+
+def aligned_ground_truth(gt: GroundTruth, res: dict[str, Any]) -> GroundTruth:
+    """Ground truth with the time alignment of an evaluation applied (for plots)."""
+    from dataclasses import replace
+
+    ta = res["time_alignment"]
+    if ta["mode"] == "none":
+        return gt
+    return replace(gt, trajectory=gt.trajectory.shifted(ta["offset_s"], ta["scale"]))
+
+
+# ------------------------------------------------------------------------------------------------ CLI
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``robot-state-estimator replay``."""
+    parser.add_argument("input", help="rosbag2 directory or file (mcap, sqlite3) or ROS 1 bag")
+    parser.add_argument(
+        "--description",
+        help="robot description (URDF/xacro/SDF); default: robot_description.urdf next to "
+        "the input, else the bundled --robot's",
+    )
+    parser.add_argument("--robot", help="bundled robot (go1, solo12, anymal_c): description and config/<robot>.yaml")
+    parser.add_argument("--config", help="estimator settings YAML (node parameter-file layout)")
+    parser.add_argument("--output", help="mcap bag directory to write (odometry, /tf, wrenches, contacts)")
+    parser.add_argument("--tum", help="TUM trajectory file to write")
+    parser.add_argument(
+        "--ground-truth",
+        help="'bag' (the Odometry topic of the input), a bag, a TUM file, or an unstamped mocap CSV; "
+        "default: the input's ground-truth topic when present",
+    )
+    parser.add_argument("--no-ground-truth", action="store_true", help="do not evaluate")
+    parser.add_argument("--gt-topic", default="/ground_truth/odom", help="ground-truth nav_msgs/Odometry topic")
+    parser.add_argument("--gt-contacts-topic", default="/ground_truth/contacts", help="ground-truth contact topic")
+    parser.add_argument(
+        "--time-align",
+        default="auto",
+        choices=["auto", "none", "offset", "offset+rate"],
+        help="auto: none for stamped ground truth, offset+rate for an unstamped CSV",
+    )
+    parser.add_argument("--max-offset", type=float, default=5.0, help="s, time-offset search half-width")
+    parser.add_argument(
+        "--align-on",
+        default="gyro",
+        choices=["gyro", "estimate"],
+        help="time alignment signal: the input gyroscope's yaw rate, or the estimate's",
+    )
+    parser.add_argument("--plots", help="folder for PNG plots")
+    parser.add_argument("--json", help="metrics and run summary as JSON")
+    parser.add_argument("--imu-topic", default="/imu/data")
+    parser.add_argument("--joints-topic", default="/joint_states")
+    parser.add_argument("--foot-forces-topic", default="/foot_forces")
+    parser.add_argument(
+        "--use-foot-forces", default="auto", choices=["auto", "yes", "no"], help="auto: when the topic is present"
+    )
+    parser.add_argument("--imu-frame-id", help="accepted IMU frame_id ('*' = any); default: the description's")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    parser.add_argument("--title", default="", help="title of the metrics table and plots")
+
+
+def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | None]:
+    """Run replay from parsed arguments; returns the result and the metrics (or None)."""
+    inp = Path(args.input)
+    if not inp.exists():
+        raise ReplayError(f"input not found: {inp}")
+    description = resolve_description(inp, args.description, args.robot)
+    settings, node_params = split_config(resolve_config(args.config, args.robot))
+    if args.imu_frame_id is not None:
+        node_params["imu_frame_id"] = args.imu_frame_id
+    opts = ReplayOptions(
+        imu_topic=args.imu_topic,
+        joints_topic=args.joints_topic,
+        foot_forces_topic=args.foot_forces_topic,
+        use_foot_forces=args.use_foot_forces,
+        node_params={**NODE_DEFAULTS, **node_params},
+        progress=args.progress,
+    )
+    result = replay(inp, description=description, settings=settings, options=opts, output_bag=args.output)
+    s = result.summary()
+    print(
+        f"replayed {inp}: {s['n_inputs']} messages over {s['input_duration_s']:.2f} s "
+        f"in {s['estimation_wall_s']:.2f} s "
+        f"({s['samples_per_s']:.0f} samples/s, {s['realtime_factor']:.1f}x real time); "
+        f"{s['n_estimates']} estimates" + (f"; skipped {s['skipped']}" if s["skipped"] else "")
+    )
+    traj = result.log.trajectory()
+    if args.tum:
+        write_tum(args.tum, traj, header=f"robot_state_estimator replay of {inp}")
+    gt = None
+    if not args.no_ground_truth:
+        spec = args.ground_truth
+        if spec is None and is_bag(inp):
+            from robot_state_estimator.io import bags
+
+            if args.gt_topic in bags.bag_topics(inp):
+                spec = "bag"
+        if spec is not None:
+            gt = load_ground_truth(
+                spec,
+                input_bag=inp,
+                topic=args.gt_topic,
+                contacts_topic=args.gt_contacts_topic,
+                time_span_s=(float(traj.t_s[0]), float(traj.t_s[-1])),
+            )
+    res = None
+    if gt is not None:
+        res = evaluate_replay(
+            result, gt, time_alignment=args.time_align, max_offset_s=args.max_offset, align_on=args.align_on
+        )
+        result.metrics = res
+        result.ground_truth = aligned_ground_truth(gt, res)
+        from robot_state_estimator.tools.metrics import format_table
+
+        print(format_table(res, title=args.title or f"metrics against {gt.source}"))
+    if args.plots:
+        from robot_state_estimator.tools import plots
+
+        files = plots.plot_replay(result, args.plots, title=args.title or inp.name)
+        print(f"plots: {', '.join(str(f) for f in files)}")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        doc = {"input": str(inp), "description": description, "run": s, "metrics": res}
+        Path(args.json).write_text(json.dumps(_jsonable(doc), indent=2))
+    return result, res
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        return None if not np.isfinite(x) else float(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    return x
+
+
+def run(args: argparse.Namespace) -> int:
+    """``robot-state-estimator replay``: returns 0, or 1 with a message on a known error."""
+    from robot_state_estimator.tools.ground_truth import GroundTruthError
+
+    try:
+        run_cli(args)
+    except (ReplayError, GroundTruthError, MetricsError) as exc:
+        print(f"replay: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
