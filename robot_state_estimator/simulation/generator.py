@@ -123,24 +123,29 @@ def _whole_body(
     weight = pin.computeTotalMass(model) * 9.81
     violations = 0
     LWA = pin.LOCAL_WORLD_ALIGNED
+    fids = legs.frame_ids
+    idx_q = np.array(legs.idx_q)  # (nf, 3)
+    idx_v = np.array(legs.idx_v)  # (nf, 3)
+    rows = np.arange(3)[None, :, None]
+    feet_ix = np.arange(nf)[:, None, None]
+    cols = idx_v[:, None, :]
+    eye6 = np.eye(6)
     q = robot.q_standing.copy()
     qd_prev = np.zeros(nv - 6)
     qdd_prev = np.zeros(nv - 6)
-    J_feet = [np.zeros((3, nv)) for _ in range(nf)]
     for k in range(n):
         q[:7] = base_q[k]
         if k > 0:
             dt = t[k] - t[k - 1]
             q[7:] = Q[k - 1, 7:] + qd_prev * dt + 0.5 * qdd_prev * dt * dt
-        # ---- inverse kinematics (Newton on each 3-joint leg)
+        # ---- inverse kinematics (Newton on each 3-joint leg, all legs stacked)
         for it in range(IK_MAX_ITERATIONS + 1):
             pin.computeJointJacobians(model, data, q)
-            worst = 0.0
-            errs = []
-            for i, fid in enumerate(legs.frame_ids):
-                err = foot_p[k, i] - pin.updateFramePlacement(model, data, fid).translation
-                errs.append(err)
-                worst = max(worst, float(np.max(np.abs(err))))
+            P = np.array([pin.updateFramePlacement(model, data, fid).translation for fid in fids])
+            errs = foot_p[k] - P
+            worst = float(np.abs(errs).max())
+            Js = np.array([pin.getFrameJacobian(model, data, fid, LWA)[:3] for fid in fids])  # (nf, 3, nv)
+            J_leg = Js[feet_ix, rows, cols]  # (nf, 3, 3)
             if worst < IK_TOLERANCE_M:
                 break
             if it == IK_MAX_ITERATIONS:
@@ -148,55 +153,47 @@ def _whole_body(
                     f"inverse kinematics did not converge at t = {t[k]:.4f} s (foot error {worst:.3g} m): "
                     "a foot target is out of reach; lower the speed, step height or crouch"
                 )
-            for i, fid in enumerate(legs.frame_ids):
-                J = pin.getFrameJacobian(model, data, fid, LWA)[:3, legs.idx_v[i]]
-                step = (
-                    np.linalg.solve(J.T @ J + 1e-12 * np.eye(3), J.T @ errs[i])
-                    if worst > 1e-3
-                    else np.linalg.solve(J, errs[i])
-                )
-                norm = np.linalg.norm(step)
-                if norm > 0.2:
-                    step *= 0.2 / norm
-                q[legs.idx_q[i]] += step
+            if worst > 1e-3:  # far away (first sample): damped, clamped steps
+                JT = np.transpose(J_leg, (0, 2, 1))
+                steps = np.linalg.solve(JT @ J_leg + 1e-6 * np.eye(3), (JT @ errs[..., None]))[..., 0]
+                norms = np.linalg.norm(steps, axis=1, keepdims=True)
+                steps *= np.minimum(1.0, 0.2 / np.maximum(norms, 1e-300))
+            else:
+                steps = np.linalg.solve(J_leg, errs[..., None])[..., 0]
+            q[idx_q] += steps
         # ---- velocities from the foot and base velocities
         v = np.zeros(nv)
         v[:6] = base_v[k]
-        for i, fid in enumerate(legs.frame_ids):
-            J_feet[i] = pin.getFrameJacobian(model, data, fid, LWA)[:3]
-            J = J_feet[i]
-            v[legs.idx_v[i]] = np.linalg.solve(J[:, legs.idx_v[i]], foot_v[k, i] - J[:, :6] @ base_v[k])
+        rhs = foot_v[k] - Js[:, :, :6] @ base_v[k]
+        v[idx_v] = np.linalg.solve(J_leg, rhs[..., None])[..., 0]
         # ---- accelerations: classical foot acceleration with zero joint accelerations is the drift term
         a = np.zeros(nv)
         a[:6] = base_a[k]
         pin.forwardKinematics(model, data, q, v, a)
-        for i, fid in enumerate(legs.frame_ids):
-            drift = pin.getFrameClassicalAcceleration(model, data, fid, LWA).linear
-            a[legs.idx_v[i]] = np.linalg.solve(J_feet[i][:, legs.idx_v[i]], foot_a[k, i] - drift)
+        drift = np.array([pin.getFrameClassicalAcceleration(model, data, fid, LWA).linear for fid in fids])
+        a[idx_v] = np.linalg.solve(J_leg, (foot_a[k] - drift)[..., None])[..., 0]
         # ---- inverse dynamics and contact forces
         tau_full = pin.rnea(model, data, q, v, a)
         stance = np.flatnonzero(contact[k])
         f = np.zeros((nf, 3))
+        resid = tau_full.copy()
         if stance.size:
-            Abase = np.hstack([J_feet[i][:, :6].T for i in stance])  # (6, 3 nc)
-            f_ref = np.tile([0.0, 0.0, weight / stance.size], stance.size)
-            sol = f_ref + np.linalg.lstsq(Abase, tau_full[:6] - Abase @ f_ref, rcond=1e-10)[0]
+            Ab = Js[stance, :, :6].reshape(-1, 6).T  # (6, 3 nc): generalized base force of the stance forces
+            f_ref = np.zeros(3 * stance.size)
+            f_ref[2::3] = weight / stance.size
+            r = tau_full[:6] - Ab @ f_ref
+            AAt = Ab @ Ab.T
+            sol = f_ref + Ab.T @ np.linalg.solve(AAt + 1e-10 * np.trace(AAt) * eye6, r)
             f[stance] = sol.reshape(-1, 3)
-        tau_c = np.zeros(nv)
-        for i in stance:
-            tau_c += J_feet[i].T @ f[i]
-            fz = f[i, 2]
-            if fz < 0 or np.hypot(f[i, 0], f[i, 1]) > mu * fz:
-                violations += 1
-        resid = tau_full - tau_c
+            resid -= Js[stance].reshape(-1, nv).T @ sol
+            fs = f[stance]
+            violations += int(np.count_nonzero((fs[:, 2] < 0) | (np.hypot(fs[:, 0], fs[:, 1]) > mu * fs[:, 2])))
+            for i in stance:
+                W_FOOT[k, i, :3] = data.oMf[fids[i]].rotation.T @ f[i]
         Q[k], V[k], A[k] = q, v, a
         TAU[k] = resid[6:]
         RES[k] = resid[:6]
         F[k] = f
-        for i, fid in enumerate(legs.frame_ids):
-            if contact[k, i]:
-                R_WF = data.oMf[fid].rotation
-                W_FOOT[k, i, :3] = R_WF.T @ f[i]
         qd_prev = v[6:]
         qdd_prev = a[6:]
     return {"q": Q, "v": V, "a": A, "tau": TAU, "res": RES, "f": F, "w_foot": W_FOOT, "violations": violations}

@@ -1,0 +1,230 @@
+"""Write a :class:`SimulatedRun` as a rosbag2 (mcap) with the robot description and the settings next to it.
+
+Layout of ``out_dir``::
+
+    out_dir/
+      bag/                      rosbag2 directory (mcap by default; metadata.yaml + bag_0.mcap)
+      robot_description.urdf    the description the run was generated from (with its <gazebo> IMU block)
+      run.yaml                  settings (incl. seed), robot, frames, topics, summary numbers
+
+Topics (stamps = sample stamps; log time = stamp):
+
+- ``/imu/data`` (sensor_msgs/Imu): ``frame_id`` = the IMU's ``frame_id``; covariances from the noise
+  stddevs (REP-145; orientation covariance ``[-1, 0, ...]`` when orientation is not reported).
+- ``/joint_states`` (sensor_msgs/JointState): name, position, velocity, effort.
+- ``/ground_truth/odom`` (nav_msgs/Odometry): ``odom`` -> base link, pose in ``odom``, twist in the base
+  frame, at every ground-truth sample (the union of IMU and joint stamps); covariance diagonal
+  ``GROUND_TRUTH_VARIANCE`` (never all zero, per the project conventions).
+- ``/ground_truth/contact_wrench/<foot>`` (geometry_msgs/WrenchStamped): ground reaction on the foot,
+  expressed in the foot frame (``frame_id`` = foot frame), at the joint stamps.
+- ``/ground_truth/contacts`` (diagnostic_msgs/DiagnosticArray): one status per foot, as built by
+  :func:`robot_state_estimator.io.messages.contact_states_msg` (``values``: ``contact`` "1"/"0",
+  ``normal_force`` N, ``update_accepted`` always "0" here), at the joint stamps.
+
+Messages are built with :mod:`robot_state_estimator.io.messages` from core sample types.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from robot_state_estimator.estimation.types import Estimate, FootState, ImuSample, JointSample
+from robot_state_estimator.io import messages as m
+from robot_state_estimator.io.bags import BagWriter, default_types
+from robot_state_estimator.simulation.errors import SimulationError
+from robot_state_estimator.simulation.run import SimulatedRun
+
+TOPIC_IMU = "/imu/data"
+TOPIC_JOINTS = "/joint_states"
+TOPIC_ODOM = "/ground_truth/odom"
+TOPIC_CONTACTS = "/ground_truth/contacts"
+TOPIC_WRENCH_PREFIX = "/ground_truth/contact_wrench/"
+
+#: Variance on the diagonal of the ground-truth odometry covariances (m^2, rad^2, ...).
+GROUND_TRUTH_VARIANCE = 1e-12
+
+
+def imu_samples(run: SimulatedRun) -> list[ImuSample]:
+    """The run's IMU readings as :class:`ImuSample` (orientation None when not reported)."""
+    out = []
+    stamps = run.imu_stamps_ns
+    for j in range(stamps.size):
+        quat = run.imu_quat_xyzw[j]
+        out.append(
+            ImuSample(
+                stamp_ns=int(stamps[j]),
+                angular_velocity=run.imu_omega[j].copy(),
+                linear_acceleration=run.imu_f[j].copy(),
+                orientation_xyzw=None if np.isnan(quat[0]) else quat.copy(),
+                frame_id=run.imu.frame_id,
+            )
+        )
+    return out
+
+
+def joint_samples(run: SimulatedRun) -> list[JointSample]:
+    """The run's joint readings as :class:`JointSample`."""
+    stamps = run.joint_stamps_ns
+    return [
+        JointSample(
+            stamp_ns=int(stamps[j]),
+            names=run.joint_names,
+            position=run.joint_position[j].copy(),
+            velocity=run.joint_velocity[j].copy(),
+            effort=run.joint_effort[j].copy(),
+        )
+        for j in range(stamps.size)
+    ]
+
+
+def ground_truth_estimates(run: SimulatedRun, indices: np.ndarray | None = None) -> list[Estimate]:
+    """Ground truth as :class:`Estimate` at the grid samples ``indices`` (all when None), status
+    ``"ground_truth"``, covariances ``GROUND_TRUTH_VARIANCE * I``."""
+    cov = np.eye(6) * GROUND_TRUTH_VARIANCE
+    zero = np.zeros(3)
+    idx = np.arange(run.stamps_ns.size) if indices is None else indices
+    return [
+        Estimate(
+            stamp_ns=int(run.stamps_ns[k]),
+            p_world_base=run.q[k, :3].copy(),
+            quat_world_base_xyzw=run.q[k, 3:7].copy(),
+            v_base_in_base=run.v[k, :3].copy(),
+            omega_base_in_base=run.v[k, 3:6].copy(),
+            pose_covariance=cov,
+            twist_covariance=cov,
+            accel_bias=zero,
+            gyro_bias=zero,
+            status="ground_truth",
+        )
+        for k in idx
+    ]
+
+
+def _foot_states(run: SimulatedRun, k: int) -> list[FootState]:
+    return [
+        FootState(
+            name=foot,
+            in_contact=bool(run.contact[k, i]),
+            force_in_world=run.contact_forces_world[k, i],
+            wrench_in_foot=run.contact_wrenches_in_foot[k, i],
+        )
+        for i, foot in enumerate(run.feet)
+    ]
+
+
+def run_summary(run: SimulatedRun) -> dict[str, Any]:
+    """Numbers worth keeping with a run (for ``run.yaml`` and logs)."""
+    t = run.t_s
+    return {
+        "samples": int(run.stamps_ns.size),
+        "imu_samples": int(run.imu_index.size),
+        "joint_samples": int(run.joint_index.size),
+        "path_length_m": float(np.sum(np.linalg.norm(np.diff(run.q[:, :3], axis=0), axis=1))),
+        "final_position_m": [float(x) for x in run.q[-1, :3]],
+        "duration_s": float(t[-1] - t[0]),
+        "max_base_residual_force_n": float(np.abs(run.base_residual_wrench[:, :3]).max()),
+        "max_base_residual_torque_nm": float(np.abs(run.base_residual_wrench[:, 3:]).max()),
+        "friction_violations": int(run.friction_violations),
+        "imu_gyro_bias_rad_s": [float(x) for x in run.imu_gyro_bias],
+        "imu_accel_bias_m_s2": [float(x) for x in run.imu_accel_bias],
+    }
+
+
+def write_run_bag(
+    run: SimulatedRun,
+    out_dir: str | Path,
+    *,
+    storage: str = "mcap",
+    odom_frame: str = "odom",
+    overwrite: bool = False,
+) -> Path:
+    """Write ``run`` to ``out_dir`` (layout in the module docstring).
+
+    Args:
+        run: the generated run.
+        out_dir: output folder (created; may exist, but its ``bag/`` must not unless ``overwrite``).
+        storage: ``"mcap"`` or ``"sqlite3"``.
+        odom_frame: ``header.frame_id`` of the ground-truth odometry.
+        overwrite: remove an existing ``bag/``, ``run.yaml`` and ``robot_description.urdf`` first.
+
+    Returns:
+        Path of the bag directory (``out_dir/bag``).
+
+    Raises:
+        SimulationError: ``out_dir/bag`` exists and ``overwrite`` is false; a write failed (cause chained).
+    """
+    out_dir = Path(out_dir)
+    bag_dir = out_dir / "bag"
+    if bag_dir.exists():
+        if not overwrite:
+            raise SimulationError(f"{bag_dir} exists; pass overwrite=True (--overwrite) or choose another output")
+        import shutil
+
+        shutil.rmtree(bag_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    types = default_types()
+    cov = run.imu_covariances
+    try:
+        with BagWriter(bag_dir, storage=storage) as bag:
+            # ground truth first at equal stamps: writers order by log time, then by insertion
+            gt = ground_truth_estimates(run)
+            imu = imu_samples(run)
+            joints = joint_samples(run)
+            events: list[tuple[int, int, int]] = []  # (stamp, kind, index)
+            events += [(e.stamp_ns, 0, i) for i, e in enumerate(gt)]
+            events += [(s.stamp_ns, 1, i) for i, s in enumerate(imu)]
+            events += [(s.stamp_ns, 2, i) for i, s in enumerate(joints)]
+            events.sort()
+            for stamp, kind, i in events:
+                if kind == 0:
+                    msg = m.odometry_msg(types, gt[i], odom_frame=odom_frame, base_frame=run.base_link)
+                    bag.write(TOPIC_ODOM, msg, stamp)
+                elif kind == 1:
+                    msg = m.imu_msg(
+                        types,
+                        imu[i],
+                        angular_velocity_covariance=cov["angular_velocity"],
+                        linear_acceleration_covariance=cov["linear_acceleration"],
+                        orientation_covariance=cov["orientation"],
+                    )
+                    bag.write(TOPIC_IMU, msg, stamp)
+                else:
+                    bag.write(TOPIC_JOINTS, m.joint_state_msg(types, joints[i]), stamp)
+                    k = int(run.joint_index[i])
+                    feet = _foot_states(run, k)
+                    for foot in feet:
+                        bag.write(TOPIC_WRENCH_PREFIX + foot.name, m.foot_wrench_msg(types, stamp, foot), stamp)
+                    bag.write(TOPIC_CONTACTS, m.contact_states_msg(types, stamp, feet), stamp)
+    except SimulationError:
+        raise
+    except Exception as exc:
+        raise SimulationError(f"writing {bag_dir} failed: {exc}") from exc
+    (out_dir / "robot_description.urdf").write_text(run.description_xml)
+    info = {
+        "robot": run.robot,
+        "seed": run.settings.seed,
+        "settings": run.settings.to_dict(),
+        "frames": {
+            "odom": odom_frame,
+            "base_link": run.base_link,
+            "imu": run.imu.frame_id,
+            "imu_link": run.imu.link,
+            "feet": list(run.feet),
+        },
+        "joint_names": list(run.joint_names),
+        "topics": {
+            "imu": TOPIC_IMU,
+            "joints": TOPIC_JOINTS,
+            "ground_truth_odom": TOPIC_ODOM,
+            "contacts": TOPIC_CONTACTS,
+            "contact_wrenches": [TOPIC_WRENCH_PREFIX + f for f in run.feet],
+        },
+        "storage": storage,
+        "summary": run_summary(run),
+    }
+    (out_dir / "run.yaml").write_text(yaml.safe_dump(info, sort_keys=False))
+    return bag_dir
