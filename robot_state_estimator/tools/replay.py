@@ -765,21 +765,21 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         doc = {"input": str(inp), "description": description, "run": s, "metrics": res}
-        Path(args.json).write_text(json.dumps(_jsonable(doc), indent=2))
+        Path(args.json).write_text(json.dumps(to_jsonable(doc), indent=2))
     return result, res
 
 
-def _jsonable(x: Any) -> Any:
+def to_jsonable(x: Any) -> Any:
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [to_jsonable(v) for v in x]
     if isinstance(x, (np.floating, float)):
         return None if not np.isfinite(x) else float(x)
     if isinstance(x, (np.integer,)):
         return int(x)
     if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
+        return to_jsonable(x.tolist())
     return x
 
 

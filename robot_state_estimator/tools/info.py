@@ -1,0 +1,100 @@
+"""``robot-state-estimator info``: versions of the package and of what it runs on (works without rclpy)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata as md
+import json
+import os
+import platform
+import sys
+from typing import Any
+
+
+def _dist_version(*names: str) -> str | None:
+    for name in names:
+        try:
+            return md.version(name)
+        except md.PackageNotFoundError:
+            continue
+    return None
+
+
+def _module_version(module: str) -> str | None:
+    try:
+        mod = importlib.import_module(module)
+    except Exception:
+        return None
+    return str(getattr(mod, "__version__", "") or "") or "unknown"
+
+
+#: rclpy major version -> ROS 2 distribution (rclpy wheels carry no ROS_DISTRO).
+RCLPY_DISTROS = {3: "humble", 4: "iron", 7: "jazzy", 9: "kilted", 10: "rolling"}
+
+
+def collect() -> dict[str, Any]:
+    """Versions and environment facts, as a dict (values None when absent)."""
+    info: dict[str, Any] = {
+        "robot_state_estimator": _dist_version("robot_state_estimator", "robot-state-estimator"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "numpy": _module_version("numpy"),
+        "scipy": _module_version("scipy"),
+        "pinocchio": _module_version("pinocchio"),
+        "example_robot_data": _dist_version("example-robot-data"),
+        "rosbags": _dist_version("rosbags"),
+        "matplotlib": _dist_version("matplotlib"),
+    }
+    # ROS 2: the rclpy wheel (PyPI ros-rclpy / rclpy) or a sourced distribution (ROS_DISTRO)
+    rclpy_version = _dist_version("ros-rclpy", "rclpy")
+    try:
+        importlib.import_module("rclpy")
+        rclpy_importable = True
+    except Exception:
+        rclpy_importable = False
+    info["ros2"] = {
+        "rclpy": rclpy_version,
+        "rclpy_importable": rclpy_importable,
+        "distro": os.environ.get("ROS_DISTRO") or _distro_from_rclpy(rclpy_version),
+        "rmw_implementation": os.environ.get("RMW_IMPLEMENTATION"),
+        "domain_id": os.environ.get("ROS_DOMAIN_ID"),
+        "automatic_discovery_range": os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE"),
+    }
+    return info
+
+
+def _distro_from_rclpy(version: str | None) -> str | None:
+    if not version:
+        return None
+    try:
+        major = int(version.split(".")[0])
+    except ValueError:
+        return None
+    name = RCLPY_DISTROS.get(major)
+    return f"{name} (from rclpy {version})" if name else None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``robot-state-estimator info``."""
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the versions."""
+    info = collect()
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    ros = info.pop("ros2")
+    for key, value in info.items():
+        print(f"{key:<22} {value if value is not None else 'not installed'}")
+    rclpy_text = ros["rclpy"] or "not installed"
+    if ros["rclpy"] and not ros["rclpy_importable"]:
+        rclpy_text += " (not importable)"
+    print(f"{'ROS 2 rclpy':<22} {rclpy_text}")
+    print(f"{'ROS 2 distro':<22} {ros['distro'] or 'unknown'}")
+    for key in ("rmw_implementation", "domain_id", "automatic_discovery_range"):
+        if ros[key]:
+            print(f"{key:<22} {ros[key]}")
+    return 0
