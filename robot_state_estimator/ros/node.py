@@ -16,6 +16,7 @@ diagnostics, and never reach the filter; nothing non-finite is ever published.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any
 
@@ -44,7 +45,7 @@ from robot_state_estimator.ros.parameters import (
 )
 from robot_state_estimator.ros.qos import description_qos, diagnostics_qos, output_qos, sensor_qos
 from robot_state_estimator.ros.reporting import ThrottledReporter
-from robot_state_estimator.ros.tf_publisher import make_transform_broadcaster
+from robot_state_estimator.ros.tf_publisher import TfUnavailableError, make_transform_broadcaster
 
 NODE_NAME = "robot_state_estimator"
 
@@ -92,6 +93,7 @@ class EstimatorNode(Node):
             self._settings_values = declare_settings_parameters(self, base)
             self._settings = settings_from_flat(self._settings_values)
         except SettingsError as exc:
+            self.destroy_node()
             raise StartupError(f"invalid estimator settings: {exc}") from exc
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
@@ -110,7 +112,11 @@ class EstimatorNode(Node):
         self._diag_pub = self.create_publisher(self._types.DiagnosticArray, "/diagnostics", diagnostics_qos())
         self._tf = None
         if p["publish_tf"]:
-            self._tf = self._make_tf()
+            try:
+                self._tf = self._make_tf()
+            except StartupError:
+                self.destroy_node()
+                raise
 
         depth = int(p["qos_depth"])
         self.create_subscription(Imu, "imu/data", self._on_imu, sensor_qos(depth))
@@ -119,17 +125,18 @@ class EstimatorNode(Node):
             self.create_subscription(JointState, "foot_forces", self._on_foot_forces, sensor_qos(depth))
 
         self._description_sub = None
-        source = self._description_source()
+        try:
+            source = self._description_source()
+            if source is not None:
+                self._set_description(source)
+        except Exception as exc:
+            self.destroy_node()
+            raise StartupError(f"cannot load the robot description: {exc}") from exc
         if source is None:
             self._description_sub = self.create_subscription(
                 String, "robot_description", self._on_description, description_qos()
             )
             self.get_logger().info("waiting for the robot description on the robot_description topic")
-        else:
-            try:
-                self._set_description(source)
-            except Exception as exc:
-                raise StartupError(f"cannot load the robot description: {exc}") from exc
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(float(p["diagnostics_period_s"]), self._publish_diagnostics, clock=steady)
@@ -139,7 +146,7 @@ class EstimatorNode(Node):
     def _make_tf(self) -> Any:
         try:
             return make_transform_broadcaster(self)
-        except RuntimeError as exc:
+        except TfUnavailableError as exc:
             raise StartupError(str(exc)) from exc
 
     def _description_source(self) -> str | None:
@@ -214,7 +221,7 @@ class EstimatorNode(Node):
                 return SetParametersResult(successful=False, reason=str(exc))
             if self._est is not None:
                 try:
-                    self._est.update_settings(new_settings)
+                    self._apply_settings(new_settings)
                 except Exception as exc:
                     return SetParametersResult(successful=False, reason=f"the estimator refused it: {exc}")
             self._settings_values, self._settings = flat, new_settings
@@ -230,13 +237,32 @@ class EstimatorNode(Node):
                 self._p["max_time_gap_s"] = float(param.value)
         return SetParametersResult(successful=True)
 
+    def _apply_settings(self, settings: Any) -> None:
+        """Give new settings to the running estimator.
+
+        Uses the core's ``update_settings`` when it has one. Otherwise the estimator is rebuilt with the new
+        settings and, when the old one was initialised, started from its last pose and twist
+        (``initialize_state``); covariance and biases restart from their initial values.
+        """
+        update = getattr(self._est, "update_settings", None)
+        if update is not None:
+            update(settings)
+            return
+        from robot_state_estimator.estimation import RobotStateEstimator
+
+        old = self._est
+        new = RobotStateEstimator.from_description(self._desc, settings)
+        last = getattr(old, "last_estimate", None)
+        if last is not None and getattr(old, "initialized", False):
+            new.initialize_state(last.stamp_ns, old.q, old.v)
+        self._est = new
+        self.get_logger().info("settings changed: estimator rebuilt from its last state")
+
     # -------------------------------------------------------------------------------------------- inputs
 
     def _reset(self, reason: str, key: str) -> None:
         self._report.warn(key, f"{reason}: resetting the filter")
-        self._est.reset(reason)
-        self._diag.resets += 1
-        self._diag.last_reset_reason = reason
+        self._est.reset(reason)  # reported by the core as a "reset" event (counted in _step)
         self._last_imu_ns = None
         self._last_tf_ns = None
 
@@ -265,16 +291,19 @@ class EstimatorNode(Node):
         if sample.stamp_ns <= 0:
             self._report.warn("stamp_zero", "IMU sample skipped: zero or negative stamp")
             return
+        # Time going backwards (a looping bag) is detected and reset by the core (events stamp_backwards,
+        # reset); a forward gap larger than max_time_gap_s is reset here.
         last = self._last_imu_ns
         if last is not None:
             dt_ns = sample.stamp_ns - last
-            tolerance_ns = int(self._settings.out_of_order_tolerance_s * NS_PER_S)
-            if dt_ns < -tolerance_ns:
-                self._reset(f"time went backwards by {-dt_ns / NS_PER_S:.3f} s", "stamp_backwards")
-            elif dt_ns > int(self._p["max_time_gap_s"] * NS_PER_S):
+            if dt_ns > int(self._p["max_time_gap_s"] * NS_PER_S):
                 self._reset(f"gap of {dt_ns / NS_PER_S:.3f} s in the IMU stamps", "stamp_gap")
-        if self._last_imu_ns is None or sample.stamp_ns > self._last_imu_ns:
+            elif dt_ns < -int(self._settings.out_of_order_tolerance_s * NS_PER_S):
+                last = None
+        if last is None or sample.stamp_ns > last:
             self._last_imu_ns = sample.stamp_ns
+        if sample.frame_id != self._desc.imu.frame_id:  # accepted alias (imu_frame_id): the core's frame
+            sample = dataclasses.replace(sample, frame_id=self._desc.imu.frame_id)
         self._step(self._est.add_imu, sample)
 
     def _on_joints(self, msg: JointState) -> None:
@@ -346,7 +375,7 @@ class EstimatorNode(Node):
                 self._report.info(event.key, event.message)
             else:
                 self._report.warn(event.key, event.message)
-            if "reset" in event.key:
+            if event.key == "reset":
                 self._diag.resets += 1
                 self._diag.last_reset_reason = event.message
         if isinstance(estimate, Estimate):
