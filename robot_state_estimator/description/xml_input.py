@@ -164,7 +164,7 @@ def read_text(source: str | os.PathLike[str]) -> tuple[str, Path | None]:
         path = path.resolve()
     else:
         text = str(source)
-    if (path is not None and path.suffix == ".xacro") or XACRO_NS in text or "xmlns:xacro" in text:
+    if (path is not None and path.suffix == ".xacro") or "ros.org/wiki/xacro" in text:
         text = expand_xacro(text, path)
     return text, path
 
@@ -189,9 +189,8 @@ def expand_xacro(text: str, path: Path | None) -> str:
             return doc.toprettyxml(indent="  ")
         except Exception as exc:  # xacro raises many types (XacroException, ExpatError, NameError...)
             msg = str(exc) or type(exc).__name__
-            code = ErrorCode.URI_LOOKUP if "PackageNotFound" in type(exc).__name__ else ErrorCode.XML_ERROR
-            if type(exc).__name__ == "PackageNotFoundError":
-                msg = f"package {msg} not found (xacro $(find ...))"
+            not_found = "PackageNotFound" in type(exc).__name__ or "PackageNotFoundError" in msg
+            code = ErrorCode.URI_LOOKUP if not_found else ErrorCode.XML_ERROR
             raise DescriptionError(Problem(code, f"xacro failed: {msg}", file=str(path) if path else None)) from exc
 
 

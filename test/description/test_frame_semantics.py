@@ -27,7 +27,8 @@ def Rx(a: float) -> np.ndarray:
     return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
 
 
-def assert_pose(X: pin.SE3, p, R=np.eye(3), atol=1e-12) -> None:
+def assert_pose(X: pin.SE3, p, R=None, atol=1e-12) -> None:
+    R = np.eye(3) if R is None else R
     np.testing.assert_allclose(X.translation, p, atol=atol)
     np.testing.assert_allclose(X.rotation, R, atol=atol)
 
@@ -73,11 +74,14 @@ def test_resolve_self_is_exact_identity():
 
 
 def test_frame_attached_to_chain_through_joint_and_frames():
-    body = TWO_LINKS + """
+    body = (
+        TWO_LINKS
+        + """
     <frame name="F1" attached_to="J"><pose>0 0 1 0 0 0</pose></frame>
     <frame name="F2" attached_to="F1"><pose>1 0 0 0 0 0</pose></frame>
     <frame name="F3"><pose relative_to="F2">0 0 0 0 0 0</pose></frame>
     """
+    )
     d = load_description(sdf(body))
     # F1 default relative_to = attached_to = J (at (1,0,0), yaw 90): X_M_F1 = (1, 0, 1), yaw 90
     assert_pose(d.resolve_pose("F1"), [1, 0, 1], Rz(PI2))
@@ -104,7 +108,8 @@ def test_link_relative_to_frame_and_joint_relative_to_model():
     <frame name="F"><pose>0 0 1 0 0 1.5707963267948966</pose></frame>
     <link name="A"/>
     <link name="B"><pose relative_to="F">1 0 0 0 0 0</pose></link>
-    <joint name="J" type="fixed"><pose relative_to="__model__">0 0 2 0 0 0</pose><parent>A</parent><child>B</child></joint>
+    <joint name="J" type="fixed"><pose relative_to="__model__">0 0 2 0 0 0</pose>
+      <parent>A</parent><child>B</child></joint>
     """
     d = load_description(sdf(body))
     # B = F * (1,0,0) = (0,0,1) + Rz(90)(1,0,0) = (0, 1, 1), yaw 90
@@ -252,8 +257,10 @@ def test_pose_formats_quaternion_and_degrees():
         ),
         ('<link name="A"><pose>1 2 3</pose></link>', ErrorCode.ELEMENT_INVALID),
         ('<link name="A"><pose>1 2 3 a b c</pose></link>', ErrorCode.ELEMENT_INVALID),
-        ('<link name="A"><pose rotation_format="quat_xyzw" degrees="true">0 0 0 0 0 0 1</pose></link>',
-         ErrorCode.ELEMENT_INVALID),
+        (
+            '<link name="A"><pose rotation_format="quat_xyzw" degrees="true">0 0 0 0 0 0 1</pose></link>',
+            ErrorCode.ELEMENT_INVALID,
+        ),
     ],
 )
 def test_error_codes(body, code):
@@ -291,8 +298,9 @@ def test_axis_expressed_in_and_joint_model():
     d = load_description(sdf(body))
     # joint frame = B frame (yaw 90); model x expressed in J is Rz(-90)(1,0,0) = (0,-1,0): unaligned
     j = d.model.joints[d.model.getJointId("J")]
-    np.testing.assert_allclose(np.asarray(j.extract().axis if hasattr(j.extract(), "axis") else []), [0, -1, 0],
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(j.extract().axis if hasattr(j.extract(), "axis") else []), [0, -1, 0], atol=1e-12
+    )
     # the motion: rotating J by +a turns B about the model's x axis
     q = pin.neutral(d.model)
     q[7] = 0.5

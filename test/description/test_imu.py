@@ -1,0 +1,201 @@
+"""IMU parsing: every field, defaults, legacy SDF 1.5 noise, URDF <gazebo> variants, rotated/offset IMUs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robot_state_estimator.description import (
+    DescriptionError,
+    ErrorCode,
+    Localization,
+    NoiseSpec,
+    NoiseType,
+    load_description,
+)
+
+FULL_IMU = """
+<sensor name="imu" type="imu">
+  <update_rate>400</update_rate>
+  <gz_frame_id>imu_optical</gz_frame_id>
+  <pose>0.1 0.2 0.3 0 0 1.5707963267948966</pose>
+  <imu>
+    <orientation_reference_frame>
+      <localization>NED</localization>
+      <custom_rpy parent_frame="world">0.1 0.2 0.3</custom_rpy>
+      <grav_dir_x parent_frame="base">0 1 0</grav_dir_x>
+    </orientation_reference_frame>
+    <angular_velocity>
+      <x><noise type="gaussian"><mean>0.1</mean><stddev>0.2</stddev><bias_mean>0.3</bias_mean>
+        <bias_stddev>0.4</bias_stddev><dynamic_bias_stddev>0.5</dynamic_bias_stddev>
+        <dynamic_bias_correlation_time>0.6</dynamic_bias_correlation_time><precision>0.7</precision></noise></x>
+      <y><noise type="gaussian_quantized"><stddev>0.02</stddev></noise></y>
+    </angular_velocity>
+    <linear_acceleration>
+      <z><noise type="GAUSSIAN"><stddev>0.03</stddev></noise></z>
+    </linear_acceleration>
+    <enable_orientation>false</enable_orientation>
+  </imu>
+</sensor>
+"""
+
+
+def sdf_model(sensor: str, version: str = "1.9") -> str:
+    return (
+        f'<sdf version="{version}"><model name="m"><link name="base">'
+        f"<pose>5 5 5 0 0 0</pose>{sensor}</link></model></sdf>"
+    )
+
+
+def test_every_field():
+    imu = load_description(sdf_model(FULL_IMU)).imu
+    assert imu.name == "imu" and imu.link == "base" and imu.frame_id == "imu_optical"
+    assert imu.update_rate == 400.0
+    assert imu.localization is Localization.NED and imu.has_orientation_reference_frame
+    assert imu.custom_rpy == (0.1, 0.2, 0.3) and imu.custom_rpy_parent_frame == "world"
+    assert imu.grav_dir_x == (0.0, 1.0, 0.0) and imu.grav_dir_x_parent_frame == "base"
+    assert imu.orientation_enabled is False
+    assert imu.angular_velocity_noise[0] == NoiseSpec(NoiseType.GAUSSIAN, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+    assert imu.angular_velocity_noise[1] == NoiseSpec(NoiseType.GAUSSIAN_QUANTIZED, stddev=0.02)
+    assert imu.angular_velocity_noise[2] == NoiseSpec()
+    assert imu.linear_acceleration_noise[2] == NoiseSpec(NoiseType.GAUSSIAN, stddev=0.03)
+    np.testing.assert_allclose(imu.gyro_stddev(), [0.2, 0.02, 0.0])
+    np.testing.assert_allclose(imu.accel_stddev(), [0.0, 0.0, 0.03])
+    # pose default relative to the parent link (not the model): offset only, link at (5,5,5) irrelevant
+    np.testing.assert_allclose(imu.pose_in_link.translation, [0.1, 0.2, 0.3])
+    np.testing.assert_allclose(imu.R_base_imu, [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-15)
+
+
+def test_defaults():
+    imu = load_description(sdf_model('<sensor name="s" type="imu"/>')).imu
+    assert imu.update_rate == 0.0 and imu.frame_id == "s"
+    assert imu.localization is Localization.CUSTOM and not imu.has_orientation_reference_frame
+    assert imu.custom_rpy == (0.0, 0.0, 0.0) and imu.grav_dir_x == (1.0, 0.0, 0.0)
+    assert imu.orientation_enabled is True
+    assert imu.angular_velocity_noise == (NoiseSpec(),) * 3 and imu.linear_acceleration_noise == (NoiseSpec(),) * 3
+    assert np.array_equal(imu.pose_in_base.homogeneous, np.eye(4))
+
+
+LEGACY = """<sensor name="s" type="imu"><imu><noise><type>gaussian</type>
+  <rate><mean>0.01</mean><stddev>0.02</stddev><bias_mean>0.03</bias_mean><bias_stddev>0.04</bias_stddev></rate>
+  <accel><mean>0.1</mean><stddev>0.2</stddev><bias_mean>0.3</bias_mean><bias_stddev>0.4</bias_stddev></accel>
+</noise></imu></sensor>"""
+
+
+def test_legacy_sdf_1_5_noise_applied_per_axis():
+    imu = load_description(sdf_model(LEGACY, version="1.5")).imu
+    assert imu.angular_velocity_noise == (NoiseSpec(NoiseType.GAUSSIAN, 0.01, 0.02, 0.03, 0.04),) * 3
+    assert imu.linear_acceleration_noise == (NoiseSpec(NoiseType.GAUSSIAN, 0.1, 0.2, 0.3, 0.4),) * 3
+
+
+def test_legacy_noise_ignored_from_1_6():
+    imu = load_description(sdf_model(LEGACY, version="1.6")).imu
+    assert imu.angular_velocity_noise == (NoiseSpec(),) * 3
+
+
+def test_joint_hosted_sensor_is_relative_to_joint_and_on_child():
+    src = """<sdf version="1.9"><model name="m"><link name="A"/>
+      <link name="B"><pose>1 0 0 0 0 0</pose></link>
+      <joint name="J" type="revolute"><pose>0 0 1 0 0 0</pose><parent>A</parent><child>B</child>
+        <sensor name="s" type="imu"><pose>0 2 0 0 0 0</pose></sensor></joint></model></sdf>"""
+    imu = load_description(src).imu
+    # J at B*(0,0,1) = (1,0,1); sensor (0,2,0) in J -> (1,2,1) in model; in B: (0,2,1)
+    assert imu.link == "B"
+    np.testing.assert_allclose(imu.pose_in_link.translation, [0, 2, 1])
+    np.testing.assert_allclose(imu.pose_in_base.translation, [1, 2, 1])
+
+
+URDF_CHAIN = """<robot name="r">
+  <link name="base"/><link name="mid"/><link name="imu_link"/><link name="leg"/>
+  <joint name="j1" type="fixed"><parent link="base"/><child link="mid"/>
+    <origin xyz="1 0 0" rpy="0 0 1.5707963267948966"/></joint>
+  <joint name="j2" type="fixed"><parent link="mid"/><child link="imu_link"/>
+    <origin xyz="0 1 0" rpy="3.141592653589793 0 0"/></joint>
+  <joint name="knee" type="revolute"><parent link="base"/><child link="leg"/><axis xyz="0 1 0"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  {gazebo}
+</robot>"""
+
+
+@pytest.mark.parametrize(
+    "sensor",
+    [
+        '<sensor name="s" type="imu"><pose>0 0 0.5 0 0 0</pose></sensor>',
+        '<sensor name="s" type="IMU"><pose>0 0 0.5 0 0 0</pose></sensor>',
+    ],
+)
+def test_urdf_lumping_composes_joint_origins(sensor):
+    d = load_description(URDF_CHAIN.format(gazebo=f'<gazebo reference="imu_link">{sensor}</gazebo>'))
+    imu = d.imu
+    # lumped twice: imu_link -> mid -> base; X = j1 * j2 * (0,0,0.5)
+    # j2*(0,0,.5): Rx(pi)(0,0,.5) + (0,1,0) = (0,1,-0.5); j1: Rz(90)(0,1,-0.5) + (1,0,0) = (0,0,-0.5)
+    assert imu.link == "base"
+    np.testing.assert_allclose(imu.pose_in_link.translation, [0, 0, -0.5], atol=1e-15)
+    R = np.array([[0, -1, 0], [1, 0, 0], [0, 0, 1]]) @ np.diag([1.0, -1.0, -1.0])
+    np.testing.assert_allclose(imu.R_base_imu, R, atol=1e-15)
+    assert d.model.existFrame(imu.link) and d.model.existFrame("imu_link")
+
+
+def test_urdf_relative_to_is_kept_and_preserved_joint_stops_lumping():
+    sensor = '<sensor name="s" type="imu"><pose relative_to="imu_link">0 0 0.5 0 0 0</pose></sensor>'
+    d = load_description(URDF_CHAIN.format(gazebo=f'<gazebo reference="mid">{sensor}</gazebo>'))
+    np.testing.assert_allclose(d.imu.pose_in_base.translation, [0, 0, -0.5], atol=1e-15)
+    g = (
+        '<gazebo reference="j1"><preserveFixedJoint>true</preserveFixedJoint></gazebo>'
+        '<gazebo reference="imu_link"><sensor name="s" type="imu"/></gazebo>'
+    )
+    imu = load_description(URDF_CHAIN.format(gazebo=g)).imu
+    assert imu.link == "mid"  # lumped once only (into mid), j1 kept
+    np.testing.assert_allclose(imu.pose_in_link.translation, [0, 1, 0], atol=1e-15)
+    np.testing.assert_allclose(imu.pose_in_base.translation, [0, 0, 0], atol=1e-15)
+
+
+def test_urdf_old_sensor_namespace_form_and_legacy_noise():
+    g = (
+        '<gazebo reference="base"><sensor:imu name="old"><update_rate>100</update_rate>'
+        "<noise><type>gaussian</type><rate><stddev>0.5</stddev></rate></noise></sensor:imu></gazebo>"
+    )
+    src = URDF_CHAIN.format(gazebo=g).replace(
+        '<robot name="r">',
+        '<robot name="r" xmlns:sensor="http://playerstage.sourceforge.net/gazebo/xmlschema/#sensor">',
+    )
+    imu = load_description(src).imu
+    assert imu.name == "old" and imu.update_rate == 100.0
+    np.testing.assert_allclose(imu.gyro_stddev(), [0.5] * 3)
+
+
+def test_rotated_upside_down_imu_in_sdf():
+    sensor = '<sensor name="s" type="imu"><pose degrees="true">0.1 0 -0.05 180 0 90</pose></sensor>'
+    imu = load_description(sdf_model(sensor)).imu
+    # R = Rz(90) Rx(180): x_S -> y_B, y_S -> x_B, z_S -> -z_B
+    np.testing.assert_allclose(imu.R_base_imu, [[0, 1, 0], [1, 0, 0], [0, 0, -1]], atol=1e-15)
+    np.testing.assert_allclose(imu.p_base_imu, [0.1, 0, -0.05])
+
+
+def test_no_imu_and_two_imus():
+    d = load_description(sdf_model(""))
+    with pytest.raises(DescriptionError) as e:
+        _ = d.imu
+    assert e.value.codes == [ErrorCode.SENSOR_NOT_FOUND]
+    two = '<sensor name="a" type="imu"/><sensor name="b" type="imu"/><sensor name="c" type="camera"/>'
+    d = load_description(sdf_model(two))
+    assert [i.name for i in d.imus] == ["a", "b"]
+    with pytest.raises(DescriptionError, match=r"a \(on base\).*b \(on base\)"):
+        _ = d.imu
+    assert d.imu_by_name("b").name == "b"
+
+
+@pytest.mark.parametrize(
+    "sensor",
+    [
+        '<sensor name="s" type="imu"><imu><angular_velocity><x><noise type="pink"/></x>'
+        "</angular_velocity></imu></sensor>",
+        '<sensor name="s" type="imu"><update_rate>fast</update_rate></sensor>',
+        '<sensor name="s" type="imu"><imu><orientation_reference_frame><localization>XYZ</localization>'
+        "</orientation_reference_frame></imu></sensor>",
+        '<sensor name="s" type="imu"><pose relative_to="nowhere"/></sensor>',
+    ],
+)
+def test_bad_imu_fields(sensor):
+    with pytest.raises(DescriptionError):
+        load_description(sdf_model(sensor))
