@@ -13,8 +13,9 @@ Per axis (:class:`AxisNoise`), exactly as gz-sensors applies an ``sdf::Noise`` o
    - when ``dynamic_bias_stddev > 0`` and ``dynamic_bias_correlation_time > 0`` and ``dt > 0``, the bias
      follows a first-order Gauss-Markov process started at the constant bias above:
      ``b <- exp(-dt/tau) b + N(0, sigma_d)``, ``sigma_d^2 = -sigma_b^2 tau/2 expm1(-2 dt/tau)``
-     (the exact discretisation of ``db = -b/tau dt + sigma_b sqrt(2/tau) dW``; stationary stddev
-     ``sigma_b``; see the kalibr "IMU Noise Model" wiki, which gz-sensors cites);
+     (the exact discretisation of ``db = -b/tau dt + sigma_b dW``, so ``sigma_b`` is a driving-noise
+     density and the stationary stddev is ``sigma_b sqrt(tau / 2)``, not ``sigma_b``; gz-sensors cites
+     RotorS' IMU plugin and the kalibr "IMU Noise Model" wiki for it);
    - output ``y = x + b + w``;
    - when ``precision`` is non-zero (gz-sensors: ``|precision| > 1e-6``, for both noise types), ``y`` is
      rounded to the nearest multiple of ``precision`` (``round`` half away from zero, as ``std::round``).
