@@ -49,15 +49,15 @@ def load_description(
     if tag == "sdf":
         from .sdf_model import read_sdf
 
-        res = read_sdf(doc, model_name=model_name, base_link=base_link)
+        sres = read_sdf(doc, model_name=model_name, base_link=base_link)
         return RobotDescription(
-            name=res.name,
+            name=sres.name,
             format="sdf",
             xml=doc.text,
-            model=res.model,
-            base_link=res.base_link,
-            imus=res.imus,
-            graph=res.graph,
+            model=sres.model,
+            base_link=sres.base_link,
+            imus=sres.imus,
+            graph=sres.graph,
         )
     raise DescriptionError(
         Problem(

@@ -130,7 +130,7 @@ class _Builder:
     ) -> str:
         """Add a model scope; returns its canonical link (scoped) or "" when it has none."""
         is_top = parent_frame is None
-        name = name_override or elem.get("name", "")
+        name: str = name_override or elem.get("name") or ""
         scoped = prefix + name
         model_frame = MODEL_FRAME if is_top else scoped
         inner = "" if is_top else scoped + "::"
