@@ -1,0 +1,444 @@
+"""``robot-state-estimator bench`` (``make bench``): throughput, per-step cost, node latency, CPU, memory.
+
+Writes one JSON file per run into ``--output`` (default ``bench/results/``), named by date, and
+``latest.json``. Sections:
+
+- ``offline``: the core fed in memory (no message conversion) with a simulated 12-DoF Go1 trot at IMU 1 kHz +
+  joints 1 kHz: input samples per second, multiple of real time (on one core, one Python thread);
+- ``replay``: the same run through ``replay`` from an mcap bag (message conversion included, reading excluded);
+- ``step_cost``: per-call cost of ``add_imu`` (propagation) and of ``add_joints`` while standing (4 feet in
+  contact: 4 leg-kinematics updates) and while trotting (2 feet), median and p99 in microseconds;
+- ``node``: the node (``robot_state_estimator.ros.node`` as its own process, ``ROS_AUTOMATIC_DISCOVERY_RANGE
+  =LOCALHOST``, a private ``ROS_DOMAIN_ID``) fed 1 kHz ``imu/data`` + 1 kHz ``joint_states`` over loopback DDS
+  for ``--node-duration`` seconds (30 by default): latency from the input stamp (wall clock at publish) to the
+  reception of the odometry with that stamp in the feeding process (p50, p99, max; this includes the DDS trip
+  back, so it bounds the stamp-to-publish latency from above), the node's CPU use (% of one core) from
+  ``/proc``, its RSS at the start and end of the measurement (growth) and its peak RSS (VmHWM);
+- ``memory``: peak RSS of the benchmark process and RSS growth over the offline run.
+
+``--short`` shrinks everything (seconds instead of minutes) for the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robot_state_estimator.estimation.types import ImuSample, JointSample
+
+
+class BenchError(RuntimeError):
+    """The benchmark cannot run (the node did not start, no odometry came back, ...)."""
+
+
+# ------------------------------------------------------------------------------------------ utilities
+def _rss_kb(pid: int | str = "self") -> dict[str, int]:
+    out = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                out[line.split(":")[0]] = int(line.split()[1])
+    except OSError:
+        pass
+    return out
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+
+
+def _percentiles_us(ns: list[int] | np.ndarray) -> dict[str, float]:
+    a = np.asarray(ns, dtype=float) / 1e3
+    if a.size == 0:
+        return {"n": 0}
+    return {
+        "n": int(a.size),
+        "median_us": float(np.median(a)),
+        "p99_us": float(np.percentile(a, 99)),
+        "max_us": float(np.max(a)),
+        "mean_us": float(np.mean(a)),
+    }
+
+
+def simulated_run(gait: str, duration_s: float, *, seed: int = 0) -> Any:
+    """A simulated Go1 run (IMU 1 kHz, joints 1 kHz, no noise) from ``robot_state_estimator.simulation``."""
+    from robot_state_estimator.simulation import generator
+    from robot_state_estimator.simulation.settings import SimulationSettings
+
+    return generator.simulate(SimulationSettings(robot="go1", gait=gait, duration_s=duration_s, seed=seed))
+
+
+def samples_of(run: Any) -> list[tuple[int, str, Any]]:
+    """``(stamp_ns, "imu"|"joints", sample)`` of a simulated run in stamp order (IMU first on ties)."""
+    out: list[tuple[int, str, Any]] = []
+    frame = run.imu.frame_id
+    for k, s in enumerate(run.imu_stamps_ns.tolist()):
+        out.append((s, "imu", ImuSample(s, run.imu_omega[k].copy(), run.imu_f[k].copy(), None, frame)))
+    for k, s in enumerate(run.joint_stamps_ns.tolist()):
+        out.append(
+            (
+                s,
+                "joints",
+                JointSample(
+                    s,
+                    tuple(run.joint_names),
+                    run.joint_position[k].copy(),
+                    run.joint_velocity[k].copy(),
+                    run.joint_effort[k].copy(),
+                ),
+            )
+        )
+    out.sort(key=lambda x: (x[0], 0 if x[1] == "imu" else 1))
+    return out
+
+
+def _estimator(run: Any) -> Any:
+    from robot_state_estimator.common.paths import config_dir
+    from robot_state_estimator.description import load_description
+    from robot_state_estimator.estimation import RobotStateEstimator
+    from robot_state_estimator.tools.replay import split_config
+
+    cfg = config_dir() / f"{run.robot}.yaml"
+    settings, _ = split_config(cfg if cfg.exists() else None)
+    return RobotStateEstimator.from_description(load_description(run.description_xml), settings)
+
+
+# ------------------------------------------------------------------------------------------- offline
+def bench_offline(run: Any) -> dict[str, Any]:
+    """Throughput of the core fed in memory, and the cost of each call by kind."""
+    samples = samples_of(run)
+    est = _estimator(run)
+    rss0 = _rss_kb().get("VmRSS", 0)
+    cost: dict[str, list[int]] = {"imu": [], "joints": []}
+    feet_in_contact: list[int] = []
+    pc = time.perf_counter_ns
+    t_start = pc()
+    for _, kind, sample in samples:
+        t0 = pc()
+        if kind == "imu":
+            est.add_imu(sample)
+        else:
+            e = est.add_joints(sample)
+        t1 = pc()
+        cost[kind].append(t1 - t0)
+        if kind == "joints":
+            feet_in_contact.append(sum(f.in_contact for f in e.feet) if e is not None else -1)
+        est.pop_events()
+    wall = (pc() - t_start) / 1e9
+    rss1 = _rss_kb().get("VmRSS", 0)
+    span = (samples[-1][0] - samples[0][0]) / 1e9
+    fic = np.asarray(feet_in_contact)
+    joints_cost = np.asarray(cost["joints"])
+    by_feet = {str(n): _percentiles_us(joints_cost[fic == n]) for n in sorted(set(fic.tolist())) if n >= 0}
+    return {
+        "gait": run.settings.gait,
+        "input_duration_s": span,
+        "n_samples": len(samples),
+        "wall_s": wall,
+        "samples_per_s": len(samples) / wall,
+        "realtime_factor": span / wall,
+        "imu_step": _percentiles_us(cost["imu"]),
+        "joint_step": _percentiles_us(cost["joints"]),
+        "joint_step_by_feet_in_contact": by_feet,
+        "rss_growth_kb": rss1 - rss0,
+    }
+
+
+def bench_replay(run_dir: Path, description: str) -> dict[str, Any]:
+    """``replay`` over the bag of a simulated run (message conversion and the node's rules included)."""
+    from robot_state_estimator.common.paths import config_dir
+    from robot_state_estimator.tools import replay
+
+    settings, params = replay.split_config(config_dir() / "go1.yaml")
+    opts = replay.ReplayOptions(node_params={**replay.NODE_DEFAULTS, **params}, progress=False)
+    r = replay.replay(run_dir, description=description, settings=settings, options=opts)
+    return {
+        "n_samples": r.n_inputs,
+        "input_duration_s": r.input_duration_s,
+        "wall_s": r.wall_s,
+        "read_wall_s": r.read_s,
+        "samples_per_s": r.n_inputs / r.wall_s,
+        "realtime_factor": r.realtime_factor,
+    }
+
+
+# ---------------------------------------------------------------------------------------------- node
+def bench_node(run: Any, duration_s: float, *, domain_id: int | None = None, startup_timeout_s: float = 30.0) -> dict:
+    """Latency, CPU and memory of the node process fed 1 kHz IMU + 1 kHz joint states over loopback DDS.
+
+    The feeder replays the samples of ``run`` cyclically (a standing run repeats seamlessly) with stamps set to
+    the wall clock at publish time; the odometry subscriber computes ``receive time - header.stamp``.
+
+    Raises:
+        BenchError: rclpy missing, the node did not start or published nothing.
+    """
+    domain = domain_id if domain_id is not None else 100 + os.getpid() % 100
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    os.environ["ROS_DOMAIN_ID"] = str(domain)
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    try:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+    except ImportError as exc:
+        raise BenchError(f"rclpy is not importable: {exc}") from exc
+    from robot_state_estimator.common.time import stamp_to_ns
+    from robot_state_estimator.io import messages
+    from robot_state_estimator.ros.message_types import TYPES
+
+    with tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False) as f:
+        f.write(run.description_xml)
+        desc_path = f.name
+    cmd = [
+        sys.executable,
+        "-m",
+        "robot_state_estimator.ros.node",
+        "--ros-args",
+        "-p",
+        f"robot:={run.robot}",
+        "-p",
+        f"description_file:={desc_path}",
+        "--log-level",
+        "warn",
+    ]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    rclpy.init()
+    node = rclpy.create_node("rse_bench_feeder")
+    latencies: list[int] = []
+    received = [0]
+    recording = threading.Event()
+    lock = threading.Lock()
+
+    def on_odom(msg: Any) -> None:
+        now = time.time_ns()
+        received[0] += 1
+        if recording.is_set():
+            with lock:
+                latencies.append(now - stamp_to_ns(msg.header.stamp))
+
+    qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
+    imu_pub = node.create_publisher(TYPES.Imu, "imu/data", qos)
+    joint_pub = node.create_publisher(TYPES.JointState, "joint_states", qos)
+    node.create_subscription(TYPES.Odometry, "odometry", on_odom, 100)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    samples = samples_of(run)
+    imus = [s for _, k, s in samples if k == "imu"]
+    joints = [s for _, k, s in samples if k == "joints"]
+    n = min(len(imus), len(joints))
+    result: dict[str, Any] = {}
+    try:
+        t_wait = time.monotonic() + startup_timeout_s
+        while imu_pub.get_subscription_count() < 1 or joint_pub.get_subscription_count() < 1:
+            if proc.poll() is not None or time.monotonic() > t_wait:
+                raise BenchError(f"the node did not subscribe within {startup_timeout_s} s: {_stderr(proc)}")
+            time.sleep(0.05)
+        period_ns = 1_000_000
+        warmup = 1000  # 1 s: the filter initializes on the first IMU samples
+        total = warmup + int(duration_s * 1000)
+        cpu0 = rss0 = None
+        t0 = time.monotonic_ns()
+        late = 0
+        for k in range(total):
+            if k == warmup:
+                cpu0, rss0, wall0 = _cpu_seconds(proc.pid), _rss_kb(proc.pid), time.monotonic()
+                recording.set()
+            target = t0 + k * period_ns
+            while True:
+                d = target - time.monotonic_ns()
+                if d <= 0:
+                    break
+                if d > 200_000:
+                    time.sleep((d - 150_000) / 1e9)
+            if -d > 2 * period_ns:
+                late += 1
+            stamp = time.time_ns()
+            i = k % n
+            imu = imus[i]
+            imu_pub.publish(
+                messages.imu_msg(
+                    TYPES,
+                    ImuSample(stamp, imu.angular_velocity, imu.linear_acceleration, None, imu.frame_id),
+                )
+            )
+            js = joints[i]
+            joint_pub.publish(
+                messages.joint_state_msg(TYPES, JointSample(stamp, js.names, js.position, js.velocity, js.effort))
+            )
+        wall = time.monotonic() - wall0
+        time.sleep(0.2)
+        recording.clear()
+        cpu1, rss1 = _cpu_seconds(proc.pid), _rss_kb(proc.pid)
+        if proc.poll() is not None:
+            raise BenchError(f"the node exited during the benchmark: {_stderr(proc)}")
+        with lock:
+            lat = list(latencies)
+        if not lat:
+            raise BenchError(f"no odometry received from the node: {_stderr(proc)}")
+        expected = 2 * (total - warmup)
+        result = {
+            "duration_s": wall,
+            "input_rate_hz": {"imu": 1000, "joint_states": 1000},
+            "inputs_published": expected,
+            "feeder_late_ticks": late,
+            "odometry_received": len(lat),
+            "odometry_received_ratio": len(lat) / expected,
+            "latency_stamp_to_odometry_us": {
+                "p50": float(np.percentile(lat, 50) / 1e3),
+                "p90": float(np.percentile(lat, 90) / 1e3),
+                "p99": float(np.percentile(lat, 99) / 1e3),
+                "max": float(np.max(lat) / 1e3),
+            },
+            "cpu_percent_of_one_core": 100.0 * (cpu1 - cpu0) / wall,
+            "rss_start_kb": rss0.get("VmRSS"),
+            "rss_end_kb": rss1.get("VmRSS"),
+            "rss_growth_kb": (rss1.get("VmRSS", 0) - rss0.get("VmRSS", 0)),
+            "peak_rss_kb": rss1.get("VmHWM"),
+            "ros_domain_id": domain,
+            "gait": run.settings.gait,
+        }
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        rclpy.try_shutdown()
+        spinner.join(timeout=2.0)
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        Path(desc_path).unlink(missing_ok=True)
+    return result
+
+
+def _stderr(proc: subprocess.Popen) -> str:
+    if proc.poll() is None:
+        return "(node still running)"
+    err = proc.stderr.read() if proc.stderr else ""
+    return f"exit code {proc.returncode}; stderr: {err[-2000:]}"
+
+
+# ---------------------------------------------------------------------------------------------- main
+def run_bench(
+    *,
+    short: bool = False,
+    node: bool = True,
+    node_duration_s: float | None = None,
+    offline_duration_s: float | None = None,
+    cache_dir: Path | None = None,
+) -> dict[str, Any]:
+    """All sections; returns the JSON document."""
+    from robot_state_estimator.simulation.bag import write_run_bag
+
+    offline_s = offline_duration_s or (2.0 if short else 10.0)
+    node_s = node_duration_s or (2.0 if short else 30.0)
+    doc: dict[str, Any] = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "short": short,
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+        },
+        "robot": "go1 (12 joints, 4 point feet)",
+    }
+    t = time.perf_counter()
+    trot = simulated_run("trot", offline_s)
+    stand = simulated_run("stand", 2.0 if short else 5.0)
+    doc["simulation_wall_s"] = time.perf_counter() - t
+    doc["offline"] = bench_offline(trot)
+    doc["offline_stand"] = bench_offline(stand)
+    doc["step_cost"] = {
+        "propagation_add_imu": doc["offline"]["imu_step"],
+        "update_4_feet_add_joints": doc["offline_stand"]["joint_step_by_feet_in_contact"].get("4"),
+        "update_trot_add_joints": doc["offline"]["joint_step"],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        write_run_bag(trot, Path(tmp) / "run")
+        doc["replay"] = bench_replay(Path(tmp) / "run" / "bag", str(Path(tmp) / "run" / "robot_description.urdf"))
+    if node:
+        try:
+            doc["node"] = bench_node(stand, node_s)
+        except BenchError as exc:
+            doc["node"] = {"error": str(exc)}
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    doc["memory"] = {
+        "bench_process_peak_rss_kb": int(ru.ru_maxrss),
+        "offline_rss_growth_kb": doc["offline"]["rss_growth_kb"],
+    }
+    return doc
+
+
+def summary_lines(doc: dict[str, Any]) -> list[str]:
+    """Human-readable headline numbers."""
+    o, r, s = doc["offline"], doc["replay"], doc["step_cost"]
+    lines = [
+        f"offline core: {o['samples_per_s']:.0f} samples/s = {o['realtime_factor']:.1f}x real time "
+        f"(Go1 trot, IMU 1 kHz + joints 1 kHz)",
+        f"replay from mcap: {r['samples_per_s']:.0f} samples/s = {r['realtime_factor']:.1f}x real time",
+        f"add_imu (propagation): median {s['propagation_add_imu']['median_us']:.0f} us, "
+        f"p99 {s['propagation_add_imu']['p99_us']:.0f} us",
+    ]
+    u4 = s.get("update_4_feet_add_joints")
+    if u4 and u4.get("n"):
+        lines.append(f"add_joints, 4 feet in contact: median {u4['median_us']:.0f} us, p99 {u4['p99_us']:.0f} us")
+    n = doc.get("node")
+    if n and "error" not in n:
+        lat = n["latency_stamp_to_odometry_us"]
+        lines.append(
+            f"node over DDS ({n['duration_s']:.0f} s): latency p50 {lat['p50']:.0f} us, p99 {lat['p99']:.0f} us; "
+            f"CPU {n['cpu_percent_of_one_core']:.0f} % of a core; RSS {n['rss_end_kb'] / 1024:.0f} MiB "
+            f"(growth {n['rss_growth_kb'] / 1024:+.1f} MiB)"
+        )
+    elif n:
+        lines.append(f"node: {n['error']}")
+    return lines
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``robot-state-estimator bench``."""
+    parser.add_argument("--output", default="bench/results", help="folder for the JSON results")
+    parser.add_argument("--short", action="store_true", help="seconds instead of minutes (tests)")
+    parser.add_argument("--no-node", action="store_true", help="skip the node latency benchmark")
+    parser.add_argument("--node-duration", type=float, default=None, help="s of node feeding (default 30)")
+    parser.add_argument("--offline-duration", type=float, default=None, help="s of simulated trot (default 10)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run and write ``<output>/bench-<date>.json`` and ``<output>/latest.json``."""
+    doc = run_bench(
+        short=args.short,
+        node=not args.no_node,
+        node_duration_s=args.node_duration,
+        offline_duration_s=args.offline_duration,
+    )
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    name = "bench-" + dt.datetime.now().strftime("%Y%m%d-%H%M%S") + ("-short" if args.short else "") + ".json"
+    text = json.dumps(doc, indent=2)
+    (out / name).write_text(text)
+    (out / "latest.json").write_text(text)
+    for line in summary_lines(doc):
+        print(line)
+    print(f"wrote {out / name}")
+    return 0 if "error" not in doc.get("node", {}) else 1
