@@ -1,0 +1,201 @@
+"""``robot-state-estimator demo`` (``make demo``): the main job, from nothing.
+
+1. Generate a simulated Go1 trot with exact ground truth (``simulate``; cached in ``OUT/sim_go1_trot_*``, reused
+   when present), replay it through the estimator with that ground truth, print the metrics, write plots.
+2. When the real Go1 trot (``../shared/data/go1_trot``, see its README) is found, import its CSV into a bag
+   (cached), replay it with the motion-capture ground truth (time alignment: offset + rate; 4-DoF spatial
+   alignment), print ATE and drift as % of the path, write plots.
+
+Everything goes to ``--output`` (default ``out/demo``): bags, TUM files, ``metrics.json`` and PNGs per run,
+and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+GO1_DATA_ENV = "RSE_GO1_DATA"
+GO1_DATA_REL = Path("shared") / "data" / "go1_trot"
+
+
+def find_go1_data(start: Path | None = None) -> Path | None:
+    """The folder of the real Go1 trot (``go1.csv`` + ``go1_ground_truth.csv``), or None.
+
+    Looked up, in order: ``$RSE_GO1_DATA``; ``shared/data/go1_trot`` next to the current directory or to any
+    of its parents (``../shared/data/go1_trot`` from the repository root); the same from the package's source
+    location (for a source checkout or an editable install).
+    """
+    env = os.environ.get(GO1_DATA_ENV)
+    if env:
+        p = Path(env)
+        return p if (p / "go1.csv").is_file() else None
+    roots = [start or Path.cwd(), Path(__file__).resolve().parent]
+    seen: set[Path] = set()
+    for root in roots:
+        for folder in [root.resolve(), *root.resolve().parents]:
+            if folder in seen:
+                continue
+            seen.add(folder)
+            cand = folder / GO1_DATA_REL
+            if (cand / "go1.csv").is_file() and (cand / "go1_ground_truth.csv").is_file():
+                return cand
+    return None
+
+
+def _replay_cli(argv: list[str]) -> tuple[Any, dict[str, Any] | None]:
+    from robot_state_estimator.tools import replay
+
+    parser = argparse.ArgumentParser(prog="replay")
+    replay.add_arguments(parser)
+    return replay.run_cli(parser.parse_args(argv))
+
+
+def simulated_go1(out: Path, *, duration_s: float, seed: int, fresh: bool) -> Path:
+    """The run folder of a simulated Go1 trot (generated, or reused when already there)."""
+    from robot_state_estimator.simulation import generator
+    from robot_state_estimator.simulation.bag import write_run_bag
+    from robot_state_estimator.simulation.settings import SimulationSettings
+
+    run_dir = out / f"sim_go1_trot_{duration_s:g}s_seed{seed}"
+    if (run_dir / "bag" / "metadata.yaml").exists() and (run_dir / "robot_description.urdf").exists() and not fresh:
+        print(f"[demo] reusing the simulated run in {run_dir}")
+        return run_dir
+    print(f"[demo] simulating a {duration_s:g} s Go1 trot (seed {seed}) into {run_dir} ...", flush=True)
+    settings = SimulationSettings(robot="go1", gait="trot", duration_s=duration_s, seed=seed, noise=True)
+    write_run_bag(generator.simulate(settings), run_dir, overwrite=True)
+    return run_dir
+
+
+def imported_go1(out: Path, data: Path, *, fresh: bool) -> Path:
+    """The bag of the real Go1 CSV (imported, or reused)."""
+    from robot_state_estimator.common.paths import config_dir
+    from robot_state_estimator.tools import csv_import
+
+    bag = out / "go1_trot_real" / "bag"
+    if (bag / "metadata.yaml").exists() and not fresh:
+        print(f"[demo] reusing the imported real Go1 bag {bag}")
+        return bag
+    if bag.exists():
+        import shutil
+
+        shutil.rmtree(bag)
+    bag.parent.mkdir(parents=True, exist_ok=True)
+    mapping = csv_import.load_mapping(config_dir() / "import" / "go1_trot.yaml")
+    s = csv_import.import_csv(data / "go1.csv", mapping, bag)
+    print(f"[demo] imported {s.rows} rows of {data / 'go1.csv'} into {bag}")
+    return bag
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``robot-state-estimator demo``."""
+    parser.add_argument("--output", default="out/demo", help="folder for bags, metrics and plots")
+    parser.add_argument("--duration", type=float, default=20.0, help="s of simulated trot")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fresh", action="store_true", help="regenerate the simulated run and the imported bag")
+    parser.add_argument("--no-real", action="store_true", help="skip the real Go1 run")
+    parser.add_argument("--go1-data", help=f"folder of the real Go1 trot (default: found as {GO1_DATA_REL})")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo; returns 0, or 1 when a step failed (the message says which)."""
+    from robot_state_estimator.tools.replay import ReplayError, to_jsonable
+
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {}
+    status = 0
+
+    # 1. simulated Go1 trot
+    run_dir = simulated_go1(out, duration_s=args.duration, seed=args.seed, fresh=args.fresh)
+    sim_out = out / "sim_results"
+    if (sim_out / "odometry").exists():
+        import shutil
+
+        shutil.rmtree(sim_out / "odometry")
+    sim_out.mkdir(parents=True, exist_ok=True)
+    print("[demo] replaying the simulated run with its ground truth", flush=True)
+    result, res = _replay_cli(
+        [
+            str(run_dir / "bag"),
+            "--description",
+            str(run_dir / "robot_description.urdf"),
+            "--robot",
+            "go1",
+            "--output",
+            str(sim_out / "odometry"),
+            "--tum",
+            str(sim_out / "estimate.tum"),
+            "--plots",
+            str(sim_out / "plots"),
+            "--json",
+            str(sim_out / "metrics.json"),
+            "--title",
+            "simulated Go1 trot",
+        ]
+    )
+    summary["simulated"] = {"run": result.summary(), "metrics": res, "folder": str(sim_out)}
+
+    # 2. the real Go1 trot
+    data = Path(args.go1_data) if args.go1_data else find_go1_data()
+    if args.no_real:
+        pass
+    elif data is None or not (data / "go1.csv").is_file():
+        print(f"[demo] real Go1 data not found (looked for {GO1_DATA_REL} from {Path.cwd()} and the package); skipped")
+    else:
+        bag = imported_go1(out, data, fresh=args.fresh)
+        real_out = out / "real_results"
+        if (real_out / "odometry").exists():
+            import shutil
+
+            shutil.rmtree(real_out / "odometry")
+        real_out.mkdir(parents=True, exist_ok=True)
+        print(f"[demo] replaying the real Go1 trot with motion capture ({data / 'go1_ground_truth.csv'})", flush=True)
+        try:
+            result, res = _replay_cli(
+                [
+                    str(bag),
+                    "--robot",
+                    "go1",
+                    "--ground-truth",
+                    str(data / "go1_ground_truth.csv"),
+                    "--output",
+                    str(real_out / "odometry"),
+                    "--tum",
+                    str(real_out / "estimate.tum"),
+                    "--plots",
+                    str(real_out / "plots"),
+                    "--json",
+                    str(real_out / "metrics.json"),
+                    "--title",
+                    "real Go1 trot",
+                ]
+            )
+            summary["real"] = {"run": result.summary(), "metrics": res, "folder": str(real_out)}
+        except ReplayError as exc:
+            print(f"[demo] real Go1 replay failed: {exc}", file=sys.stderr)
+            status = 1
+
+    (out / "summary.json").write_text(json.dumps(to_jsonable(summary), indent=2))
+    print()
+    print("[demo] summary")
+    for name, part in summary.items():
+        m = part.get("metrics") or {}
+        r = part["run"]
+        line = f"  {name:<9} {r['realtime_factor']:.1f}x real time"
+        if m:
+            line += (
+                f"; ATE (4-DoF) {m['ate_4dof']['trans']['rmse']:.3f} m = {m['ate_4dof_pct']:.2f} % of "
+                f"{m['path_length_m']:.1f} m; final drift {m['drift']['final_error_m']:.3f} m = "
+                f"{m['drift']['final_drift_pct']:.2f} %"
+            )
+            if m.get("velocity"):
+                line += f"; velocity RMSE {m['velocity']['norm']['rmse']:.3f} m/s"
+        print(line)
+        print(f"            plots in {part['folder']}/plots")
+    print(f"[demo] wrote {out / 'summary.json'}")
+    return status
