@@ -1,0 +1,74 @@
+"""Bag round trip: write a short run and read it back with rosbags."""
+
+from __future__ import annotations
+
+import numpy as np
+import yaml
+
+from robot_state_estimator.common.time import stamp_to_ns
+from robot_state_estimator.io.bags import read_messages
+from robot_state_estimator.simulation import SimulationSettings, simulate
+from robot_state_estimator.simulation.bag import write_run_bag
+from robot_state_estimator.simulation.cli import add_arguments, settings_from_args
+from robot_state_estimator.simulation.cli import run as cli_run
+
+
+def test_round_trip(tmp_path):
+    run = simulate(SimulationSettings(robot="go1", gait="trot", duration_s=0.6, settle_s=0.2, ramp_s=0.2, noise=True))
+    bag = write_run_bag(run, tmp_path / "out")
+    assert (tmp_path / "out" / "robot_description.urdf").read_text() == run.description_xml
+    info = yaml.safe_load((tmp_path / "out" / "run.yaml").read_text())
+    assert SimulationSettings.from_dict(info["settings"]) == run.settings
+    msgs = {}
+    for m in read_messages(bag):
+        msgs.setdefault(m.topic, []).append(m)
+    assert len(msgs["/imu/data"]) == run.imu_index.size
+    assert len(msgs["/joint_states"]) == run.joint_index.size
+    assert len(msgs["/ground_truth/odom"]) == run.stamps_ns.size
+    imu = msgs["/imu/data"][5].msg
+    assert imu.header.frame_id == run.imu.frame_id
+    assert stamp_to_ns(imu.header.stamp) == run.imu_stamps_ns[5]
+    np.testing.assert_allclose(
+        [imu.linear_acceleration.x, imu.linear_acceleration.y, imu.linear_acceleration.z], run.imu_f[5]
+    )
+    np.testing.assert_allclose(imu.angular_velocity_covariance.reshape(3, 3), np.diag(run.imu.gyro_stddev() ** 2))
+    js = msgs["/joint_states"][7].msg
+    assert list(js.name) == list(run.joint_names)
+    np.testing.assert_allclose(js.effort, run.joint_effort[7])
+    odom = msgs["/ground_truth/odom"][-1].msg
+    assert odom.header.frame_id == "odom" and odom.child_frame_id == run.base_link
+    assert odom.pose.pose.position.x == run.q[-1, 0]
+    feet = {f: msgs[f"/ground_truth/contact_wrench/{f}"] for f in run.feet}
+    w = feet[run.feet[0]][0].msg
+    assert w.header.frame_id == run.feet[0] and w.wrench.force.z > 0
+    contacts = msgs["/ground_truth/contacts"][-1].msg
+    states = {s.name: s.message for s in contacts.status}
+    k = run.joint_index[-1]
+    assert states == {f: ("contact" if run.contact[k, i] else "no_contact") for i, f in enumerate(run.feet)}
+
+
+def test_cli(tmp_path, capsys):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(
+        [
+            "--robot",
+            "go1",
+            "--gait",
+            "stand",
+            "--duration",
+            "0.1",
+            "--output",
+            str(tmp_path / "o"),
+            "--slip",
+            "FL_foot@0.05",
+        ]
+    )
+    assert settings_from_args(args).slip.foot == "FL_foot"
+    args = parser.parse_args(["--gait", "stand", "--duration", "0.1", "--output", str(tmp_path / "o")])
+    assert cli_run(args) == 0
+    assert (tmp_path / "o" / "bag" / "metadata.yaml").exists()
+    assert cli_run(args) == 1  # exists, no --overwrite
+    assert "exists" in capsys.readouterr().err

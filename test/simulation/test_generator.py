@@ -1,0 +1,182 @@
+"""Generated runs: stance feet fixed, q/v/a consistent, IMU integrates to the ground truth, dynamics hold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robot_state_estimator.sensors import ImuModel
+from robot_state_estimator.simulation import SimulationError, SimulationSettings, SlipEvent, load_sim_robot, simulate
+
+
+@pytest.fixture(scope="module")
+def go1():
+    return load_sim_robot("go1")
+
+
+@pytest.fixture(scope="module")
+def trot(go1):
+    return simulate(SimulationSettings(robot="go1", gait="trot", duration_s=3.0, settle_s=0.5, ramp_s=0.5), robot=go1)
+
+
+def test_stance_feet_do_not_move(trot, go1):
+    model, data = go1.model, go1.model.createData()
+    worst_fk = 0.0
+    for k in range(0, trot.q.shape[0], 7):
+        pin.framesForwardKinematics(model, data, trot.q[k])
+        for i, foot in enumerate(trot.feet):
+            p = data.oMf[model.getFrameId(foot)].translation
+            worst_fk = max(worst_fk, float(np.abs(p - trot.foot_positions_world[k, i]).max()))
+    assert worst_fk < 1e-9
+    for i in range(len(trot.feet)):
+        both = trot.contact[1:, i] & trot.contact[:-1, i]
+        step = np.abs(np.diff(trot.foot_positions_world[:, i], axis=0))[both]
+        assert step.max() < 1e-9
+        assert np.all(trot.foot_positions_world[trot.contact[:, i], i, 2] == 0.0)
+    assert not trot.contact.all(axis=1).all()  # the feet do step
+
+
+def test_q_v_a_are_consistent(trot, go1):
+    dt = np.diff(trot.t_s)
+    dq = (
+        np.array([pin.difference(go1.model, trot.q[k], trot.q[k + 1]) for k in range(trot.q.shape[0] - 1)])
+        / dt[:, None]
+    )
+    # (q1 - q0)/h = (v0 + v1)/2 - h (a1 - a0)/12 + O(h^4) (Euler-Maclaurin); the base part is exact in Lie terms
+    # only to first order in the angular velocity, hence the tolerance
+    v_mid = 0.5 * (trot.v[1:] + trot.v[:-1]) - dt[:, None] * (trot.a[1:] - trot.a[:-1]) / 12
+    assert np.abs(dq - v_mid).max() < 1e-5
+    dv = np.diff(trot.v, axis=0) / dt[:, None]
+    a_mid = 0.5 * (trot.a[1:] + trot.a[:-1])
+    assert np.abs(dv - a_mid).max() < 5e-3 * np.abs(trot.a).max()
+
+
+def test_integrated_imu_reproduces_ground_truth(trot, go1):
+    imu = ImuModel(go1.imu, go1.model)
+    model, data = imu.model, imu.data
+    idx = trot.imu_index
+    t = trot.t_s[idx]
+    g = np.array([0.0, 0.0, -9.81])
+
+    def truth(k):
+        pin.forwardKinematics(model, data, trot.q[k], trot.v[k])
+        X = pin.updateFramePlacement(model, data, imu.frame_id)
+        v = pin.getFrameVelocity(model, data, imu.frame_id, pin.LOCAL_WORLD_ALIGNED).linear
+        return np.array(X.rotation), np.array(X.translation), np.array(v)
+
+    R, p, v = truth(idx[0])
+    for j in range(idx.size - 1):
+        dt = t[j + 1] - t[j]
+        a0 = R @ trot.imu_f[j] + g
+        R_next = R @ pin.exp3(0.5 * (trot.imu_omega[j] + trot.imu_omega[j + 1]) * dt)
+        a1 = R_next @ trot.imu_f[j + 1] + g
+        p = p + v * dt + (2 * a0 + a1) * dt * dt / 6
+        v = v + 0.5 * (a0 + a1) * dt
+        R = R_next
+    R_T, p_T, v_T = truth(idx[-1])
+    assert np.linalg.norm(pin.log3(R_T.T @ R)) < 1e-5
+    assert np.abs(v - v_T).max() < 1e-4
+    assert np.abs(p - p_T).max() < 1e-4
+    assert np.linalg.norm(p_T - trot.q[0, :3]) > 0.3  # it did move
+
+
+def test_rnea_with_external_contact_forces_returns_the_torques(trot, go1):
+    model, data = go1.model, go1.model.createData()
+    for k in range(0, trot.q.shape[0], 97):
+        q, v, a = trot.q[k], trot.v[k], trot.a[k]
+        pin.framesForwardKinematics(model, data, q)
+        fext = [pin.Force.Zero() for _ in range(model.njoints)]
+        for i, foot in enumerate(trot.feet):
+            if trot.contact[k, i]:
+                fid = model.getFrameId(foot)
+                f_W = trot.contact_forces_world[k, i]
+                p_W = data.oMf[fid].translation
+                joint = model.frames[fid].parentJoint
+                fext[joint] += data.oMi[joint].actInv(pin.Force(f_W, np.cross(p_W, f_W)))
+        tau = pin.rnea(model, data, q, v, a, fext)
+        np.testing.assert_allclose(tau[6:], trot.tau[k], atol=1e-8)
+        np.testing.assert_allclose(tau[:6], trot.base_residual_wrench[k], atol=1e-8)
+    three_or_more = trot.contact.sum(axis=1) >= 3
+    assert np.abs(trot.base_residual_wrench[three_or_more]).max() < 1e-6
+    assert trot.friction_violations == 0
+    weight = pin.computeTotalMass(go1.model) * 9.81
+    np.testing.assert_allclose(trot.contact_forces_world[0, :, 2].sum(), weight, rtol=1e-9)
+    # the contact wrench in the foot frame is the world force rotated
+    assert np.all(trot.contact_wrenches_in_foot[~trot.contact] == 0)
+
+
+def test_static_start_reads_gravity_and_is_deterministic(trot, go1):
+    np.testing.assert_allclose(trot.imu_f[0], go1.imu.pose_in_base.rotation.T @ [0, 0, 9.81], atol=1e-9)
+    np.testing.assert_allclose(trot.v[0], 0.0, atol=1e-12)
+    again = simulate(SimulationSettings(robot="go1", gait="trot", duration_s=0.3), robot=go1)
+    again2 = simulate(SimulationSettings(robot="go1", gait="trot", duration_s=0.3), robot=go1)
+    np.testing.assert_array_equal(again.q, again2.q)
+
+
+def test_noise_is_seeded_and_sized(go1):
+    s = SimulationSettings(robot="go1", gait="stand", duration_s=0.5, noise=True, seed=3)
+    r1, r2 = simulate(s, robot=go1), simulate(s, robot=go1)
+    np.testing.assert_array_equal(r1.imu_omega, r2.imu_omega)
+    err = r1.imu_omega - r1.imu_omega_ideal - r1.imu_gyro_bias
+    np.testing.assert_allclose(err.std(axis=0), go1.imu.gyro_stddev(), rtol=0.15)
+    enc = r1.joint_position - r1.q[r1.joint_index, 7:]
+    assert abs(enc.std() - s.encoder_noise_rad) < 0.1 * s.encoder_noise_rad
+    r3 = simulate(SimulationSettings(robot="go1", gait="stand", duration_s=0.5, noise=True, seed=4), robot=go1)
+    assert not np.array_equal(r1.imu_omega, r3.imu_omega)
+
+
+def test_stand_and_stand_up(go1):
+    stand = simulate(SimulationSettings(robot="go1", gait="stand", duration_s=0.5), robot=go1)
+    assert np.abs(stand.v).max() < 1e-12 and np.abs(stand.base_residual_wrench).max() < 1e-6
+    up = simulate(SimulationSettings(robot="go1", gait="stand_up", duration_s=2.5, settle_s=0.2, ramp_s=1.0), robot=go1)
+    assert up.q[-1, 2] - up.q[0, 2] == pytest.approx(0.08, abs=1e-9)
+    assert up.contact.all()
+
+
+@pytest.mark.parametrize("robot", ["solo12", "anymal_c"])
+def test_walk_with_turns_on_other_robots(robot):
+    run = simulate(
+        SimulationSettings(
+            robot=robot,
+            gait="walk",
+            duration_s=2.0,
+            settle_s=0.2,
+            ramp_s=0.5,
+            turn_period_s=3.0,
+            turn_amplitude_rad=0.3,
+        )
+    )
+    assert (run.contact.sum(axis=1) >= 3).all()
+    assert np.abs(run.base_residual_wrench).max() < 1e-6
+    assert np.abs(run.v[:, 5]).max() > 0.1  # it turns
+
+
+def test_slip_moves_the_foot_in_contact(go1):
+    s = SimulationSettings(
+        robot="go1", gait="trot", duration_s=2.0, settle_s=0.5, slip=SlipEvent("FL_foot", 0.55, 0.04, (0.02, -0.01))
+    )
+    run = simulate(s, robot=go1)
+    moved = run.foot_positions_world[run.slipping[:, 0], 0]
+    assert run.slipping[:, 0].any() and not run.slipping[:, 1:].any()
+    assert run.contact[run.slipping[:, 0], 0].all()
+    k_after = np.flatnonzero(run.slipping[:, 0])[-1] + 2
+    np.testing.assert_allclose(run.foot_positions_world[k_after, 0, :2] - moved[0, :2], [0.02, -0.01], atol=1e-3)
+    with pytest.raises(SimulationError, match="swing"):
+        simulate(
+            SimulationSettings(robot="go1", duration_s=2.0, settle_s=0.5, slip=SlipEvent("FR_foot", 0.6)), robot=go1
+        )
+
+
+def test_rates_and_jitter(go1):
+    s = SimulationSettings(
+        robot="go1", gait="stand", duration_s=0.2, imu_rate_hz=400, joint_rate_hz=1000, jitter_s=2e-4
+    )
+    run = simulate(s, robot=go1)
+    assert run.imu_index.size in (80, 81) and run.joint_index.size in (200, 201)  # the last may jitter out
+    assert np.all(np.diff(run.stamps_ns) > 0)
+    nominal = s.start_stamp_ns + np.round(np.arange(run.imu_index.size) * 2.5e6).astype(np.int64)
+    assert np.abs(run.imu_stamps_ns - nominal).max() <= 2e5
+    assert np.abs(run.imu_stamps_ns - nominal).max() > 0
+    with pytest.raises(SimulationError, match="jitter"):
+        SimulationSettings(jitter_s=1e-3)
