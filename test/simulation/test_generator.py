@@ -148,7 +148,7 @@ def test_walk_with_turns_on_other_robots(robot):
         )
     )
     assert (run.contact.sum(axis=1) >= 3).all()
-    assert np.abs(run.base_residual_wrench).max() < 1e-6
+    assert np.abs(run.base_residual_wrench).max() < 1e-5  # regularisation 1e-10 trace(A A^T) on a 500 N robot
     assert np.abs(run.v[:, 5]).max() > 0.1  # it turns
 
 
