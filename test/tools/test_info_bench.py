@@ -1,0 +1,47 @@
+"""``info`` works without rclpy; the benchmark runs in its short mode (that it works, not how fast)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import pytest
+
+from robot_state_estimator.tools import bench, info
+
+
+def test_info_without_rclpy(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "rclpy", None)  # import rclpy raises ImportError
+    data = info.collect()
+    assert data["ros2"]["rclpy_importable"] is False
+    assert data["numpy"] and data["pinocchio"]
+    assert info.run(argparse.Namespace(json=False)) == 0
+    assert "pinocchio" in capsys.readouterr().out
+
+
+def test_info_names_the_distro_of_the_rclpy_wheel():
+    assert info._distro_from_rclpy("9.1.2").startswith("kilted")
+    assert info._distro_from_rclpy(None) is None
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_bench_short_mode(tmp_path, capsys):
+    pytest.importorskip("rclpy", reason="rclpy not available")
+    code = bench.run(
+        argparse.Namespace(output=str(tmp_path), short=True, no_node=False, node_duration=None, offline_duration=None)
+    )
+    out = capsys.readouterr().out
+    doc = json.loads((tmp_path / "latest.json").read_text())
+    assert code == 0, out + json.dumps(doc.get("node"))
+    assert doc["offline"]["samples_per_s"] > 0 and doc["offline"]["realtime_factor"] > 0
+    assert doc["step_cost"]["propagation_add_imu"]["n"] > 0
+    assert doc["step_cost"]["update_4_feet_add_joints"]["n"] > 0
+    assert doc["replay"]["samples_per_s"] > 0
+    node = doc["node"]
+    assert node["odometry_received"] > 0
+    assert node["latency_stamp_to_odometry_us"]["p99"] > 0
+    assert node["cpu_percent_of_one_core"] > 0
+    assert doc["memory"]["bench_process_peak_rss_kb"] > 0
+    assert "offline core" in out
