@@ -233,8 +233,18 @@ class BaseEkf:
         self._Sigma_a_c = R_BS @ np.diag(noise.accel_density**2) @ R_BS.T
         self._Sigma_g_c = R_BS @ np.diag(noise.gyro_density**2) @ R_BS.T
         self._Sigma_g_sample = R_BS @ np.diag(noise.gyro_sample_stddev**2) @ R_BS.T
-        self._q_ba = np.diag(noise.accel_bias_random_walk**2)
-        self._q_bg = np.diag(noise.gyro_bias_random_walk**2)
+        self._Sigma_imu_c = np.zeros((6, 6))
+        self._Sigma_imu_c[:3, :3] = self._Sigma_a_c
+        self._Sigma_imu_c[3:, 3:] = self._Sigma_g_c
+        self._Q_bias_c = np.zeros((N_STATES, N_STATES))
+        self._Q_bias_c[BA_SL, BA_SL] = np.diag(noise.accel_bias_random_walk**2)
+        self._Q_bias_c[BG_SL, BG_SL] = np.diag(noise.gyro_bias_random_walk**2)
+        self._A = np.zeros((N_STATES, N_STATES))
+        self._A[V_SL, BA_SL] = -R_BS
+        self._A[TH_SL, BG_SL] = -R_BS
+        self._G = np.zeros((N_STATES, 6))
+        self._G[V_SL, 0:3] = -_I3
+        self._G[TH_SL, 3:6] = -_I3
         self.p_world_base = np.zeros(3)
         self.v_base_in_base = np.zeros(3)
         self.R_world_base = np.eye(3)
@@ -250,8 +260,6 @@ class BaseEkf:
         self._gyro_stamp_ns: int | None = None
         self._omega_prev_base: FloatArray | None = None
         self._steps_since_normalise = 0
-        self._Phi = np.eye(N_STATES)
-        self._Q = np.zeros((N_STATES, N_STATES))
         self.last_results: list[UpdateResult] = []
 
     # ------------------------------------------------------------------------------------------------------
@@ -416,31 +424,14 @@ class BaseEkf:
         self.f_base = f
         R = self.R_world_base
         v = self.v_base_in_base
-
-        # Error-state transition (module docstring), built before the nominal state moves.
-        R_BS = self.R_base_imu
-        w_skew = skew(omega)
-        wr = cross3(omega, self.p_base_imu)
-        L = skew(wr) + w_skew @ self._r_skew
-        M = skew(v) + L
-        A = np.zeros((N_STATES, N_STATES))
-        A[P_SL, V_SL] = R
-        A[P_SL, TH_SL] = -R @ skew(v)
-        A[V_SL, V_SL] = -w_skew
-        A[V_SL, TH_SL] = skew(R.T @ self.g_world)
-        A[V_SL, BA_SL] = -R_BS
-        A[V_SL, BG_SL] = -M @ R_BS
-        A[TH_SL, TH_SL] = -w_skew
-        A[TH_SL, BG_SL] = -R_BS
-        Adt = A * dt
-        Phi = _I15 + Adt + 0.5 * (Adt @ Adt)
+        Phi, M = self.error_transition(dt)
 
         # Nominal state, integrated in the world frame.
         a_world = R @ f + self.g_world
         v_world = R @ v
-        self.p_world_base = self.p_world_base + v_world * dt + 0.5 * dt * dt * a_world
+        self.p_world_base = self.p_world_base + v_world * dt + (0.5 * dt * dt) * a_world
         v_world = v_world + a_world * dt
-        R_new = R @ np.asarray(pin.exp3(omega * dt))
+        R_new = R @ pin.exp3(omega * dt)
         self._steps_since_normalise += 1
         if self._steps_since_normalise >= 100:
             R_new = _orthonormalise(R_new)
@@ -448,23 +439,49 @@ class BaseEkf:
         self.R_world_base = R_new
         self.v_base_in_base = R_new.T @ v_world
 
-        self.P = Phi @ self.P @ Phi.T
-        self._add_process_noise(M, dt)
+        P = Phi @ self.P @ Phi.T + self._process_noise(M) * dt
+        self.P = 0.5 * (P + P.T)
         self.stamp_ns = int(stamp_ns)
         return None
 
+    def error_transition(self, dt: float) -> tuple[FloatArray, FloatArray]:
+        """Error-state transition over dt at the current state with the held IMU reading.
+
+        Args:
+            dt: s, propagation interval.
+
+        Returns:
+            ``Phi`` (15, 15) ``= I + A dt + (A dt)^2 / 2`` and ``M`` (3, 3) ``= [v]x + L`` (module docstring).
+            The constant blocks of A (``-R_BS`` on the biases) are set in ``__init__``.
+        """
+        omega, _ = self.base_motion()
+        R = self.R_world_base
+        w_skew = skew(omega)
+        v_skew = skew(self.v_base_in_base)
+        M = v_skew + skew(cross3(omega, self.p_base_imu)) + w_skew @ self._r_skew
+        A = self._A
+        A[P_SL, V_SL] = R
+        A[P_SL, TH_SL] = -R @ v_skew
+        A[V_SL, V_SL] = -w_skew
+        A[V_SL, TH_SL] = skew(R.T @ self.g_world)
+        A[V_SL, BG_SL] = -M @ self.R_base_imu
+        A[TH_SL, TH_SL] = -w_skew
+        Adt = A * dt
+        return _I15 + Adt + 0.5 * (Adt @ Adt), M
+
+    def _process_noise(self, M: FloatArray) -> FloatArray:
+        """(15, 15) ``G Q_c G^T`` (module docstring) for ``M = [v]x + L``; multiply by dt for ``Q_d``.
+
+        The white noises are taken in B (``R_BS Sigma R_SB``), so G has ``-I`` for the accelerometer on the
+        velocity, ``-M`` and ``-I`` for the gyroscope on the velocity and the attitude, ``I`` on the biases.
+        """
+        G = self._G
+        G[V_SL, 3:6] = -M
+        return G @ self._Sigma_imu_c @ G.T + self._Q_bias_c
+
     def _add_process_noise(self, M: FloatArray, dt: float) -> None:
-        """Add ``Q_d = G Q_c G^T dt`` (module docstring), given ``M = [v]x + L``."""
-        Sa = self._Sigma_a_c
-        Sg = self._Sigma_g_c
-        MSg = M @ Sg
-        P = self.P
-        P[V_SL, V_SL] += (Sa + MSg @ M.T) * dt
-        P[V_SL, TH_SL] += MSg * dt
-        P[TH_SL, V_SL] += MSg.T * dt
-        P[TH_SL, TH_SL] += Sg * dt
-        P[BA_SL, BA_SL] += self._q_ba * dt
-        P[BG_SL, BG_SL] += self._q_bg * dt
+        """Add ``Q_d = G Q_c G^T dt`` to P (used when a gap is not propagated)."""
+        P = self.P + self._process_noise(M) * dt
         self.P = 0.5 * (P + P.T)
 
     # ------------------------------------------------------------------------------------------------------
@@ -505,6 +522,76 @@ class BaseEkf:
         if J_base_foot is not None and se > 0.0:
             R = R + (se * se) * (J_base_foot @ J_base_foot.T)
         return Measurement(name, np.asarray(v_base_measured, dtype=float) - self.v_base_in_base, H, R)
+
+    def update_leg_velocities(
+        self,
+        names: list[str],
+        v_base_measured: FloatArray,
+        p_base_foot: FloatArray,
+        J_base_foot: FloatArray | None = None,
+        *,
+        gate_nis: float | None = None,
+    ) -> list[UpdateResult]:
+        """Vectorised leg-odometry update of k stance feet: the same maths as :meth:`leg_velocity_measurement`
+        followed by :meth:`update`, in a few batched numpy calls (the 1 kHz hot path).
+
+        Args:
+            names: (k,) foot names.
+            v_base_measured: (k, 3) m/s in B, ``-(J_i qdot) - omega_hat_B x r_i`` per foot.
+            p_base_foot: (k, 3) m, foot positions r_i in B.
+            J_base_foot: (k, 3, n) foot Jacobians in B (encoder noise term), or None.
+            gate_nis: NIS gate per foot (``settings.foot_gate_nis`` when None; 0 disables).
+
+        Returns:
+            One :class:`UpdateResult` per foot (also in ``last_results``).
+        """
+        s = self.settings
+        gate = s.foot_gate_nis if gate_nis is None else gate_nis
+        k = len(names)
+        r = np.asarray(p_base_foot, dtype=float).reshape(k, 3)
+        r_skew = np.zeros((k, 3, 3))
+        r_skew[:, 0, 1] = -r[:, 2]
+        r_skew[:, 0, 2] = r[:, 1]
+        r_skew[:, 1, 0] = r[:, 2]
+        r_skew[:, 1, 2] = -r[:, 0]
+        r_skew[:, 2, 0] = -r[:, 1]
+        r_skew[:, 2, 1] = r[:, 0]
+        C = r_skew @ self.R_base_imu  # (k, 3, 3): H_i on the gyro bias
+        C_T = C.transpose(0, 2, 1)
+        Rm = r_skew @ self._Sigma_g_sample @ r_skew.transpose(0, 2, 1) + (s.foot_velocity_noise**2) * _I3
+        if J_base_foot is not None and s.encoder_velocity_noise > 0.0:
+            J = np.asarray(J_base_foot, dtype=float)
+            Rm = Rm + (s.encoder_velocity_noise**2) * (J @ J.transpose(0, 2, 1))
+        P = self.P
+        CPgv = C @ P[BG_SL, V_SL]
+        S = P[V_SL, V_SL] + CPgv + CPgv.transpose(0, 2, 1) + C @ P[BG_SL, BG_SL] @ C_T + Rm
+        y = np.asarray(v_base_measured, dtype=float).reshape(k, 3) - self.v_base_in_base
+        try:
+            Sinv_y = np.linalg.solve(S, y[:, :, None])[:, :, 0]
+            nis_all = np.einsum("ki,ki->k", y, Sinv_y)
+        except np.linalg.LinAlgError:
+            nis_all = np.full(k, np.inf)
+        nis_list = nis_all.tolist()
+        results = []
+        accepted = []
+        for i in range(k):
+            nis = nis_list[i]
+            ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
+            results.append(UpdateResult(names[i], y[i], S[i], nis, ok, "ok" if ok else "gated"))
+            if ok:
+                accepted.append(i)
+        if accepted:
+            a = len(accepted)
+            H = np.zeros((3 * a, N_STATES))
+            Hr = H.reshape(a, 3, N_STATES)
+            Hr[:, :, V_SL] = _I3
+            Hr[:, :, BG_SL] = C[accepted]
+            R_stack = np.zeros((3 * a, 3 * a))
+            for j, i in enumerate(accepted):
+                R_stack[3 * j : 3 * j + 3, 3 * j : 3 * j + 3] = Rm[i]
+            self._joseph_update(y[accepted].reshape(-1), H, R_stack)
+        self.last_results = results
+        return results
 
     def zero_rate_measurement(self) -> Measurement:
         """Zero angular rate pseudo-measurement (robot static): ``0 = R_BS (omega_S - b_g - n_g)``."""

@@ -43,7 +43,7 @@ from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator, kinematic_clearance
 from robot_state_estimator.estimation.ekf import BaseEkf, UpdateResult, imu_noise_from_spec
 from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
-from robot_state_estimator.estimation.kinematics import LegKinematics, cross3
+from robot_state_estimator.estimation.kinematics import LegKinematics, cross3, skew
 from robot_state_estimator.estimation.settings import EstimatorSettings
 from robot_state_estimator.estimation.types import (
     Estimate,
@@ -179,6 +179,7 @@ class RobotStateEstimator:
         self.kinematic_detector.reset()
         self._foot_sensor_stamp_ns = None
         self._feet: tuple[FootState, ...] = ()
+        self._qdot_prev: tuple[int, FloatArray] | None = None
         self._last_estimate: Estimate | None = None
         self.last_update_results: list[UpdateResult] = []
 
@@ -502,7 +503,7 @@ class RobotStateEstimator:
                 v = np.concatenate([self.ekf.v_base_in_base, self.ekf.omega_base, prepared.qdot])
                 a_lin = self.ekf.f_base + self.ekf.R_world_base.T @ self.ekf.g_world
                 a_lin = a_lin - cross3(self.ekf.omega_base, self.ekf.v_base_in_base)
-                a = np.concatenate([a_lin, self.ekf.alpha_base, np.zeros(len(prepared.qdot))])
+                a = np.concatenate([a_lin, self.ekf.alpha_base, self._joint_acceleration(prepared)])
             self.forces.estimate(prepared.q, prepared.tau, self.ekf.R_world_base, v=v, a=a)
         else:
             self.forces.force_in_world[:] = 0.0
@@ -522,6 +523,15 @@ class RobotStateEstimator:
             self.contacts = self.kinematic_detector.update(stamp, -clearance)
         self.contact_source = source
 
+    def _joint_acceleration(self, prepared: _PreparedJoints) -> FloatArray:
+        """(n,) rad/s^2, backward difference of consecutive joint velocities (zero on the first sample)."""
+        prev = self._qdot_prev
+        qddot = np.zeros(len(prepared.qdot))
+        if prev is not None and prepared.stamp_ns > prev[0]:
+            qddot = (prepared.qdot - prev[1]) / ((prepared.stamp_ns - prev[0]) * 1e-9)
+        self._qdot_prev = (prepared.stamp_ns, prepared.qdot)
+        return qddot
+
     def _apply_joints(self, prepared: _PreparedJoints) -> tuple[FootState, ...]:
         """Kinematic update at the current filter time; returns the per-foot states."""
         ekf = self.ekf
@@ -533,23 +543,18 @@ class RobotStateEstimator:
         s = self.settings.ekf
         results: dict[int, UpdateResult] = {}
         if prepared.qdot_valid:
-            measurements = []
-            feet_idx = []
-            omega = ekf.omega_base
-            for i in range(kin.n_feet):
-                if not self.contacts[i]:
-                    continue
-                y = kin.base_velocity_from_foot(i, prepared.qdot, omega)
-                measurements.append(
-                    ekf.leg_velocity_measurement(self.foot_frames[i], y, kin.p_base_foot[i], kin.J_base_foot[i])
-                )
-                feet_idx.append(i)
-            if measurements:
-                res = ekf.update(measurements)
-                results = dict(zip(feet_idx, res))
-                for r in res:
-                    if not r.accepted:
-                        self._event("foot_gated", f"foot {r.name} rejected by the gate (NIS {r.nis:.1f})", "info")
+            stance = np.flatnonzero(self.contacts)
+            if stance.size:
+                omega = ekf.omega_base
+                r = kin.p_base_foot[stance]
+                J = kin.J_base_foot[stance]
+                # v_B = -(J_i qdot) - omega x r_i for all stance feet at once.
+                y = -(J @ prepared.qdot) - r @ skew(omega).T
+                res = ekf.update_leg_velocities([self.foot_frames[i] for i in stance], y, r, J)
+                results = dict(zip(stance.tolist(), res))
+                for rr in res:
+                    if not rr.accepted:
+                        self._event("foot_gated", f"foot {rr.name} rejected by the gate (NIS {rr.nis:.1f})", "info")
             self.last_update_results = list(results.values())
             if (
                 s.static_bias_lock

@@ -1,0 +1,130 @@
+"""Test helpers: an analytic base motion with exact IMU readings, and feeding simulated runs to the estimator.
+
+Exact IMU readings (gz-sensors semantics, CONVENTIONS.md): ``omega_S = R_SB omega_B`` and
+``f_S = R_SB (f_B + alpha_B x r + omega_B x (omega_B x r))`` with ``f_B = R_WB^T (a_W - g_W)`` the specific
+force at the base origin and ``r = p_BS`` the IMU lever arm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+
+from robot_state_estimator.estimation import ImuSample, JointSample, RobotStateEstimator
+
+G_WORLD = np.array([0.0, 0.0, -9.81])
+GO1_FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+GO1_STANDING = np.array([0.0, 0.8, -1.6] * 4)
+
+
+@dataclass
+class AnalyticMotion:
+    """Base pose ``p(t) = p0 + amp_p sin(w_p t)``, ``rpy(t) = rpy0 + amp_rpy sin(w_rpy t)`` (fixed-axis RPY)."""
+
+    p0: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 0.3]))
+    amp_p: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    w_p: np.ndarray = field(default_factory=lambda: np.ones(3))
+    rpy0: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    amp_rpy: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    w_rpy: np.ndarray = field(default_factory=lambda: np.ones(3))
+
+    def p(self, t: float) -> np.ndarray:
+        return self.p0 + self.amp_p * np.sin(self.w_p * t)
+
+    def v_world(self, t: float) -> np.ndarray:
+        return self.amp_p * self.w_p * np.cos(self.w_p * t)
+
+    def a_world(self, t: float) -> np.ndarray:
+        return -self.amp_p * self.w_p**2 * np.sin(self.w_p * t)
+
+    def rpy(self, t: float) -> np.ndarray:
+        return self.rpy0 + self.amp_rpy * np.sin(self.w_rpy * t)
+
+    def R(self, t: float) -> np.ndarray:
+        return np.asarray(pin.rpy.rpyToMatrix(self.rpy(t)))
+
+    def omega_base(self, t: float) -> np.ndarray:
+        rpy_dot = self.amp_rpy * self.w_rpy * np.cos(self.w_rpy * t)
+        return np.asarray(pin.rpy.computeRpyJacobian(self.rpy(t), pin.LOCAL)) @ rpy_dot
+
+    def alpha_base(self, t: float, h: float = 1e-6) -> np.ndarray:
+        return (self.omega_base(t + h) - self.omega_base(t - h)) / (2 * h)
+
+    def v_base(self, t: float) -> np.ndarray:
+        return self.R(t).T @ self.v_world(t)
+
+    def imu(self, t: float, X_base_imu: pin.SE3) -> tuple[np.ndarray, np.ndarray]:
+        """Exact (gyro (3,) rad/s, accel (3,) m/s^2) in S at time t."""
+        R = self.R(t)
+        w = self.omega_base(t)
+        r = np.asarray(X_base_imu.translation)
+        f_base = R.T @ (self.a_world(t) - G_WORLD)
+        f_at_imu = f_base + np.cross(self.alpha_base(t), r) + np.cross(w, np.cross(w, r))
+        R_SB = np.asarray(X_base_imu.rotation).T
+        return R_SB @ w, R_SB @ f_at_imu
+
+
+def feed_run(est: RobotStateEstimator, run, *, imu_transform=None, use_effort: bool = True) -> dict:
+    """Feed a simulated run (``robot_state_estimator.simulation.SimulatedRun``) in stamp order.
+
+    Args:
+        est: the estimator.
+        run: the simulated run.
+        imu_transform: optional ``f(k) -> (gyro, accel)`` replacing the run's IMU sample k.
+        use_effort: pass the joint efforts (torque-based contacts) or not.
+
+    Returns:
+        dict of arrays: ``imu_gt`` (ground-truth row of each IMU estimate), ``v``, ``p``, ``quat``, ``P_twist``,
+        ``P_pose``; ``joint_gt``, ``contacts``, ``forces``, ``accepted``, ``nis`` for the joint estimates.
+    """
+    events = []
+    for k, i in enumerate(run.imu_index):
+        events.append((int(run.stamps_ns[i]), 1, k))
+    for k, i in enumerate(run.joint_index):
+        events.append((int(run.stamps_ns[i]), 0, k))
+    events.sort()
+    out: dict[str, list] = {
+        k: [] for k in ("imu_gt", "v", "p", "quat", "P_twist", "P_pose", "joint_gt", "contacts", "forces")
+    }
+    out.update(accepted=[], nis=[], stamps=[])
+    for stamp, kind, k in events:
+        if kind == 1:
+            if imu_transform is None:
+                gyro, acc = run.imu_omega[k], run.imu_f[k]
+            else:
+                gyro, acc = imu_transform(k)
+            e = est.add_imu(ImuSample(stamp, gyro, acc))
+            if e is None:
+                continue
+            out["imu_gt"].append(run.imu_index[k])
+            out["v"].append(e.v_base_in_base)
+            out["p"].append(e.p_world_base)
+            out["quat"].append(e.quat_world_base_xyzw)
+            out["P_twist"].append(e.twist_covariance)
+            out["P_pose"].append(e.pose_covariance)
+            out["stamps"].append(stamp)
+            feet = e.feet
+            gt_row = run.imu_index[k]
+        else:
+            e = est.add_joints(
+                JointSample(
+                    stamp,
+                    run.joint_names,
+                    run.joint_position[k],
+                    run.joint_velocity[k],
+                    run.joint_effort[k] if use_effort else None,
+                )
+            )
+            if e is None:
+                continue
+            feet = e.feet
+            gt_row = run.joint_index[k]
+        if feet:
+            out["joint_gt"].append(gt_row)
+            out["contacts"].append([f.in_contact for f in feet])
+            out["forces"].append([f.force_in_world for f in feet])
+            out["accepted"].append([f.update_accepted for f in feet])
+            out["nis"].append([f.nis for f in feet])
+    return {k: np.asarray(v) for k, v in out.items()}
