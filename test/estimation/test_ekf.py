@@ -22,7 +22,8 @@ MOUNTS = {
 }
 
 
-def make_ekf(X_base_imu: pin.SE3 = pin.SE3.Identity(), **overrides) -> BaseEkf:
+def make_ekf(X_base_imu: pin.SE3 | None = None, **overrides) -> BaseEkf:
+    X_base_imu = pin.SE3.Identity() if X_base_imu is None else X_base_imu
     settings = dataclasses.replace(EkfSettings(), **overrides)
     return BaseEkf(X_base_imu, imu_noise_from_spec(None, settings), settings)
 
@@ -129,7 +130,10 @@ def test_joseph_update_keeps_covariance_spd_and_symmetric() -> None:
     ekf = random_state_ekf(rng, MOUNTS["rotated_offset"])
     r = np.array([[0.2, 0.1, -0.3], [0.2, -0.1, -0.3], [-0.2, 0.1, -0.3], [-0.2, -0.1, -0.3]])
     for k in range(500):
-        assert ekf.propagate(k * 1_000_000 + 1_000_000, rng.normal(size=3), rng.normal(size=3) + [0, 0, 9.81]) is None
+        assert (
+            ekf.propagate(k * 1_000_000 + 1_000_000, rng.normal(size=3), rng.normal(size=3) + np.array([0, 0, 9.81]))
+            is None
+        )
         ekf.update_leg_velocities(list("abcd"), ekf.v_base_in_base + rng.normal(size=(4, 3)) * 0.01, r, gate_nis=0.0)
         assert np.array_equal(ekf.P, ekf.P.T)
         assert np.linalg.eigvalsh(ekf.P).min() > 0.0
