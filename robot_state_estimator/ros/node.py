@@ -378,6 +378,7 @@ class EstimatorNode(Node):
             if event.key == "reset":
                 self._diag.resets += 1
                 self._diag.last_reset_reason = event.message
+                self._last_tf_ns = None
         if isinstance(estimate, Estimate):
             self._publish(estimate)
 
@@ -388,17 +389,16 @@ class EstimatorNode(Node):
             self._reset("the estimate is not finite", "estimate_not_finite")
             return
         t = self._types
-        odom_frame = self._p["odom_frame"]
-        self._odom_pub.publish(messages.odometry_msg(t, est, odom_frame=odom_frame, base_frame=self._base_frame))
-        self._diag.odometry.tick()
-        if (
-            self._p["publish_tf"]
-            and self._tf is not None
-            and (self._last_tf_ns is None or est.stamp_ns > self._last_tf_ns)
-        ):  # tf2 rejects repeated stamps (TF_REPEATED_DATA)
-            child = self._p["tf_child_frame"] or self._base_frame
-            self._tf.sendTransform(messages.odom_transform_msg(t, est, odom_frame=odom_frame, base_frame=child))
+        # Odometry and TF once per stamp, in increasing stamp order: when an IMU sample and a joint sample share
+        # a stamp, the first estimate at that stamp is published (tf2 also rejects repeated stamps).
+        if self._last_tf_ns is None or est.stamp_ns > self._last_tf_ns:
             self._last_tf_ns = est.stamp_ns
+            odom_frame = self._p["odom_frame"]
+            self._odom_pub.publish(messages.odometry_msg(t, est, odom_frame=odom_frame, base_frame=self._base_frame))
+            self._diag.odometry.tick()
+            if self._p["publish_tf"] and self._tf is not None:
+                child = self._p["tf_child_frame"] or self._base_frame
+                self._tf.sendTransform(messages.odom_transform_msg(t, est, odom_frame=odom_frame, base_frame=child))
         if est.feet:
             for foot in est.feet:
                 pub = self._wrench_pubs.get(foot.name)
