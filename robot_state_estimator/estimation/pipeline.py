@@ -18,8 +18,8 @@ Timing rules (all times are the samples' own stamps, integer ns; the filter neve
   (``stamp_backwards``, e.g. a looping bag) and the sample starts the new initialisation. A gap larger than
   ``ekf.max_dt_s`` is refused and the filter re-anchors its clock (``imu_gap``). Joint stamps follow the
   same rules against the last joint stamp.
-- Bad samples (NaN/Inf, wrong lengths, unknown/missing/duplicate joint names) are skipped with an event;
-  the state is unchanged. Events are collected and returned by :meth:`RobotStateEstimator.pop_events`.
+- Bad samples (NaN/Inf, implausible IMU magnitudes, wrong lengths, unknown/missing/duplicate joint names) are
+  skipped with an event; the state is unchanged. Events are collected and returned by :meth:`RobotStateEstimator.pop_events`.
 
 Initialisation: the first ``ekf.init_imu_samples`` IMU samples are averaged (the robot must stand still;
 the window restarts when the gyro exceeds ``ekf.init_max_gyro_rad_s``): roll, pitch and gyro bias from
@@ -140,6 +140,7 @@ class RobotStateEstimator:
         self._events: list[Event] = []
         self._q_joints = np.array(pin.neutral(model)[7:])
         self._qdot_joints = np.zeros(n_joints)
+        self._n_joints = n_joints
         self._pending: deque[_PreparedJoints] = deque()
         self.contacts = np.zeros(n_feet, dtype=bool)
         self.contact_source = "none"
@@ -165,7 +166,15 @@ class RobotStateEstimator:
     # ------------------------------------------------------------------------------------------------------
 
     def _reset_state(self) -> None:
-        self.ekf.stamp_ns = None
+        ekf = self.ekf
+        ekf.stamp_ns = None
+        ekf.p_world_base = np.zeros(3)
+        ekf.v_base_in_base = np.zeros(3)
+        ekf.R_world_base = np.eye(3)
+        ekf.accel_bias = np.zeros(3)
+        ekf.gyro_bias = np.zeros(3)
+        ekf.omega_base = np.zeros(3)
+        ekf.P = ekf.initial_covariance(ekf.R_world_base)
         self._init_count = 0
         self._init_gyro_sum = np.zeros(3)
         self._init_accel_sum = np.zeros(3)
@@ -268,6 +277,14 @@ class RobotStateEstimator:
             return None
         if not (np.isfinite(gyro).all() and np.isfinite(accel).all()):
             self._event("imu_nan", f"IMU sample at {sample.stamp_ns} ns has NaN/Inf; skipped")
+            return None
+        es = self.settings.ekf
+        if float(np.max(np.abs(gyro))) > es.max_gyro_rad_s or float(np.max(np.abs(accel))) > es.max_accel_m_s2:
+            self._event(
+                "imu_out_of_range",
+                f"IMU sample at {sample.stamp_ns} ns beyond ekf.max_gyro_rad_s={es.max_gyro_rad_s} or "
+                f"ekf.max_accel_m_s2={es.max_accel_m_s2}; skipped",
+            )
             return None
         if sample.frame_id and self.imu.frame_id and sample.frame_id != self.imu.frame_id:
             self._event(

@@ -100,6 +100,8 @@ class EkfSettings:
         zero_rate_noise_rad_s: rad/s, stddev of the ZARU pseudo-measurement.
         gravity_m_s2: m/s^2, magnitude of gravity; ``g_W = (0, 0, -gravity_m_s2)``.
         use_angular_acceleration: include the ``alpha x r`` lever-arm term (alpha from differentiated gyro).
+        max_gyro_rad_s: rad/s, IMU samples with a larger gyro component are refused as implausible.
+        max_accel_m_s2: m/s^2, IMU samples with a larger accelerometer component are refused.
     """
 
     use_description_noise: bool = True
@@ -128,6 +130,8 @@ class EkfSettings:
     zero_rate_noise_rad_s: float = 0.005
     gravity_m_s2: float = 9.81
     use_angular_acceleration: bool = True
+    max_gyro_rad_s: float = 100.0
+    max_accel_m_s2: float = 500.0
 
     def __post_init__(self) -> None:
         _check_positive(
@@ -145,6 +149,8 @@ class EkfSettings:
             max_dt_s=self.max_dt_s,
             zero_rate_noise_rad_s=self.zero_rate_noise_rad_s,
             gravity_m_s2=self.gravity_m_s2,
+            max_gyro_rad_s=self.max_gyro_rad_s,
+            max_accel_m_s2=self.max_accel_m_s2,
         )
         _check_non_negative(
             "ekf",
