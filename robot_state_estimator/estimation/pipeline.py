@@ -19,7 +19,8 @@ Timing rules (all times are the samples' own stamps, integer ns; the filter neve
   ``ekf.max_dt_s`` is refused and the filter re-anchors its clock (``imu_gap``). Joint stamps follow the
   same rules against the last joint stamp.
 - Bad samples (NaN/Inf, implausible IMU magnitudes, wrong lengths, unknown/missing/duplicate joint names) are
-  skipped with an event; the state is unchanged. Events are collected and returned by :meth:`RobotStateEstimator.pop_events`.
+  skipped with an event; the state is unchanged. Events are collected and returned by
+  :meth:`RobotStateEstimator.pop_events`.
 
 Initialisation: the first ``ekf.init_imu_samples`` IMU samples are averaged (the robot must stand still;
 the window restarts when the gyro exceeds ``ekf.init_max_gyro_rad_s``): roll, pitch and gyro bias from

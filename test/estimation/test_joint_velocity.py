@@ -28,7 +28,7 @@ def test_lag_matches_the_documented_value(cutoff_hz: float) -> None:
     rate, f = 400.0, 1.0
     est = JointVelocityEstimator(1, cutoff_hz=cutoff_hz)
     t = np.arange(0, 3.0, 1 / rate)
-    out = np.array([est.update(int(round(tk * 1e9)), np.array([np.sin(2 * np.pi * f * tk)]))[0] for tk in t])
+    out = np.array([est.update(round(tk * 1e9), np.array([np.sin(2 * np.pi * f * tk)]))[0] for tk in t])
     lag = est.lag_s(1 / rate)
     mask = t > 1.0
     expected = 2 * np.pi * f * np.cos(2 * np.pi * f * (t[mask] - lag))

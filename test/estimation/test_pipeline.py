@@ -269,7 +269,7 @@ def test_never_nan_under_a_stream_of_garbage(go1_model: pin.Model) -> None:
     rng = np.random.default_rng(3)
     est = make_est(go1_model)
     stamp = T0
-    for k in range(600):
+    for _ in range(600):
         stamp += int(rng.choice([MS, 0, -MS, 200 * MS, -5_000 * MS], p=[0.9, 0.03, 0.03, 0.02, 0.02]))
         gyro = rng.normal(size=3) * 0.1
         acc = LEVEL + rng.normal(size=3)
