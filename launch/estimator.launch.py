@@ -23,12 +23,11 @@ from __future__ import annotations
 import os
 
 from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-
-from launch import LaunchDescription
 
 PACKAGE = "robot_state_estimator"
 BUNDLED = {"go1": "go1.urdf.xacro", "solo12": "solo12.urdf.xacro", "anymal_c": "anymal_c.urdf.xacro"}

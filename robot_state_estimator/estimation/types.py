@@ -2,8 +2,8 @@
 
 These are the only types that cross the boundary between the core and its adapters (the ROS node, the
 offline replay, the simulator). Time is integer nanoseconds (``stamp_ns``); arrays are float64 numpy.
-Conversions from and to ROS messages live in ``robot_state_estimator.ros.conversions`` (and are shared by the
-offline tools, which read the same field names from rosbags messages).
+Conversions from and to ROS messages live in ``robot_state_estimator.io.messages`` (shared by the node and the
+offline tools, which read the same field names from rclpy and rosbags messages).
 """
 
 from __future__ import annotations

@@ -14,14 +14,13 @@ launch_pytest = pytest.importorskip(
 )
 pytest.importorskip("launch_ros", reason="launch_ros is not installed (needs a ROS 2 install)")
 
+import launch  # noqa: E402
 import rclpy  # noqa: E402
 from launch.actions import IncludeLaunchDescription  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rcl_interfaces.srv import GetParameters  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-
-import launch  # noqa: E402
 
 from .conftest import spin_until  # noqa: E402
 
