@@ -21,6 +21,7 @@ with ``contact.source: torque`` a joint message without efforts is skipped.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -91,7 +92,8 @@ class ReplayOptions:
 
 @dataclass
 class EstimateLog:
-    """Compact columns of every published estimate (what the node would publish, in order).
+    """Compact columns of what the node would publish, in order: odometry (pose, twist, covariances, biases) and
+    contact states.
 
     Attributes:
         stamp_ns: (N,) int64.
@@ -118,17 +120,10 @@ class EstimateLog:
     accepted: list[Any] = field(default_factory=list)
     nis: list[Any] = field(default_factory=list)
 
-    def append(self, e: Estimate) -> None:
-        """Record one estimate."""
-        self.stamp_ns.append(e.stamp_ns)
-        self.p.append(e.p_world_base)
-        self.quat_xyzw.append(e.quat_world_base_xyzw)
-        self.v.append(e.v_base_in_base)
-        self.omega.append(e.omega_base_in_base)
-        self.pose_cov.append(e.pose_covariance)
-        self.twist_cov.append(e.twist_covariance)
-        self.accel_bias.append(e.accel_bias)
-        self.gyro_bias.append(e.gyro_bias)
+    def append(self, e: Estimate, odometry: bool = True) -> None:
+        """Record one estimate: its pose and twist when its odometry is published, its feet when it has some."""
+        if odometry:
+            self._append_odometry(e)
         if e.feet:
             names = tuple(f.name for f in e.feet)
             if not self.feet:
@@ -139,6 +134,17 @@ class EstimateLog:
                 self.force_world.append([f.force_in_world for f in e.feet])
                 self.accepted.append([f.update_accepted for f in e.feet])
                 self.nis.append([f.nis for f in e.feet])
+
+    def _append_odometry(self, e: Estimate) -> None:
+        self.stamp_ns.append(e.stamp_ns)
+        self.p.append(e.p_world_base)
+        self.quat_xyzw.append(e.quat_world_base_xyzw)
+        self.v.append(e.v_base_in_base)
+        self.omega.append(e.omega_base_in_base)
+        self.pose_cov.append(e.pose_covariance)
+        self.twist_cov.append(e.twist_covariance)
+        self.accel_bias.append(e.accel_bias)
+        self.gyro_bias.append(e.gyro_bias)
 
     def __len__(self) -> int:
         return len(self.stamp_ns)
@@ -191,7 +197,8 @@ class ReplayDriver:
         description: its ``RobotDescription`` (joint names, IMU frame).
         settings: its ``EstimatorSettings``.
         node_params: ``NODE_DEFAULTS``-like dict (``imu_frame_id``, ``max_time_gap_s``).
-        on_estimate: called with every estimate the node would publish.
+        on_estimate: called with every estimate the core returns and whether the node publishes its odometry
+            and TF (wrenches and contact states are published for every estimate that has feet).
     """
 
     def __init__(
@@ -200,7 +207,7 @@ class ReplayDriver:
         description: Any,
         settings: Any,
         node_params: dict[str, Any],
-        on_estimate: Callable[[Estimate], None],
+        on_estimate: Callable[[Estimate, bool], None],
     ) -> None:
         from robot_state_estimator.io import messages
 
@@ -226,6 +233,9 @@ class ReplayDriver:
         self.R_base_imu = np.asarray(description.imu.R_base_imu, dtype=float)
         self.gyro_stamp_ns: list[int] = []
         self.gyro_z_base: list[float] = []
+        #: stamp of the last published odometry (odometry and TF once per stamp, increasing)
+        self.last_odometry_ns: int | None = None
+        self.imu_frame_of_core = str(description.imu.frame_id)
 
     def _skip(self, key: str) -> None:
         self.skipped[key] += 1
@@ -235,6 +245,7 @@ class ReplayDriver:
         self.est.reset(reason)
         self.resets += 1
         self.last_imu_ns = None
+        self.last_odometry_ns = None
 
     def imu(self, msg: Any) -> None:
         """An ``sensor_msgs/Imu`` message."""
@@ -249,15 +260,18 @@ class ReplayDriver:
         if sample.stamp_ns <= 0:
             self._skip("stamp_zero")
             return
+        # time going backwards is reset by the core (events stamp_backwards, reset); a forward gap here
         last = self.last_imu_ns
         if last is not None:
             dt_ns = sample.stamp_ns - last
-            if dt_ns < -int(self.settings.out_of_order_tolerance_s * NS_PER_S):
-                self._reset(f"time went backwards by {-dt_ns / NS_PER_S:.3f} s", "stamp_backwards")
-            elif dt_ns > int(self.params["max_time_gap_s"] * NS_PER_S):
+            if dt_ns > int(self.params["max_time_gap_s"] * NS_PER_S):
                 self._reset(f"gap of {dt_ns / NS_PER_S:.3f} s in the IMU stamps", "stamp_gap")
-        if self.last_imu_ns is None or sample.stamp_ns > self.last_imu_ns:
+            elif dt_ns < -int(self.settings.out_of_order_tolerance_s * NS_PER_S):
+                last = None
+        if last is None or sample.stamp_ns > last:
             self.last_imu_ns = sample.stamp_ns
+        if sample.frame_id != self.imu_frame_of_core:  # an accepted alias: the core's frame
+            sample = dataclasses.replace(sample, frame_id=self.imu_frame_of_core)
         self.gyro_stamp_ns.append(sample.stamp_ns)
         self.gyro_z_base.append(float(self.R_base_imu[2] @ sample.angular_velocity))
         self._step(self.est.add_imu, sample)
@@ -304,12 +318,19 @@ class ReplayDriver:
         estimate = add(sample)
         for event in self.est.pop_events():
             self.events[event.key] += 1
+            if event.key == "reset":
+                self.last_odometry_ns = None
         if isinstance(estimate, Estimate):
             if not _finite(estimate):
                 self._reset("the estimate is not finite", "estimate_not_finite")
                 return
+            # odometry and TF once per stamp, in increasing order: when an IMU and a joint sample share a
+            # stamp, the first estimate at that stamp is published (as the node does; tf2 rejects repeats)
+            odometry = self.last_odometry_ns is None or estimate.stamp_ns > self.last_odometry_ns
+            if odometry:
+                self.last_odometry_ns = estimate.stamp_ns
             self.n_estimates += 1
-            self.on_estimate(estimate)
+            self.on_estimate(estimate, odometry)
 
 
 def _finite(e: Estimate) -> bool:
@@ -333,16 +354,17 @@ class OutputBag:
         self.odom_frame = odom_frame
         self.base_frame = base_frame
         self.tf_child = tf_child_frame or base_frame
-        self.last_tf_ns: int | None = None
 
-    def write(self, e: Estimate) -> None:
-        """Write the messages the node publishes for ``e`` (odometry, /tf, wrenches, contact states)."""
+    def write(self, e: Estimate, odometry: bool = True) -> None:
+        """Write the messages the node publishes for ``e`` (odometry and /tf when ``odometry``; wrenches and
+        contact states when it has feet)."""
         m, t, s = self._m, self.types, e.stamp_ns
-        self.bag.write("odometry", m.odometry_msg(t, e, odom_frame=self.odom_frame, base_frame=self.base_frame), s)
-        if t.TFMessage is not None and (self.last_tf_ns is None or s > self.last_tf_ns):
-            tf = m.odom_transform_msg(t, e, odom_frame=self.odom_frame, base_frame=self.tf_child)
-            self.bag.write("/tf", m.tf_message(t, [tf]), s)
-            self.last_tf_ns = s
+        if odometry:
+            odom = m.odometry_msg(t, e, odom_frame=self.odom_frame, base_frame=self.base_frame)
+            self.bag.write("odometry", odom, s)
+            if t.TFMessage is not None:
+                tf = m.odom_transform_msg(t, e, odom_frame=self.odom_frame, base_frame=self.tf_child)
+                self.bag.write("/tf", m.tf_message(t, [tf]), s)
         if e.feet:
             for foot in e.feet:
                 self.bag.write(f"contact_wrench/{foot.name}", m.foot_wrench_msg(t, s, foot), s)
@@ -482,7 +504,7 @@ def replay(
     settings: Any,
     options: ReplayOptions | None = None,
     output_bag: str | Path | None = None,
-    on_estimate: Callable[[Estimate], None] | None = None,
+    on_estimate: Callable[[Estimate, bool], None] | None = None,
 ) -> ReplayResult:
     """Run the estimator over a bag.
 
@@ -492,7 +514,7 @@ def replay(
         settings: ``EstimatorSettings``.
         options: topics and node parameters.
         output_bag: mcap bag directory to create with the node's outputs (None: do not write).
-        on_estimate: extra callback per published estimate.
+        on_estimate: extra callback per estimate (and whether its odometry is published).
 
     Raises:
         ReplayError: unreadable input or missing topics.
@@ -533,12 +555,12 @@ def replay(
             tf_child_frame=params["tf_child_frame"],
         )
 
-    def sink(e: Estimate) -> None:
-        log.append(e)
+    def sink(e: Estimate, odometry: bool) -> None:
+        log.append(e, odometry)
         if out is not None:
-            out.write(e)
+            out.write(e, odometry)
         if on_estimate is not None:
-            on_estimate(e)
+            on_estimate(e, odometry)
 
     driver = ReplayDriver(est, desc, settings, params, sink)
     t0 = time.perf_counter()
