@@ -424,7 +424,7 @@ class BaseEkf:
         self.f_base = f
         R = self.R_world_base
         v = self.v_base_in_base
-        Phi, M = self.error_transition(dt)
+        Phi, M = self.error_transition(dt, omega)
 
         # Nominal state, integrated in the world frame.
         a_world = R @ f + self.g_world
@@ -444,17 +444,19 @@ class BaseEkf:
         self.stamp_ns = int(stamp_ns)
         return None
 
-    def error_transition(self, dt: float) -> tuple[FloatArray, FloatArray]:
+    def error_transition(self, dt: float, omega: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
         """Error-state transition over dt at the current state with the held IMU reading.
 
         Args:
             dt: s, propagation interval.
+            omega: (3,) rad/s, bias-corrected angular velocity in B (computed from the held reading when None).
 
         Returns:
             ``Phi`` (15, 15) ``= I + A dt + (A dt)^2 / 2`` and ``M`` (3, 3) ``= [v]x + L`` (module docstring).
             The constant blocks of A (``-R_BS`` on the biases) are set in ``__init__``.
         """
-        omega, _ = self.base_motion()
+        if omega is None:
+            omega, _ = self.base_motion()
         R = self.R_world_base
         w_skew = skew(omega)
         v_skew = skew(self.v_base_in_base)
@@ -556,19 +558,28 @@ class BaseEkf:
         r_skew[:, 1, 2] = -r[:, 0]
         r_skew[:, 2, 0] = -r[:, 1]
         r_skew[:, 2, 1] = r[:, 0]
-        C = r_skew @ self.R_base_imu  # (k, 3, 3): H_i on the gyro bias
-        C_T = C.transpose(0, 2, 1)
-        Rm = r_skew @ self._Sigma_g_sample @ r_skew.transpose(0, 2, 1) + (s.foot_velocity_noise**2) * _I3
+        # Stacked H (3k, 15): identity on dv, [r_i]x R_BS on dbg.
+        H = np.zeros((3 * k, N_STATES))
+        H3 = H.reshape(k, 3, N_STATES)
+        H3[:, :, V_SL] = _I3
+        H3[:, :, BG_SL] = r_skew @ self.R_base_imu
+        # Block-diagonal R: foot noise + gyro noise through the lever arm + encoder noise through J.
+        Rm = r_skew @ self._Sigma_g_sample @ r_skew.transpose(0, 2, 1)
         if J_base_foot is not None and s.encoder_velocity_noise > 0.0:
             J = np.asarray(J_base_foot, dtype=float)
             Rm = Rm + (s.encoder_velocity_noise**2) * (J @ J.transpose(0, 2, 1))
-        P = self.P
-        CPgv = C @ P[BG_SL, V_SL]
-        S = P[V_SL, V_SL] + CPgv + CPgv.transpose(0, 2, 1) + C @ P[BG_SL, BG_SL] @ C_T + Rm
+        Rm = Rm + (s.foot_velocity_noise**2) * _I3
+        R_stack = np.zeros((k, 3, k, 3))
+        diag = np.arange(k)
+        R_stack[diag, :, diag, :] = Rm
+        R_stack = R_stack.reshape(3 * k, 3 * k)
+        PHt = self.P @ H.T
+        S = H @ PHt + R_stack
+        S = 0.5 * (S + S.T)
+        S_feet = S.reshape(k, 3, k, 3)[diag, :, diag, :]  # (k, 3, 3) per-foot innovation covariances
         y = np.asarray(v_base_measured, dtype=float).reshape(k, 3) - self.v_base_in_base
         try:
-            Sinv_y = np.linalg.solve(S, y[:, :, None])[:, :, 0]
-            nis_all = np.einsum("ki,ki->k", y, Sinv_y)
+            nis_all = np.einsum("ki,ki->k", y, np.linalg.solve(S_feet, y[:, :, None])[:, :, 0])
         except np.linalg.LinAlgError:
             nis_all = np.full(k, np.inf)
         nis_list = nis_all.tolist()
@@ -577,19 +588,20 @@ class BaseEkf:
         for i in range(k):
             nis = nis_list[i]
             ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
-            results.append(UpdateResult(names[i], y[i], S[i], nis, ok, "ok" if ok else "gated"))
+            results.append(UpdateResult(names[i], y[i], S_feet[i], nis, ok, "ok" if ok else "gated"))
             if ok:
                 accepted.append(i)
-        if accepted:
-            a = len(accepted)
-            H = np.zeros((3 * a, N_STATES))
-            Hr = H.reshape(a, 3, N_STATES)
-            Hr[:, :, V_SL] = _I3
-            Hr[:, :, BG_SL] = C[accepted]
-            R_stack = np.zeros((3 * a, 3 * a))
-            for j, i in enumerate(accepted):
-                R_stack[3 * j : 3 * j + 3, 3 * j : 3 * j + 3] = Rm[i]
-            self._joseph_update(y[accepted].reshape(-1), H, R_stack)
+        if len(accepted) == k:
+            self._joseph_update(y.reshape(-1), H, R_stack, PHt=PHt, S=S)
+        elif accepted:
+            rows = (3 * np.asarray(accepted)[:, None] + np.arange(3)).reshape(-1)
+            self._joseph_update(
+                y[accepted].reshape(-1),
+                H[rows],
+                R_stack[np.ix_(rows, rows)],
+                PHt=PHt[:, rows],
+                S=S[np.ix_(rows, rows)],
+            )
         self.last_results = results
         return results
 
@@ -639,11 +651,22 @@ class BaseEkf:
         self.last_results = results
         return results
 
-    def _joseph_update(self, y: FloatArray, H: FloatArray, R: FloatArray) -> None:
+    def _joseph_update(
+        self,
+        y: FloatArray,
+        H: FloatArray,
+        R: FloatArray,
+        *,
+        PHt: FloatArray | None = None,
+        S: FloatArray | None = None,
+    ) -> None:
+        """Joseph-form update with innovation y (m,), Jacobian H (m, 15), noise R (m, m); ``P H^T`` and S
+        may be passed when already computed at the current P."""
         P = self.P
-        PHt = P @ H.T
-        S = H @ PHt + R
-        S = 0.5 * (S + S.T)
+        if PHt is None or S is None:
+            PHt = P @ H.T
+            S = H @ PHt + R
+            S = 0.5 * (S + S.T)
         K = np.linalg.solve(S, PHt.T).T  # (15, m) = P H^T S^-1 (S symmetric)
         dx = K @ y
         IKH = _I15 - K @ H
@@ -700,15 +723,16 @@ class BaseEkf:
         return 0.5 * (C + C.T)
 
     def state_is_finite(self) -> bool:
-        """True when the state and covariance contain no NaN/Inf."""
-        return bool(
-            np.isfinite(self.p_world_base).all()
-            and np.isfinite(self.v_base_in_base).all()
-            and np.isfinite(self.R_world_base).all()
-            and np.isfinite(self.accel_bias).all()
-            and np.isfinite(self.gyro_bias).all()
-            and np.isfinite(self.P).all()
+        """True when the state and covariance contain no NaN/Inf (one sum: NaN and Inf propagate)."""
+        total = (
+            float(self.P.sum())
+            + float(self.p_world_base.sum())
+            + float(self.v_base_in_base.sum())
+            + float(self.R_world_base.sum())
+            + float(self.accel_bias.sum())
+            + float(self.gyro_bias.sum())
         )
+        return math.isfinite(total)
 
 
 def _orthonormalise(R: FloatArray) -> FloatArray:

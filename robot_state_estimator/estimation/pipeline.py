@@ -22,8 +22,10 @@ Timing rules (all times are the samples' own stamps, integer ns; the filter neve
   skipped with an event; the state is unchanged. Events are collected and returned by
   :meth:`RobotStateEstimator.pop_events`.
 
-Initialisation: the first ``ekf.init_imu_samples`` IMU samples are averaged (the robot must stand still;
-the window restarts when the gyro exceeds ``ekf.init_max_gyro_rad_s``): roll, pitch and gyro bias from
+Initialisation: a sliding window of the last ``ekf.init_imu_samples`` IMU samples is averaged; the first
+window whose mean gyro is below ``ekf.init_max_gyro_rad_s`` on every axis and whose mean accelerometer
+norm is within ``ekf.init_max_accel_deviation_m_s2`` of g counts as static (robot standing still):
+roll, pitch and gyro bias from
 them, yaw 0, position ``ekf.initial_position`` with the height put above the stance feet when joints have
 been seen. Or call :meth:`RobotStateEstimator.initialize_state` with an explicit state.
 """
@@ -176,9 +178,7 @@ class RobotStateEstimator:
         ekf.gyro_bias = np.zeros(3)
         ekf.omega_base = np.zeros(3)
         ekf.P = ekf.initial_covariance(ekf.R_world_base)
-        self._init_count = 0
-        self._init_gyro_sum = np.zeros(3)
-        self._init_accel_sum = np.zeros(3)
+        self._init_window: deque[tuple[FloatArray, FloatArray]] = deque(maxlen=self.settings.ekf.init_imu_samples)
         self._last_imu_stamp_ns: int | None = None
         self._last_joint_stamp_ns: int | None = None
         self._have_joints = False
@@ -276,11 +276,12 @@ class RobotStateEstimator:
         if gyro.shape != (3,) or accel.shape != (3,):
             self._event("imu_shape", f"IMU sample with shapes {gyro.shape}, {accel.shape}; expected (3,)")
             return None
-        if not (np.isfinite(gyro).all() and np.isfinite(accel).all()):
+        values = gyro.tolist() + accel.tolist()
+        if not all(map(math.isfinite, values)):
             self._event("imu_nan", f"IMU sample at {sample.stamp_ns} ns has NaN/Inf; skipped")
             return None
         es = self.settings.ekf
-        if float(np.max(np.abs(gyro))) > es.max_gyro_rad_s or float(np.max(np.abs(accel))) > es.max_accel_m_s2:
+        if max(map(abs, values[:3])) > es.max_gyro_rad_s or max(map(abs, values[3:])) > es.max_accel_m_s2:
             self._event(
                 "imu_out_of_range",
                 f"IMU sample at {sample.stamp_ns} ns beyond ekf.max_gyro_rad_s={es.max_gyro_rad_s} or "
@@ -338,20 +339,18 @@ class RobotStateEstimator:
 
     def _accumulate_init(self, stamp: int, gyro: FloatArray, accel: FloatArray) -> Estimate | None:
         s = self.settings.ekf
-        if s.init_max_gyro_rad_s > 0.0 and float(np.max(np.abs(gyro))) > s.init_max_gyro_rad_s:
-            if self._init_count:
-                self._event("init_motion", "robot moving during initialisation; averaging restarted", "info")
-            self._init_count = 0
-            self._init_gyro_sum[:] = 0.0
-            self._init_accel_sum[:] = 0.0
+        window = self._init_window
+        window.append((gyro, accel))
+        if len(window) < s.init_imu_samples:
             return None
-        self._init_count += 1
-        self._init_gyro_sum += gyro
-        self._init_accel_sum += accel
-        if self._init_count < s.init_imu_samples:
-            return None
-        gyro_mean = self._init_gyro_sum / self._init_count
-        accel_mean = self._init_accel_sum / self._init_count
+        gyro_mean = np.mean([g for g, _ in window], axis=0)
+        accel_mean = np.mean([a for _, a in window], axis=0)
+        moving = s.init_max_gyro_rad_s > 0.0 and float(np.max(np.abs(gyro_mean))) > s.init_max_gyro_rad_s
+        if s.init_max_accel_deviation_m_s2 > 0.0:
+            accel_norm_mean = float(np.mean([np.linalg.norm(a) for _, a in window]))
+            moving = moving or abs(accel_norm_mean - s.gravity_m_s2) > s.init_max_accel_deviation_m_s2
+        if moving:
+            return None  # slide the window on
         self.ekf.initialize_static(
             stamp, accel_imu_mean=accel_mean, gyro_imu_mean=gyro_mean, p_world_base=np.array(s.initial_position)
         )
@@ -360,7 +359,7 @@ class RobotStateEstimator:
             self.kin.update(self._q_joints)
             heights = self.kin.p_base_foot @ self.ekf.R_world_base[2, :]
             self.ekf.p_world_base[2] = -float(np.mean(heights))
-        self._event("initialized", f"initialised from {self._init_count} static IMU samples", "info")
+        self._event("initialized", f"initialised from {len(window)} static IMU samples", "info")
         # Joint samples held during initialisation that are older than now are not replayed.
         while self._pending and self._pending[0].stamp_ns <= stamp:
             self._pending.popleft()

@@ -87,10 +87,12 @@ class EkfSettings:
         initial_yaw_std: rad, initial yaw stddev (yaw starts at 0 by definition).
         initial_accel_bias_std: m/s^2, initial accelerometer bias stddev.
         initial_gyro_bias_std: rad/s, initial gyroscope bias stddev (after the static average).
-        init_imu_samples: number of IMU samples averaged (robot assumed static) for roll, pitch and gyro
-            bias when no explicit initial state is given.
-        init_max_gyro_rad_s: rad/s, the averaging window is restarted while any gyro reading exceeds this
-            (the robot is moving); 0 disables the check.
+        init_imu_samples: size of the sliding window of IMU samples averaged (robot static) for roll, pitch
+            and gyro bias when no explicit initial state is given.
+        init_max_gyro_rad_s: rad/s, the window counts as static only when its mean gyro is below this on
+            every axis (a moving robot); 0 disables the check.
+        init_max_accel_deviation_m_s2: m/s^2, and when its mean accelerometer norm is within this of
+            ``gravity_m_s2`` (standing up, being carried); 0 disables.
         max_dt_s: s, largest IMU period that is propagated; a larger gap is refused and the filter
             re-anchors its clock (and inflates the velocity covariance).
         static_bias_lock: while the robot is static (small gyro, still joints, all feet in contact), apply a
@@ -122,7 +124,8 @@ class EkfSettings:
     initial_accel_bias_std: float = 0.1
     initial_gyro_bias_std: float = 0.005
     init_imu_samples: int = 100
-    init_max_gyro_rad_s: float = 0.3
+    init_max_gyro_rad_s: float = 0.05
+    init_max_accel_deviation_m_s2: float = 0.5
     max_dt_s: float = 0.05
     static_bias_lock: bool = False
     static_gyro_threshold_rad_s: float = 0.02
@@ -159,6 +162,7 @@ class EkfSettings:
             encoder_velocity_noise=self.encoder_velocity_noise,
             foot_gate_nis=self.foot_gate_nis,
             init_max_gyro_rad_s=self.init_max_gyro_rad_s,
+            init_max_accel_deviation_m_s2=self.init_max_accel_deviation_m_s2,
             static_gyro_threshold_rad_s=self.static_gyro_threshold_rad_s,
             static_joint_velocity_threshold_rad_s=self.static_joint_velocity_threshold_rad_s,
         )

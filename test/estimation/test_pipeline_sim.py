@@ -1,0 +1,148 @@
+"""The pipeline on generated runs (robot_state_estimator.simulation): trot accuracy, contacts, forces, IMU
+mountings, slip rejection, standing still."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from est_helpers import feed_run
+
+from robot_state_estimator.estimation import ContactSettings, EstimatorSettings, RobotStateEstimator
+
+simulation = pytest.importorskip("robot_state_estimator.simulation")
+
+TROT = dict(robot="go1", gait="trot", duration_s=4.0, settle_s=0.5, ramp_s=0.5, seed=3)
+
+
+@pytest.fixture(scope="module")
+def go1_sim():
+    return simulation.load_sim_robot("go1")
+
+
+def estimator(robot, run, **contact) -> RobotStateEstimator:
+    settings = EstimatorSettings(contact=dataclasses.replace(ContactSettings(), **contact))
+    return RobotStateEstimator(robot.model, run.imu, run.feet, settings, base_link=run.base_link)
+
+
+def velocity_rmse(out: dict, run) -> float:
+    err = out["v"] - run.v[out["imu_gt"], :3]
+    return float(np.sqrt(np.mean(np.sum(err**2, axis=1))))
+
+
+def precision_recall(out: dict, run) -> tuple[float, float]:
+    est = out["contacts"].astype(bool)
+    gt = run.contact[out["joint_gt"]]
+    tp = np.sum(est & gt)
+    return tp / est.sum(), tp / gt.sum()
+
+
+@pytest.fixture(scope="module")
+def trot_noiseless(go1_sim):
+    run = simulation.simulate(simulation.SimulationSettings(**TROT, noise=False), robot=go1_sim)
+    est = estimator(go1_sim, run, source="torque", use_full_dynamics=True)
+    return run, feed_run(est, run), est
+
+
+def test_trot_noiseless(trot_noiseless) -> None:
+    run, out, est = trot_noiseless
+    assert velocity_rmse(out, run) < 0.02
+    precision, recall = precision_recall(out, run)
+    assert precision > 0.98 and recall > 0.98
+    # swing feet never enter the update
+    assert not np.any(out["accepted"].astype(bool) & ~run.contact[out["joint_gt"]])
+    # full dynamics: force error below 5 % of the weight on every sample in stance
+    gt_forces = run.contact_forces_world[out["joint_gt"]]
+    stance = run.contact[out["joint_gt"]]
+    err = np.linalg.norm(out["forces"] - gt_forces, axis=2)[stance]
+    assert err.max() < 0.05 * est.forces.weight_n
+    # covariances SPD, no NaN
+    for C in np.concatenate([out["P_pose"], out["P_twist"]]):
+        assert np.linalg.eigvalsh(C).min() > 0.0
+    assert np.isfinite(out["p"]).all()
+
+
+def test_trot_with_sdf_noise(go1_sim) -> None:
+    run = simulation.simulate(simulation.SimulationSettings(**TROT, noise=True), robot=go1_sim)
+    est = estimator(go1_sim, run, source="torque")
+    out = feed_run(est, run)
+    assert velocity_rmse(out, run) < 0.05
+    precision, recall = precision_recall(out, run)
+    assert precision > 0.98 and recall > 0.98
+    # quasi-static forces (g(q) only): RMS error below 5 % of the weight
+    stance = run.contact[out["joint_gt"]]
+    err = np.linalg.norm(out["forces"] - run.contact_forces_world[out["joint_gt"]], axis=2)[stance]
+    assert np.sqrt(np.mean(err**2)) < 0.05 * est.forces.weight_n
+
+
+def _imu_readings(run, X_base_imu: pin.SE3) -> tuple[np.ndarray, np.ndarray]:
+    """Exact readings of an IMU mounted at X_base_imu, from the run's ground truth (q, v, a)."""
+    idx = run.imu_index
+    R_SB = X_base_imu.rotation.T
+    r = X_base_imu.translation
+    gyro, acc = [], []
+    for i in idx:
+        quat = run.q[i, 3:7]
+        R = pin.Quaternion(quat[3], quat[0], quat[1], quat[2]).matrix()
+        v_b, w, a_lin, alpha = run.v[i, :3], run.v[i, 3:6], run.a[i, :3], run.a[i, 3:6]
+        a_classical = a_lin + np.cross(w, v_b)
+        f_base = a_classical - R.T @ np.array([0.0, 0.0, -9.81])
+        gyro.append(R_SB @ w)
+        acc.append(R_SB @ (f_base + np.cross(alpha, r) + np.cross(w, np.cross(w, r))))
+    return np.array(gyro), np.array(acc)
+
+
+def test_rotated_and_offset_imu_gives_the_same_estimate(go1_sim) -> None:
+    settings = dict(TROT, duration_s=2.5)
+    run = simulation.simulate(simulation.SimulationSettings(**settings, noise=False), robot=go1_sim)
+    outs = []
+    for X in (pin.SE3.Identity(), pin.SE3(pin.rpy.rpyToMatrix(np.pi, 0.3, -2.0), np.array([0.1, -0.07, 0.05]))):
+        gyro, acc = _imu_readings(run, X)
+        est = RobotStateEstimator(
+            go1_sim.model,
+            dataclasses.replace(run.imu, pose_in_base=X),
+            run.feet,
+            EstimatorSettings(contact=dataclasses.replace(ContactSettings(), source="torque")),
+            base_link=run.base_link,
+        )
+        outs.append(feed_run(est, run, imu_transform=lambda k, g=gyro, a=acc: (g[k], a[k])))
+    a, b = outs
+    assert velocity_rmse(a, run) < 0.02
+    np.testing.assert_allclose(a["v"], b["v"], atol=5e-3)
+    np.testing.assert_allclose(a["p"], b["p"], atol=5e-3)
+    np.testing.assert_allclose(np.abs(np.sum(a["quat"] * b["quat"], axis=1)), 1.0, atol=1e-5)
+
+
+def test_slipping_foot_is_rejected_by_the_gate(go1_sim) -> None:
+    slip = simulation.SlipEvent(foot="0", start_s=2.0, duration_s=0.06, displacement_m=(0.05, 0.0))
+    run = simulation.simulate(
+        simulation.SimulationSettings(**dict(TROT, duration_s=3.0), noise=True, slip=slip), robot=go1_sim
+    )
+    est = estimator(go1_sim, run, source="torque")
+    out = feed_run(est, run)
+    slipping = run.slipping[out["joint_gt"], 0]
+    foot_speed = np.linalg.norm(np.gradient(run.foot_positions_world[:, 0], run.t_s, axis=0), axis=1)[out["joint_gt"]]
+    fast = slipping & (foot_speed > 0.3)
+    assert fast.sum() > 10
+    assert np.mean(~out["accepted"][fast, 0].astype(bool)) > 0.9
+    v_err = out["v"] - run.v[out["imu_gt"], :3]
+    assert np.abs(v_err).max() < 0.1
+
+
+def test_standing_still_with_noise(go1_sim) -> None:
+    run = simulation.simulate(
+        simulation.SimulationSettings(robot="go1", gait="stand", duration_s=3.0, settle_s=3.0, noise=True, seed=5),
+        robot=go1_sim,
+    )
+    est = estimator(go1_sim, run, source="torque")
+    out = feed_run(est, run)
+    last = out["imu_gt"] > out["imu_gt"].max() * 0.5
+    assert np.abs(out["v"][last]).mean() < 1e-3
+    quat = run.q[-1, 3:7]
+    R_true = pin.Quaternion(quat[3], quat[0], quat[1], quat[2]).matrix()
+    R_est = est.ekf.R_world_base
+    rp_err = pin.log3(R_true.T @ R_est)[:2]
+    assert np.abs(rp_err).max() < np.deg2rad(0.2)
+    np.testing.assert_allclose(est.ekf.gyro_bias, run.imu_gyro_bias, atol=2e-3)
