@@ -136,14 +136,16 @@ class ContactForceEstimator:
 
 
 def _solve_least_norm(A: FloatArray, b: FloatArray) -> FloatArray:
-    """``A^+ b``: a direct solve for square well-conditioned A, else least squares / least norm."""
+    """``A^+ b``: a direct solve for a square, well-conditioned A, else least squares / least norm.
+
+    Conditioning test without an SVD: ``|det A| / prod_j ||a_j||`` (Hadamard ratio, 1 for orthogonal
+    columns, 0 when singular) above 1e-6.
+    """
     if A.shape[0] == A.shape[1]:
-        try:
-            if np.linalg.cond(A) < 1e8:
-                return np.linalg.solve(A, b)
-        except np.linalg.LinAlgError:
-            pass
-    return np.linalg.lstsq(A, b, rcond=None)[0]
+        hadamard = float(np.prod(np.linalg.norm(A, axis=0)))
+        if hadamard > 0.0 and abs(float(np.linalg.det(A))) > 1e-6 * hadamard:
+            return np.asarray(np.linalg.solve(A, b), dtype=float)
+    return np.asarray(np.linalg.lstsq(A, b, rcond=None)[0], dtype=float)
 
 
 class ContactDetector:

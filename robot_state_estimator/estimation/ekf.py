@@ -569,10 +569,10 @@ class BaseEkf:
             J = np.asarray(J_base_foot, dtype=float)
             Rm = Rm + (s.encoder_velocity_noise**2) * (J @ J.transpose(0, 2, 1))
         Rm = Rm + (s.foot_velocity_noise**2) * _I3
-        R_stack = np.zeros((k, 3, k, 3))
+        R_blocks = np.zeros((k, 3, k, 3))
         diag = np.arange(k)
-        R_stack[diag, :, diag, :] = Rm
-        R_stack = R_stack.reshape(3 * k, 3 * k)
+        R_blocks[diag, :, diag, :] = Rm
+        R_stack = R_blocks.reshape(3 * k, 3 * k)
         PHt = self.P @ H.T
         S = H @ PHt + R_stack
         S = 0.5 * (S + S.T)

@@ -28,6 +28,14 @@ norm is within ``ekf.init_max_accel_deviation_m_s2`` of g counts as static (robo
 roll, pitch and gyro bias from
 them, yaw 0, position ``ekf.initial_position`` with the height put above the stance feet when joints have
 been seen. Or call :meth:`RobotStateEstimator.initialize_state` with an explicit state.
+
+Event keys (stable; level ``warn`` unless noted): ``imu_shape``, ``imu_nan``, ``imu_out_of_range``,
+``imu_frame_id`` (info; the sample is still used), ``imu_dt_nonpositive``, ``imu_out_of_order``, ``imu_gap``,
+``stamp_backwards``, ``reset``, ``initialized`` (info), ``joint_shape``, ``joint_nan``, ``duplicate_joint``,
+``unknown_joint``, ``missing_joint``, ``joint_dt_nonpositive``, ``joint_out_of_order``, ``joint_too_old``,
+``joint_queue_overflow``, ``foot_force_shape``, ``foot_force_nan``, ``unknown_foot``,
+``contact_source_unavailable``, ``foot_gated`` (info: a stance foot failed the chi-square gate),
+``filter_diverged`` (error: non-finite state, estimator reset).
 """
 
 from __future__ import annotations
