@@ -23,8 +23,8 @@ Timing rules (all times are the samples' own stamps, integer ns; the filter neve
   :meth:`RobotStateEstimator.pop_events`.
 
 Initialisation: a sliding window of the last ``ekf.init_imu_samples`` IMU samples is averaged; the first
-window whose mean gyro is below ``ekf.init_max_gyro_rad_s`` on every axis and whose mean accelerometer
-norm is within ``ekf.init_max_accel_deviation_m_s2`` of g counts as static (robot standing still):
+window whose gyro standard deviation is below ``ekf.init_max_gyro_std_rad_s`` on every axis and whose mean
+accelerometer norm is within ``ekf.init_max_accel_deviation_m_s2`` of g counts as static (standing still):
 roll, pitch and gyro bias from
 them, yaw 0, position ``ekf.initial_position`` with the height put above the stance feet when joints have
 been seen. Or call :meth:`RobotStateEstimator.initialize_state` with an explicit state.
@@ -351,11 +351,13 @@ class RobotStateEstimator:
         window.append((gyro, accel))
         if len(window) < s.init_imu_samples:
             return None
-        gyro_mean = np.mean([g for g, _ in window], axis=0)
-        accel_mean = np.mean([a for _, a in window], axis=0)
-        moving = s.init_max_gyro_rad_s > 0.0 and float(np.max(np.abs(gyro_mean))) > s.init_max_gyro_rad_s
+        gyros = np.array([g for g, _ in window])
+        accels = np.array([a for _, a in window])
+        gyro_mean = gyros.mean(axis=0)
+        accel_mean = accels.mean(axis=0)
+        moving = s.init_max_gyro_std_rad_s > 0.0 and float(gyros.std(axis=0).max()) > s.init_max_gyro_std_rad_s
         if s.init_max_accel_deviation_m_s2 > 0.0:
-            accel_norm_mean = float(np.mean([np.linalg.norm(a) for _, a in window]))
+            accel_norm_mean = float(np.linalg.norm(accels, axis=1).mean())
             moving = moving or abs(accel_norm_mean - s.gravity_m_s2) > s.init_max_accel_deviation_m_s2
         if moving:
             return None  # slide the window on

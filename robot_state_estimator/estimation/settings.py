@@ -89,8 +89,9 @@ class EkfSettings:
         initial_gyro_bias_std: rad/s, initial gyroscope bias stddev (after the static average).
         init_imu_samples: size of the sliding window of IMU samples averaged (robot static) for roll, pitch
             and gyro bias when no explicit initial state is given.
-        init_max_gyro_rad_s: rad/s, the window counts as static only when its mean gyro is below this on
-            every axis (a moving robot); 0 disables the check.
+        init_max_gyro_std_rad_s: rad/s, the window counts as static only when the standard deviation of its
+            gyro readings is below this on every axis (motion shows as variation; a constant gyro bias, however
+            large, does not); 0 disables the check.
         init_max_accel_deviation_m_s2: m/s^2, and when its mean accelerometer norm is within this of
             ``gravity_m_s2`` (standing up, being carried); 0 disables.
         max_dt_s: s, largest IMU period that is propagated; a larger gap is refused and the filter
@@ -124,7 +125,7 @@ class EkfSettings:
     initial_accel_bias_std: float = 0.1
     initial_gyro_bias_std: float = 0.005
     init_imu_samples: int = 100
-    init_max_gyro_rad_s: float = 0.05
+    init_max_gyro_std_rad_s: float = 0.05
     init_max_accel_deviation_m_s2: float = 0.5
     max_dt_s: float = 0.05
     static_bias_lock: bool = False
@@ -161,7 +162,7 @@ class EkfSettings:
             gyro_bias_random_walk=self.gyro_bias_random_walk,
             encoder_velocity_noise=self.encoder_velocity_noise,
             foot_gate_nis=self.foot_gate_nis,
-            init_max_gyro_rad_s=self.init_max_gyro_rad_s,
+            init_max_gyro_std_rad_s=self.init_max_gyro_std_rad_s,
             init_max_accel_deviation_m_s2=self.init_max_accel_deviation_m_s2,
             static_gyro_threshold_rad_s=self.static_gyro_threshold_rad_s,
             static_joint_velocity_threshold_rad_s=self.static_joint_velocity_threshold_rad_s,

@@ -30,9 +30,10 @@ LEGS = ("FR", "FL", "RR", "RL")
 FEET = tuple(f"{leg}_foot" for leg in LEGS)
 JOINTS = tuple(f"{leg}_{j}_joint" for leg in LEGS for j in ("hip", "thigh", "calf"))
 
-#: Bounds asserted (achieved: see the module's report in README / the test output); kept with a margin.
-ATE_PCT_BOUND = 3.0
-FINAL_ERROR_BOUND_M = 0.5
+#: Bounds asserted, with a margin over what config/go1.yaml achieves (ATE 0.17 m = 1.4 % of the path, final
+#: error 0.08 m after the 4-DoF alignment); mim_estimation's prototype gets 1.34 m = 10.7 %.
+ATE_PCT_BOUND = 2.0
+FINAL_ERROR_BOUND_M = 0.25
 
 pytestmark = [
     pytest.mark.data,
@@ -87,6 +88,7 @@ def evaluate(t: np.ndarray, p: np.ndarray, quat: np.ndarray, t_span: tuple[float
         "final_m": res["final_error_4dof_m"],
         "path_m": res["path_length_m"],
         "z_rmse_m": res["ate_4dof"]["rmse_xyz"][2],
+        "drift_pct": res["drift"]["final_drift_pct"],
     }
 
 
@@ -122,7 +124,8 @@ def test_go1_real_trot(go1_model: pin.Model) -> None:
     res = evaluate(t, p, quat, (t[0] - 0.0, t[-1]))
     print(
         f"\nGo1 real trot: ATE {res['ate_m']:.3f} m = {res['ate_pct']:.2f} % of {res['path_m']:.1f} m, "
-        f"final error {res['final_m']:.3f} m, z RMSE {res['z_rmse_m']:.3f} m, {us_per_step:.0f} us/sample (CPU)"
+        f"final error {res['final_m']:.3f} m, origin-aligned final drift {res['drift_pct']:.2f} % of the path, "
+        f"z RMSE {res['z_rmse_m']:.3f} m, {us_per_step:.0f} us/sample (CPU)"
     )
     assert res["ate_pct"] < ATE_PCT_BOUND
     assert res["final_m"] < FINAL_ERROR_BOUND_M
