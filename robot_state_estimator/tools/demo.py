@@ -103,6 +103,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; returns 0, or 1 when a step failed (the message says which)."""
+    from robot_state_estimator.estimation.errors import EstimationError
+    from robot_state_estimator.tools.ground_truth import GroundTruthError
+    from robot_state_estimator.tools.metrics import MetricsError
     from robot_state_estimator.tools.replay import ReplayError, to_jsonable
 
     out = Path(args.output)
@@ -119,26 +122,31 @@ def run(args: argparse.Namespace) -> int:
         shutil.rmtree(sim_out / "odometry")
     sim_out.mkdir(parents=True, exist_ok=True)
     print("[demo] replaying the simulated run with its ground truth", flush=True)
-    result, res = _replay_cli(
-        [
-            str(run_dir / "bag"),
-            "--description",
-            str(run_dir / "robot_description.urdf"),
-            "--robot",
-            "go1",
-            "--output",
-            str(sim_out / "odometry"),
-            "--tum",
-            str(sim_out / "estimate.tum"),
-            "--plots",
-            str(sim_out / "plots"),
-            "--json",
-            str(sim_out / "metrics.json"),
-            "--title",
-            "simulated Go1 trot",
-        ]
-    )
-    summary["simulated"] = {"run": result.summary(), "metrics": res, "folder": str(sim_out)}
+    errors = (ReplayError, EstimationError, GroundTruthError, MetricsError)
+    try:
+        result, res = _replay_cli(
+            [
+                str(run_dir / "bag"),
+                "--description",
+                str(run_dir / "robot_description.urdf"),
+                "--robot",
+                "go1",
+                "--output",
+                str(sim_out / "odometry"),
+                "--tum",
+                str(sim_out / "estimate.tum"),
+                "--plots",
+                str(sim_out / "plots"),
+                "--json",
+                str(sim_out / "metrics.json"),
+                "--title",
+                "simulated Go1 trot",
+            ]
+        )
+        summary["simulated"] = {"run": result.summary(), "metrics": res, "folder": str(sim_out)}
+    except errors as exc:
+        print(f"[demo] simulated replay failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        status = 1
 
     # 2. the real Go1 trot
     data = Path(args.go1_data) if args.go1_data else find_go1_data()
@@ -176,8 +184,8 @@ def run(args: argparse.Namespace) -> int:
                 ]
             )
             summary["real"] = {"run": result.summary(), "metrics": res, "folder": str(real_out)}
-        except ReplayError as exc:
-            print(f"[demo] real Go1 replay failed: {exc}", file=sys.stderr)
+        except errors as exc:
+            print(f"[demo] real Go1 replay failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             status = 1
 
     (out / "summary.json").write_text(json.dumps(to_jsonable(summary), indent=2))

@@ -807,11 +807,12 @@ def to_jsonable(x: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """``robot-state-estimator replay``: returns 0, or 1 with a message on a known error."""
+    from robot_state_estimator.estimation.errors import EstimationError
     from robot_state_estimator.tools.ground_truth import GroundTruthError
 
     try:
         run_cli(args)
-    except (ReplayError, GroundTruthError, MetricsError) as exc:
+    except (ReplayError, GroundTruthError, MetricsError, EstimationError) as exc:
         print(f"replay: error: {exc}", file=sys.stderr)
         return 1
     return 0
