@@ -56,10 +56,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
+
+try:  # LAPACK's Cholesky solve without numpy.linalg's per-call overhead (a few us on 12 x 12)
+    from scipy.linalg.lapack import dposv as _dposv
+except ImportError:  # pragma: no cover - scipy is optional
+    _dposv = None
 
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation.kinematics import cross3, skew
@@ -153,9 +159,10 @@ def imu_noise_from_spec(imu: ImuSpec | None, settings: EkfSettings) -> ImuNoise:
     )
 
 
-@dataclass(frozen=True)
-class UpdateResult:
+class UpdateResult(NamedTuple):
     """What one measurement update computed (filterpy-style exposure, for diagnostics and logs).
+
+    A NamedTuple (immutable, cheap to create on the 1 kHz path).
 
     Attributes:
         name: what was measured (foot frame name, ``"zero_rate"``).
@@ -189,6 +196,20 @@ class Measurement:
     innovation: FloatArray
     H: FloatArray
     R: FloatArray
+
+
+def spd_solve(S: FloatArray, B: FloatArray) -> FloatArray:
+    """``S^-1 B`` for a symmetric positive definite S (m, m) and B (m,) or (m, n): Cholesky (LAPACK ``posv``),
+    falling back to LU when S is not numerically positive definite.
+
+    Raises:
+        numpy.linalg.LinAlgError: S is singular.
+    """
+    if _dposv is not None:
+        _, x, info = _dposv(S, B)
+        if info == 0:
+            return np.asarray(x)
+    return np.asarray(np.linalg.solve(S, B))
 
 
 def rotation_from_gravity(f_base: FloatArray) -> FloatArray:
@@ -261,6 +282,14 @@ class BaseEkf:
         self._omega_prev_base: FloatArray | None = None
         self._steps_since_normalise = 0
         self.last_results: list[UpdateResult] = []
+        self._H_templates: dict[int, FloatArray] = {}
+        self._T_pose = np.zeros((6, N_STATES))
+        self._T_pose[0:3, P_SL] = _I3
+        self._T_twist = np.zeros((6, N_STATES))
+        self._T_twist[0:3, V_SL] = _I3
+        self._T_twist[3:6, BG_SL] = -R_BS
+        self._twist_noise = np.zeros((6, 6))
+        self._twist_noise[3:, 3:] = self._Sigma_g_sample
 
     # ------------------------------------------------------------------------------------------------------
     # Initialisation
@@ -558,11 +587,15 @@ class BaseEkf:
         r_skew[:, 1, 2] = -r[:, 0]
         r_skew[:, 2, 0] = -r[:, 1]
         r_skew[:, 2, 1] = r[:, 0]
-        # Stacked H (3k, 15): identity on dv, [r_i]x R_BS on dbg.
-        H = np.zeros((3 * k, N_STATES))
-        H3 = H.reshape(k, 3, N_STATES)
-        H3[:, :, V_SL] = _I3
+        # Stacked H (3k, 15): identity on dv, [r_i]x R_BS on dbg (a cached template per k, copied).
+        template = self._H_templates.get(k)
+        if template is None:
+            template = np.zeros((k, 3, N_STATES))
+            template[:, :, V_SL] = _I3
+            self._H_templates[k] = template
+        H3 = template.copy()
         H3[:, :, BG_SL] = r_skew @ self.R_base_imu
+        H = H3.reshape(3 * k, N_STATES)
         # Block-diagonal R: foot noise + gyro noise through the lever arm + encoder noise through J.
         Rm = r_skew @ self._Sigma_g_sample @ r_skew.transpose(0, 2, 1)
         if J_base_foot is not None and s.encoder_velocity_noise > 0.0:
@@ -578,8 +611,12 @@ class BaseEkf:
         S = 0.5 * (S + S.T)
         S_feet = S.reshape(k, 3, k, 3)[diag, :, diag, :]  # (k, 3, 3) per-foot innovation covariances
         y = np.asarray(v_base_measured, dtype=float).reshape(k, 3) - self.v_base_in_base
+        # Per-foot NIS y_i^T S_ii^-1 y_i, all at once through the block-diagonal part of S.
+        D = np.zeros((k, 3, k, 3))
+        D[diag, :, diag, :] = S_feet
+        y_flat = y.reshape(-1)
         try:
-            nis_all = np.einsum("ki,ki->k", y, np.linalg.solve(S_feet, y[:, :, None])[:, :, 0])
+            nis_all = (y_flat * spd_solve(D.reshape(3 * k, 3 * k), y_flat)).reshape(k, 3).sum(axis=1)
         except np.linalg.LinAlgError:
             nis_all = np.full(k, np.inf)
         nis_list = nis_all.tolist()
@@ -632,7 +669,7 @@ class BaseEkf:
             S = m.H @ PHt + m.R
             S = 0.5 * (S + S.T)
             try:
-                nis = float(m.innovation @ np.linalg.solve(S, m.innovation))
+                nis = float(m.innovation @ spd_solve(S, m.innovation))
             except np.linalg.LinAlgError:
                 results.append(UpdateResult(m.name, m.innovation, S, math.inf, False, "singular"))
                 continue
@@ -667,7 +704,7 @@ class BaseEkf:
             PHt = P @ H.T
             S = H @ PHt + R
             S = 0.5 * (S + S.T)
-        K = np.linalg.solve(S, PHt.T).T  # (15, m) = P H^T S^-1 (S symmetric)
+        K = spd_solve(S, PHt.T).T  # (15, m) = P H^T S^-1 (S symmetric)
         dx = K @ y
         IKH = _I15 - K @ H
         P = IKH @ P @ IKH.T + K @ R @ K.T
@@ -698,13 +735,9 @@ class BaseEkf:
         The world-axis small angle is ``dphi_W = R dtheta`` (right perturbation ``R Exp(dtheta) =
         Exp(R dtheta) R``), so the rotation block is ``R P_thth R^T`` and the cross block ``P_p,th R^T``.
         """
-        R = self.R_world_base
-        P = self.P
-        C = np.empty((6, 6))
-        C[:3, :3] = P[P_SL, P_SL]
-        C[:3, 3:] = P[P_SL, TH_SL] @ R.T
-        C[3:, :3] = C[:3, 3:].T
-        C[3:, 3:] = R @ P[TH_SL, TH_SL] @ R.T
+        T = self._T_pose
+        T[3:6, TH_SL] = self.R_world_base
+        C = T @ self.P @ T.T
         return 0.5 * (C + C.T)
 
     def twist_covariance(self) -> FloatArray:
@@ -713,13 +746,8 @@ class BaseEkf:
         ``omega_B = R_BS (omega_S - b_g)``: its covariance is ``R_BS P_bg R_SB`` plus the gyro white noise of
         one sample; the cross block with the velocity is ``-P_v,bg R_SB``.
         """
-        R_BS = self.R_base_imu
-        P = self.P
-        C = np.empty((6, 6))
-        C[:3, :3] = P[V_SL, V_SL]
-        C[:3, 3:] = -P[V_SL, BG_SL] @ R_BS.T
-        C[3:, :3] = C[:3, 3:].T
-        C[3:, 3:] = R_BS @ P[BG_SL, BG_SL] @ R_BS.T + self._Sigma_g_sample
+        T = self._T_twist
+        C = T @ self.P @ T.T + self._twist_noise
         return 0.5 * (C + C.T)
 
     def state_is_finite(self) -> bool:
