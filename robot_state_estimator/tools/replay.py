@@ -388,6 +388,7 @@ class ReplayResult:
         skipped, events: counts by cause (driver rules; core events).
         resets: filter resets by the driver.
         gyro_yaw_rate: ``(t_s, gyro z in the base frame rad/s)`` of the IMU input (time alignment).
+        input_span_s: first and last input stamp, s (the span unstamped ground truth is spread over).
         metrics: ``metrics.evaluate`` output (+ contacts) when ground truth was given, else None.
         ground_truth: the loaded ground truth (time-aligned when an alignment was searched), or None.
         description: the robot description used.
@@ -402,6 +403,7 @@ class ReplayResult:
     events: dict[str, int]
     resets: int
     gyro_yaw_rate: tuple[np.ndarray, np.ndarray] | None = None
+    input_span_s: tuple[float, float] = (0.0, 0.0)
     metrics: dict[str, Any] | None = None
     ground_truth: GroundTruth | None = None
     description: Any = None
@@ -450,6 +452,31 @@ def split_config(path: str | Path | None) -> tuple[Any, dict[str, Any]]:
     if not params and isinstance(doc, dict):
         params = {k: v for k, v in doc.items() if k in NODE_PARAMETER_NAMES}
     return settings, params
+
+
+def apply_overrides(settings: Any, node_params: dict[str, Any], items: list[str]) -> tuple[Any, dict[str, Any]]:
+    """Apply ``NAME=VALUE`` overrides (YAML values) to settings (dotted names) and node parameters.
+
+    Raises:
+        ReplayError: an item without ``=``; ``estimation.errors.SettingsError``: unknown name or bad value.
+    """
+    from robot_state_estimator.estimation.settings import settings_from_flat
+
+    flat: dict[str, Any] = {}
+    params = dict(node_params)
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise ReplayError(f"--set expects NAME=VALUE, got {item!r}")
+        try:
+            value = yaml.safe_load(text) if text else ""
+        except yaml.YAMLError:
+            value = text  # e.g. "*": a plain string
+        if name in NODE_PARAMETER_NAMES:
+            params[name] = value
+        else:
+            flat[name] = value
+    return (settings_from_flat(flat, base=settings) if flat else settings), params
 
 
 def resolve_description(input_path: str | Path, description: str | None, robot: str | None) -> str:
@@ -596,6 +623,7 @@ def replay(
         events=dict(driver.events),
         resets=driver.resets,
         gyro_yaw_rate=_gyro_signal(driver),
+        input_span_s=(msgs[0].stamp_ns / NS_PER_S, msgs[-1].stamp_ns / NS_PER_S) if msgs else (0.0, 0.0),
         description=desc,
     )
 
@@ -689,6 +717,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--robot", help="bundled robot (go1, solo12, anymal_c): description and config/<robot>.yaml")
     parser.add_argument("--config", help="estimator settings YAML (node parameter-file layout)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override one setting or node parameter (dotted name, YAML value), e.g. ekf.foot_gate_nis=20",
+    )
     parser.add_argument("--output", help="mcap bag directory to write (odometry, /tf, wrenches, contacts)")
     parser.add_argument("--tum", help="TUM trajectory file to write")
     parser.add_argument(
@@ -732,6 +767,7 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
         raise ReplayError(f"input not found: {inp}")
     description = resolve_description(inp, args.description, args.robot)
     settings, node_params = split_config(resolve_config(args.config, args.robot))
+    settings, node_params = apply_overrides(settings, node_params, getattr(args, "set", []) or [])
     if args.imu_frame_id is not None:
         node_params["imu_frame_id"] = args.imu_frame_id
     opts = ReplayOptions(
@@ -767,7 +803,7 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
                 input_bag=inp,
                 topic=args.gt_topic,
                 contacts_topic=args.gt_contacts_topic,
-                time_span_s=(float(traj.t_s[0]), float(traj.t_s[-1])),
+                time_span_s=result.input_span_s,  # unstamped rows are spread over the recording
             )
     res = None
     if gt is not None:

@@ -200,3 +200,12 @@ def test_replay_errors_name_the_problem(sim_run, tmp_path):
             options=replay.ReplayOptions(imu_topic="/nope"),
         )
     assert replay.run(argparse.Namespace(input=str(tmp_path / "missing"))) == 1
+
+
+def test_set_overrides_settings_and_node_parameters():
+    settings, params = replay.split_config(None)
+    s2, p2 = replay.apply_overrides(settings, params, ["ekf.foot_gate_nis=20", "max_time_gap_s=2", "imu_frame_id=*"])
+    assert s2.ekf.foot_gate_nis == 20.0 and settings.ekf.foot_gate_nis != 20.0
+    assert p2 == {"max_time_gap_s": 2, "imu_frame_id": "*"}
+    with pytest.raises(replay.ReplayError, match="NAME=VALUE"):
+        replay.apply_overrides(settings, params, ["nonsense"])
