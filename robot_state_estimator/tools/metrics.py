@@ -854,7 +854,7 @@ def evaluate(
 
     Returns:
         ``{"time_alignment", "n_pairs", "duration_s", "path_length_m", "ate_4dof", "ate_6dof",
-        "alignment_4dof", "drift", "rpe", "velocity", "nees"?}``; ``ate_4dof.trans.rmse`` is the headline
+        "alignment_4dof", "scale_7dof", "drift", "rpe", "velocity", "nees"?}``; ``ate_4dof.trans.rmse`` is the headline
         ATE, also given as ``ate_4dof_pct`` of the path length.
 
     Raises:
@@ -889,6 +889,7 @@ def evaluate(
         "ate_4dof_pct": 100.0 * ate4["trans"]["rmse"] / L if L > 0 else float("nan"),
         "ate_6dof": ate(a6.apply(e), g),
         "alignment_4dof": {"yaw_deg": a4.yaw_deg, "t": [float(x) for x in a4.t]},
+        "scale_7dof": align_trajectory(e, g, dof="7dof").scale if len(g) >= 3 else float("nan"),
         "final_error_4dof_m": float(np.linalg.norm(e4.p_world_base[-1] - g.p_world_base[-1])),
         "drift": final_drift(e, g),
         "rpe": [rpe(e, g, delta=d, unit="m") for d in rpe_distances_m]
@@ -920,6 +921,8 @@ def format_table(result: dict[str, Any], *, title: str = "") -> str:
     rows.append(("ATE 4-DoF x/y/z RMSE", f"{xyz[0]:.4f} / {xyz[1]:.4f} / {xyz[2]:.4f} m"))
     add("ATE 4-DoF rotation RMSE", result["ate_4dof"]["rot_deg"]["rmse"], "{:.2f}", "deg")
     add("ATE 6-DoF RMSE", result["ate_6dof"]["trans"]["rmse"], "{:.4f}", "m")
+    if "scale_7dof" in result:
+        add("scale (Sim(3) alignment)", result["scale_7dof"], "{:.4f}")
     add("final error (4-DoF aligned)", result["final_error_4dof_m"], "{:.4f}", "m")
     d = result["drift"]
     add("final drift (origin aligned)", d["final_error_m"], "{:.4f}", "m")
