@@ -85,3 +85,19 @@ def test_go1_ground_truth_spread_over_the_recording():
     yaw = np.unwrap(M.yaw_of(gt.trajectory.quat_world_base_xyzw))
     assert abs(np.degrees(yaw[-1] - yaw[0])) == pytest.approx(360, abs=30)
     assert M.path_length(gt.trajectory.p_world_base) > 10.0
+
+
+def test_go1_data_is_found_from_the_cwd_and_the_environment(tmp_path, monkeypatch):
+    from robot_state_estimator.tools.demo import find_go1_data
+
+    fake = tmp_path / "shared" / "data" / "go1_trot"
+    fake.mkdir(parents=True)
+    (fake / "go1.csv").write_text("x\n")
+    (fake / "go1_ground_truth.csv").write_text("x\n")
+    deep = tmp_path / "work" / "repo" / "sub"
+    deep.mkdir(parents=True)
+    assert find_go1_data(deep) == fake
+    monkeypatch.setenv("RSE_GO1_DATA", str(fake))
+    assert find_go1_data() == fake
+    monkeypatch.setenv("RSE_GO1_DATA", str(tmp_path / "nowhere"))
+    assert find_go1_data() is None
