@@ -36,14 +36,19 @@ def evaluate_files(
     gt_topic: str = G.DEFAULT_ODOM_TOPIC,
     time_alignment: str = "auto",
     max_offset_s: float = 5.0,
+    time_span_s: tuple[float, float] | None = None,
 ) -> tuple[dict[str, Any], G.GroundTruth, M.Trajectory]:
     """Load both and run ``metrics.evaluate``.
 
-    ``time_alignment="auto"``: none for stamped ground truth, offset+rate for an unstamped CSV.
+    ``time_alignment="auto"``: none for stamped ground truth, offset+rate for an unstamped CSV, whose rows are
+    spread over ``time_span_s`` (the recording's first and last stamp, s; default: the estimate's span).
     """
     est = load_estimate(estimate, est_topic)
     gt = G.load_ground_truth(
-        ground_truth, topic=gt_topic, contacts_topic=None, time_span_s=(float(est.t_s[0]), float(est.t_s[-1]))
+        ground_truth,
+        topic=gt_topic,
+        contacts_topic=None,
+        time_span_s=time_span_s or (float(est.t_s[0]), float(est.t_s[-1])),
     )
     mode = ("none" if gt.stamped else "offset+rate") if time_alignment == "auto" else time_alignment
     return M.evaluate(est, gt.trajectory, time_alignment=mode, max_offset_s=max_offset_s), gt, est
@@ -57,6 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gt-topic", default=G.DEFAULT_ODOM_TOPIC)
     parser.add_argument("--time-align", default="auto", choices=["auto", "none", "offset", "offset+rate"])
     parser.add_argument("--max-offset", type=float, default=5.0, help="s, time-offset search half-width")
+    parser.add_argument(
+        "--time-span",
+        type=float,
+        nargs=2,
+        metavar=("T0", "T1"),
+        help="s, span of the recording an unstamped CSV is spread over (default: the estimate's)",
+    )
     parser.add_argument("--json", help="write the metrics as JSON")
 
 
@@ -72,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
             gt_topic=args.gt_topic,
             time_alignment=args.time_align,
             max_offset_s=args.max_offset,
+            time_span_s=tuple(args.time_span) if args.time_span else None,
         )
     except (G.GroundTruthError, M.MetricsError) as exc:
         print(f"evaluate: error: {exc}", file=sys.stderr)
