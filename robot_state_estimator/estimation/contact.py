@@ -16,6 +16,7 @@ rotated into the base frame (``g_B = R_WB^T g_W``), which is the same as using t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -62,6 +63,14 @@ class ContactForceEstimator:
         n = kinematics.n_feet
         self.force_in_world = np.zeros((n, 3))
         self.wrench_in_foot = np.zeros((n, 6))
+        self._zeros3 = np.zeros(3)
+        # Per foot, the leg's joint columns as a slice when contiguous (a view instead of a fancy-index copy),
+        # and whether the closed-form 3 x 3 point-foot solve applies.
+        self._leg_cols: list[slice | NDArray[np.intp]] = []
+        for idx in kinematics.leg_joint_indices:
+            contiguous = len(idx) > 0 and bool(np.all(np.diff(idx) == 1))
+            self._leg_cols.append(slice(int(idx[0]), int(idx[-1]) + 1) if contiguous else idx)
+        self._point_3x3 = (not flat_feet) and all(len(idx) == 3 for idx in kinematics.leg_joint_indices)
 
     @property
     def weight_n(self) -> float:
@@ -85,7 +94,7 @@ class ContactForceEstimator:
             a: (nv,) pinocchio acceleration ``[dv_B/dt, domega_B/dt, qddot]`` with gravity excluded
                 (full dynamics only).
         """
-        self._model.gravity = pin.Motion(R_world_base.T @ self.g_world, np.zeros(3))
+        self._model.gravity = pin.Motion(R_world_base.T @ self.g_world, self._zeros3)
         q = self._q
         q[7:] = q_joints
         if self.use_full_dynamics and v is not None and a is not None:
@@ -118,6 +127,8 @@ class ContactForceEstimator:
         """
         rhs_all = self.bias_torques(q_joints, R_world_base, v=v, a=a) - np.asarray(tau_joints, dtype=float)
         kin = self.kin
+        if self._point_3x3 and not self.flat_feet:
+            return self._estimate_point_3x3(rhs_all, R_world_base)
         for i, idx in enumerate(kin.leg_joint_indices):
             rhs = rhs_all[idx]
             R_base_foot = kin.R_base_foot[i]
@@ -133,6 +144,45 @@ class ContactForceEstimator:
             self.wrench_in_foot[i, :3] = R_base_foot.T @ f_base
             self.wrench_in_foot[i, 3:] = R_base_foot.T @ m_base
         return self.force_in_world, self.wrench_in_foot
+
+    def _estimate_point_3x3(self, rhs_all: FloatArray, R_world_base: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Point feet on 3-joint legs: :func:`_solve_least_norm` in closed form on Python floats per foot (numpy's
+        per-call overhead dominates 3 x 3 solves), rotations batched."""
+        kin = self.kin
+        J = kin.J_base_foot
+        f_base = []
+        for i, cols in enumerate(self._leg_cols):
+            A = J[i][:, cols].T  # (3, 3) = J_leg^T
+            f = _solve3(A.tolist(), rhs_all[cols].tolist())
+            if f is None:
+                f = np.linalg.lstsq(A, rhs_all[cols], rcond=None)[0].tolist()
+            f_base.append(f)
+        F = np.array(f_base)  # (n, 3) forces in B
+        np.matmul(F, R_world_base.T, out=self.force_in_world)
+        # R_base_foot^T f per foot: (n, 3, 3)^T @ (n, 3, 1).
+        self.wrench_in_foot[:, :3] = (kin.R_base_foot.transpose(0, 2, 1) @ F[:, :, None])[:, :, 0]
+        self.wrench_in_foot[:, 3:] = 0.0
+        return self.force_in_world, self.wrench_in_foot
+
+
+def _solve3(A: list[list[float]], b: list[float]) -> list[float] | None:
+    """``A^-1 b`` for a 3 x 3 A (nested lists) by the adjugate, or None when A fails the conditioning test of
+    :func:`_solve_least_norm` (Hadamard ratio ``|det A| / prod_j ||a_j|| <= 1e-6``)."""
+    (a, b_, c), (d, e, f), (g, h, i) = A
+    c0 = e * i - f * h
+    c1 = f * g - d * i
+    c2 = d * h - e * g
+    det = a * c0 + b_ * c1 + c * c2
+    hadamard = math.sqrt(a * a + d * d + g * g) * math.sqrt(b_ * b_ + e * e + h * h) * math.sqrt(c * c + f * f + i * i)
+    if not (hadamard > 0.0 and abs(det) > 1e-6 * hadamard):
+        return None
+    x, y, z = b
+    inv = 1.0 / det
+    return [
+        (c0 * x + (c * h - b_ * i) * y + (b_ * f - c * e) * z) * inv,
+        (c1 * x + (a * i - c * g) * y + (c * d - a * f) * z) * inv,
+        (c2 * x + (b_ * g - a * h) * y + (a * e - b_ * d) * z) * inv,
+    ]
 
 
 def _solve_least_norm(A: FloatArray, b: FloatArray) -> FloatArray:
@@ -221,25 +271,31 @@ class ContactDetector:
             self.in_contact = self._raw.copy()
             self._started = True
             return self.in_contact.copy()
-        for i in range(self.n_feet):
-            v = vals[i]
-            if not np.isfinite(v):
+        # Plain Python on lists: numpy scalar indexing costs more than the logic for a handful of feet.
+        raw = self._raw.tolist()
+        in_contact = self.in_contact.tolist()
+        pending = self._pending_since
+        on, off = self.on_threshold, self.off_threshold
+        for i, v in enumerate(vals.tolist()):
+            if not math.isfinite(v):
                 continue
-            if v > self.on_threshold:
-                self._raw[i] = True
-            elif v < self.off_threshold:
-                self._raw[i] = False
-            if self._raw[i] == self.in_contact[i]:
-                self._pending_since[i] = None
+            if v > on:
+                raw[i] = True
+            elif v < off:
+                raw[i] = False
+            if raw[i] == in_contact[i]:
+                pending[i] = None
                 continue
-            since = self._pending_since[i]
+            since = pending[i]
             if since is None:
                 since = stamp_ns
-                self._pending_since[i] = since
-            hold_ns = self._min_on_ns if self._raw[i] else self._min_off_ns
+                pending[i] = since
+            hold_ns = self._min_on_ns if raw[i] else self._min_off_ns
             if stamp_ns - since >= hold_ns:
-                self.in_contact[i] = self._raw[i]
-                self._pending_since[i] = None
+                in_contact[i] = raw[i]
+                pending[i] = None
+        self._raw = np.array(raw, dtype=bool)
+        self.in_contact = np.array(in_contact, dtype=bool)
         return self.in_contact.copy()
 
 

@@ -115,8 +115,9 @@ class LegKinematics:
         self._q[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
         n_feet = len(ids)
         self.p_base_foot = np.zeros((n_feet, 3))
-        self.J_base_foot = np.zeros((n_feet, 3, self.n_joints))
         self.J6_base_foot = np.zeros((n_feet, 6, self.n_joints))
+        # The linear rows are a view of the full Jacobians: filled by the same assignment.
+        self.J_base_foot = self.J6_base_foot[:, :3, :]
         self.R_base_foot = np.tile(np.eye(3), (n_feet, 1, 1))
 
     @property
@@ -133,15 +134,15 @@ class LegKinematics:
         q = self._q
         q[7:] = q_joints
         model, data = self.model, self.data
-        pin.computeJointJacobians(model, data, q)
-        pin.updateFramePlacements(model, data)
+        pin.computeJointJacobians(model, data, q)  # forward kinematics + joint Jacobians, once for all feet
+        lwa = pin.LOCAL_WORLD_ALIGNED
+        p, R, J6 = self.p_base_foot, self.R_base_foot, self.J6_base_foot
         for i, fid in enumerate(self.foot_frame_ids):
-            oMf = data.oMf[fid]
-            self.p_base_foot[i] = oMf.translation
-            self.R_base_foot[i] = oMf.rotation
-            J6 = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)
-            self.J6_base_foot[i] = J6[:, 6:]
-            self.J_base_foot[i] = J6[:3, 6:]
+            # updateFramePlacement returns the placement (indexing data.oMf costs more from Python).
+            oMf = pin.updateFramePlacement(model, data, fid)
+            p[i] = oMf.translation
+            R[i] = oMf.rotation
+            J6[i] = pin.getFrameJacobian(model, data, fid, lwa)[:, 6:]
 
     def foot_velocity_in_base(self, i: int, qdot_joints: FloatArray) -> FloatArray:
         """(3,) m/s, velocity of foot i relative to the base, in B: ``J_i qdot`` (after :meth:`update`)."""
