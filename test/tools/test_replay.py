@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from types import SimpleNamespace
 
@@ -209,3 +210,13 @@ def test_set_overrides_settings_and_node_parameters():
     assert p2 == {"max_time_gap_s": 2, "imu_frame_id": "*"}
     with pytest.raises(replay.ReplayError, match="NAME=VALUE"):
         replay.apply_overrides(settings, params, ["nonsense"])
+
+
+def test_a_non_finite_estimate_is_not_published_and_resets():
+    d, est, published = _driver()
+    bad = est._estimate(5)
+    est.add_imu = lambda s: dataclasses.replace(bad, stamp_ns=s.stamp_ns, v_base_in_base=np.array([0, np.nan, 0]))
+    d.imu(_imu(1_000_000_000))
+    assert published == []
+    assert d.skipped == {"estimate_not_finite": 1}
+    assert est.resets == ["the estimate is not finite"]
