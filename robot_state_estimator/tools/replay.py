@@ -55,6 +55,8 @@ NODE_PARAMETER_NAMES: tuple[str, ...] = (
     "qos_depth",
     "max_time_gap_s",
     "diagnostics_period_s",
+    "odometry_rate_hz",
+    "contacts_rate_hz",
 )
 #: Defaults of the node parameters replay uses (as in ``NODE_PARAMETERS``).
 NODE_DEFAULTS: dict[str, Any] = {
@@ -64,6 +66,8 @@ NODE_DEFAULTS: dict[str, Any] = {
     "imu_frame_id": "",
     "use_foot_forces": False,
     "max_time_gap_s": 0.5,
+    "odometry_rate_hz": 0.0,
+    "contacts_rate_hz": 0.0,
 }
 
 
@@ -120,11 +124,11 @@ class EstimateLog:
     accepted: list[Any] = field(default_factory=list)
     nis: list[Any] = field(default_factory=list)
 
-    def append(self, e: Estimate, odometry: bool = True) -> None:
-        """Record one estimate: its pose and twist when its odometry is published, its feet when it has some."""
+    def append(self, e: Estimate, odometry: bool = True, contacts: bool = True) -> None:
+        """Record one estimate: its pose and twist when its odometry is published, its feet when they are."""
         if odometry:
             self._append_odometry(e)
-        if e.feet:
+        if e.feet and contacts:
             names = tuple(f.name for f in e.feet)
             if not self.feet:
                 self.feet = names
@@ -197,8 +201,8 @@ class ReplayDriver:
         description: its ``RobotDescription`` (joint names, IMU frame).
         settings: its ``EstimatorSettings``.
         node_params: ``NODE_DEFAULTS``-like dict (``imu_frame_id``, ``max_time_gap_s``).
-        on_estimate: called with every estimate the core returns and whether the node publishes its odometry
-            and TF (wrenches and contact states are published for every estimate that has feet).
+        on_estimate: called with every estimate the core returns, whether the node publishes its odometry and
+            TF, and whether it publishes its wrenches and contact states.
     """
 
     def __init__(
@@ -207,7 +211,7 @@ class ReplayDriver:
         description: Any,
         settings: Any,
         node_params: dict[str, Any],
-        on_estimate: Callable[[Estimate, bool], None],
+        on_estimate: Callable[[Estimate, bool, bool], None],
     ) -> None:
         from robot_state_estimator.io import messages
 
@@ -235,6 +239,12 @@ class ReplayDriver:
         self.gyro_z_base: list[float] = []
         #: stamp of the last published odometry (odometry and TF once per stamp, increasing)
         self.last_odometry_ns: int | None = None
+        #: output decimation (odometry_rate_hz, contacts_rate_hz): the first estimate of each period is published
+        odom_hz, contacts_hz = float(self.params["odometry_rate_hz"]), float(self.params["contacts_rate_hz"])
+        self.odom_period_ns = round(NS_PER_S / odom_hz) if odom_hz > 0 else 0
+        self.contacts_period_ns = round(NS_PER_S / contacts_hz) if contacts_hz > 0 else 0
+        self.odom_slot: int | None = None
+        self.contacts_slot: int | None = None
         self.imu_frame_of_core = str(description.imu.frame_id)
 
     def _skip(self, key: str) -> None:
@@ -244,8 +254,14 @@ class ReplayDriver:
         self.skipped[key] += 1
         self.est.reset(reason)
         self.resets += 1
+        self._restart_outputs()
+
+    def _restart_outputs(self) -> None:
+        """After a reset: the next stamp is published whatever it is."""
         self.last_imu_ns = None
         self.last_odometry_ns = None
+        self.odom_slot = None
+        self.contacts_slot = None
 
     def imu(self, msg: Any) -> None:
         """An ``sensor_msgs/Imu`` message."""
@@ -320,17 +336,30 @@ class ReplayDriver:
             self.events[event.key] += 1
             if event.key == "reset":
                 self.last_odometry_ns = None
+                self.odom_slot = None
+                self.contacts_slot = None
         if isinstance(estimate, Estimate):
             if not _finite(estimate):
                 self._reset("the estimate is not finite", "estimate_not_finite")
                 return
             # odometry and TF once per stamp, in increasing order: when an IMU and a joint sample share a
             # stamp, the first estimate at that stamp is published (as the node does; tf2 rejects repeats)
-            odometry = self.last_odometry_ns is None or estimate.stamp_ns > self.last_odometry_ns
-            if odometry:
-                self.last_odometry_ns = estimate.stamp_ns
+            stamp = estimate.stamp_ns
+            odometry = False
+            if self.last_odometry_ns is None or stamp > self.last_odometry_ns:
+                self.last_odometry_ns = stamp
+                slot = stamp // self.odom_period_ns if self.odom_period_ns else None
+                if slot is None or slot != self.odom_slot:  # odometry_rate_hz: first estimate of each period
+                    self.odom_slot = slot
+                    odometry = True
+            contacts = False
+            if estimate.feet:
+                slot = stamp // self.contacts_period_ns if self.contacts_period_ns else None
+                if slot is None or slot != self.contacts_slot:  # contacts_rate_hz
+                    self.contacts_slot = slot
+                    contacts = True
             self.n_estimates += 1
-            self.on_estimate(estimate, odometry)
+            self.on_estimate(estimate, odometry, contacts)
 
 
 def _finite(e: Estimate) -> bool:
@@ -366,9 +395,9 @@ class OutputBag:
         self.base_frame = base_frame
         self.tf_child = tf_child_frame or base_frame
 
-    def write(self, e: Estimate, odometry: bool = True) -> None:
+    def write(self, e: Estimate, odometry: bool = True, contacts: bool = True) -> None:
         """Write the messages the node publishes for ``e`` (odometry and /tf when ``odometry``; wrenches and
-        contact states when it has feet)."""
+        contact states when ``contacts`` and it has feet)."""
         m, t, s = self._m, self.types, e.stamp_ns
         if odometry:
             odom = m.odometry_msg(t, e, odom_frame=self.odom_frame, base_frame=self.base_frame)
@@ -376,7 +405,7 @@ class OutputBag:
             if t.TFMessage is not None:
                 tf = m.odom_transform_msg(t, e, odom_frame=self.odom_frame, base_frame=self.tf_child)
                 self.bag.write("/tf", m.tf_message(t, [tf]), s)
-        if e.feet:
+        if e.feet and contacts:
             for foot in e.feet:
                 self.bag.write(f"contact_wrench/{foot.name}", m.foot_wrench_msg(t, s, foot), s)
             self.bag.write("contact_states", m.contact_states_msg(t, s, e.feet), s)
@@ -542,7 +571,7 @@ def replay(
     settings: Any,
     options: ReplayOptions | None = None,
     output_bag: str | Path | None = None,
-    on_estimate: Callable[[Estimate, bool], None] | None = None,
+    on_estimate: Callable[[Estimate, bool, bool], None] | None = None,
 ) -> ReplayResult:
     """Run the estimator over a bag.
 
@@ -593,12 +622,12 @@ def replay(
             tf_child_frame=params["tf_child_frame"],
         )
 
-    def sink(e: Estimate, odometry: bool) -> None:
-        log.append(e, odometry)
+    def sink(e: Estimate, odometry: bool, contacts: bool) -> None:
+        log.append(e, odometry, contacts)
         if out is not None:
-            out.write(e, odometry)
+            out.write(e, odometry, contacts)
         if on_estimate is not None:
-            on_estimate(e, odometry)
+            on_estimate(e, odometry, contacts)
 
     driver = ReplayDriver(est, desc, settings, params, sink)
     t0 = time.perf_counter()

@@ -118,14 +118,16 @@ class _FakeEstimator:
         self.resets.append(reason)
 
 
-def _driver():
+def _driver(**params):
     desc = SimpleNamespace(
         joint_names=("a", "b"), imu=SimpleNamespace(frame_id="imu", link="imu_link", R_base_imu=np.eye(3))
     )
     settings = SimpleNamespace(out_of_order_tolerance_s=0.05, contact=SimpleNamespace(source="auto"))
     est = _FakeEstimator()
     published = []
-    driver = replay.ReplayDriver(est, desc, settings, {"max_time_gap_s": 0.5}, lambda e, o: published.append((e, o)))
+    driver = replay.ReplayDriver(
+        est, desc, settings, {"max_time_gap_s": 0.5, **params}, lambda e, o, c: published.append((e, o))
+    )
     return driver, est, published
 
 
@@ -220,3 +222,11 @@ def test_a_non_finite_estimate_is_not_published_and_resets():
     assert published == []
     assert d.skipped == {"estimate_not_finite": 1}
     assert est.resets == ["the estimate is not finite"]
+
+
+def test_output_rate_limits_like_the_node():
+    d, _, published = _driver(odometry_rate_hz=100.0)
+    for k in range(25):  # 1 kHz IMU for 25 ms
+        d.imu(_imu(1_000_000_000 + k * 1_000_000))
+    # first estimate of each 10 ms period of the stamps
+    assert [e.stamp_ns for e, odom in published if odom] == [1_000_000_000, 1_010_000_000, 1_020_000_000]
