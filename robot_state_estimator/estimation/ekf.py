@@ -282,7 +282,7 @@ class BaseEkf:
         self._omega_prev_base: FloatArray | None = None
         self._steps_since_normalise = 0
         self.last_results: list[UpdateResult] = []
-        self._H_templates: dict[int, FloatArray] = {}
+        self._stacks: dict[int, _StackedLayout] = {}
         self._T_pose = np.zeros((6, N_STATES))
         self._T_pose[0:3, P_SL] = _I3
         self._T_twist = np.zeros((6, N_STATES))
@@ -290,6 +290,16 @@ class BaseEkf:
         self._T_twist[3:6, BG_SL] = -R_BS
         self._twist_noise = np.zeros((6, 6))
         self._twist_noise[3:, 3:] = self._Sigma_g_sample
+        # Hot-path constants (see propagate_to / error_transition / the outputs): 3-vectors and 3 x 3s as
+        # Python floats (cheaper than numpy calls at this size), flat indices of the non-zero blocks.
+        self._R_BS_list = R_BS.tolist()
+        self._r_list = self.p_base_imu.tolist()
+        self._pose_idx = _sub_flat_index((0, 1, 2, 6, 7, 8))
+        self._twist_idx = _sub_flat_index((3, 4, 5, 12, 13, 14))
+        self._T_pose6 = np.eye(6)
+        self._T_twist6 = np.eye(6)
+        self._T_twist6[3:, 3:] = -R_BS
+        self._zeros3 = np.zeros(3)
 
     # ------------------------------------------------------------------------------------------------------
     # Initialisation
@@ -396,7 +406,7 @@ class BaseEkf:
         """
         self._gyro_imu = np.asarray(gyro_imu, dtype=float)
         self._accel_imu = np.asarray(accel_imu, dtype=float)
-        omega_base = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
+        omega_base = np.array(_rot(self._R_BS_list, _sub(self._gyro_imu.tolist(), self.gyro_bias.tolist())))
         if (
             self.settings.use_angular_acceleration
             and self._omega_prev_base is not None
@@ -405,18 +415,24 @@ class BaseEkf:
         ):
             self.alpha_base = (omega_base - self._omega_prev_base) / ((stamp_ns - self._gyro_stamp_ns) * 1e-9)
         else:
-            self.alpha_base = np.zeros(3)
+            self.alpha_base = self._zeros3.copy()
         self._omega_prev_base = omega_base
         self._gyro_stamp_ns = int(stamp_ns)
 
     def base_motion(self) -> tuple[FloatArray, FloatArray]:
         """Bias-corrected ``(omega_B (3,) rad/s, f_B (3,) m/s^2 at the base origin)`` from the held reading."""
-        R_BS = self.R_base_imu
-        omega = R_BS @ (self._gyro_imu - self.gyro_bias)
-        f_imu_base = R_BS @ (self._accel_imu - self.accel_bias)
-        r = self.p_base_imu
-        f = f_imu_base - cross3(self.alpha_base, r) - cross3(omega, cross3(omega, r))
-        return omega, f
+        w, f = self._base_motion_lists()
+        return np.array(w), np.array(f)
+
+    def _base_motion_lists(self) -> tuple[list[float], list[float]]:
+        """:meth:`base_motion` as Python floats."""
+        R_BS = self._R_BS_list
+        w = _rot(R_BS, _sub(self._gyro_imu.tolist(), self.gyro_bias.tolist()))
+        f_imu = _rot(R_BS, _sub(self._accel_imu.tolist(), self.accel_bias.tolist()))
+        r = self._r_list
+        ar = _cross(self.alpha_base.tolist(), r)
+        wwr = _cross(w, _cross(w, r))
+        return w, [f_imu[0] - ar[0] - wwr[0], f_imu[1] - ar[1] - wwr[1], f_imu[2] - ar[2] - wwr[2]]
 
     def propagate(self, stamp_ns: int, gyro_imu: FloatArray, accel_imu: FloatArray) -> str | None:
         """:meth:`set_imu` then :meth:`propagate_to` (the usual call, once per IMU sample).
@@ -448,28 +464,37 @@ class BaseEkf:
             self.stamp_ns = int(stamp_ns)
             self._omega_prev_base = None
             return "dt_too_large"
-        omega, f = self.base_motion()
-        self.omega_base = omega
-        self.f_base = f
+        w, f = self._base_motion_lists()
+        self.omega_base = np.array(w)
+        self.f_base = np.array(f)
         R = self.R_world_base
-        v = self.v_base_in_base
-        Phi, M = self.error_transition(dt, omega)
+        R_l = R.tolist()
+        v = self.v_base_in_base.tolist()
+        Phi, M = self.error_transition(dt, self.omega_base)
 
-        # Nominal state, integrated in the world frame.
-        a_world = R @ f + self.g_world
-        v_world = R @ v
-        self.p_world_base = self.p_world_base + v_world * dt + (0.5 * dt * dt) * a_world
-        v_world = v_world + a_world * dt
-        R_new = R @ pin.exp3(omega * dt)
+        # Nominal state, integrated in the world frame (Python floats: 3-vectors).
+        g = self.g_world.tolist()
+        Rf = _rot(R_l, f)
+        a_world = [Rf[0] + g[0], Rf[1] + g[1], Rf[2] + g[2]]
+        v_world = _rot(R_l, v)
+        h = 0.5 * dt * dt
+        p = self.p_world_base.tolist()
+        self.p_world_base = np.array([p[i] + v_world[i] * dt + h * a_world[i] for i in range(3)])
+        v_world = [v_world[i] + a_world[i] * dt for i in range(3)]
+        R_new = R @ pin.exp3(self.omega_base * dt)
         self._steps_since_normalise += 1
         if self._steps_since_normalise >= 100:
             R_new = _orthonormalise(R_new)
             self._steps_since_normalise = 0
         self.R_world_base = R_new
-        self.v_base_in_base = R_new.T @ v_world
+        self.v_base_in_base = np.array(_rot_t(R_new.tolist(), v_world))
 
-        P = Phi @ self.P @ Phi.T + self._process_noise(M) * dt
-        self.P = 0.5 * (P + P.T)
+        # P = Phi P Phi^T + Q_d, Q_d = G Q_c G^T dt added on its non-zero blocks only.
+        P = Phi @ self.P @ Phi.T
+        P += self._process_noise(M) * dt
+        P += P.T
+        P *= 0.5
+        self.P = P
         self.stamp_ns = int(stamp_ns)
         return None
 
@@ -580,46 +605,31 @@ class BaseEkf:
         gate = s.foot_gate_nis if gate_nis is None else gate_nis
         k = len(names)
         r = np.asarray(p_base_foot, dtype=float).reshape(k, 3)
-        r_skew = np.zeros((k, 3, 3))
-        r_skew[:, 0, 1] = -r[:, 2]
-        r_skew[:, 0, 2] = r[:, 1]
-        r_skew[:, 1, 0] = r[:, 2]
-        r_skew[:, 1, 2] = -r[:, 0]
-        r_skew[:, 2, 0] = -r[:, 1]
-        r_skew[:, 2, 1] = r[:, 0]
-        # Stacked H (3k, 15): identity on dv, [r_i]x R_BS on dbg (a cached template per k, copied).
-        template = self._H_templates.get(k)
-        if template is None:
-            template = np.zeros((k, 3, N_STATES))
-            template[:, :, V_SL] = _I3
-            self._H_templates[k] = template
-        H3 = template.copy()
-        H3[:, :, BG_SL] = r_skew @ self.R_base_imu
-        H = H3.reshape(3 * k, N_STATES)
+        stack = self._stacks.get(k)
+        if stack is None:
+            stack = self._stacks[k] = _StackedLayout.build(k)
+        r_skew = (r @ _SKEW_BASIS).reshape(k, 3, 3)  # [r_i]x for all feet in one product (exact)
+        # Stacked H (3k, 15): identity on dv, [r_i]x R_BS on dbg.
+        H = stack.H_template.copy()
+        H[:, BG_SL] = (r_skew @ self.R_base_imu).reshape(3 * k, 3)
         # Block-diagonal R: foot noise + gyro noise through the lever arm + encoder noise through J.
         Rm = r_skew @ self._Sigma_g_sample @ r_skew.transpose(0, 2, 1)
         if J_base_foot is not None and s.encoder_velocity_noise > 0.0:
             J = np.asarray(J_base_foot, dtype=float)
-            Rm = Rm + (s.encoder_velocity_noise**2) * (J @ J.transpose(0, 2, 1))
-        Rm = Rm + (s.foot_velocity_noise**2) * _I3
-        R_blocks = np.zeros((k, 3, k, 3))
-        diag = np.arange(k)
-        R_blocks[diag, :, diag, :] = Rm
-        R_stack = R_blocks.reshape(3 * k, 3 * k)
+            Rm += (s.encoder_velocity_noise**2) * (J @ J.transpose(0, 2, 1))
+        Rm += (s.foot_velocity_noise**2) * _I3
+        R_stack = np.zeros(9 * k * k)
+        R_stack[stack.diag_blocks] = Rm.ravel()
+        R_stack.shape = (3 * k, 3 * k)
         PHt = self.P @ H.T
-        S = H @ PHt + R_stack
-        S = 0.5 * (S + S.T)
-        S_feet = S.reshape(k, 3, k, 3)[diag, :, diag, :]  # (k, 3, 3) per-foot innovation covariances
+        S = H @ PHt
+        S += R_stack
+        S += S.T
+        S *= 0.5
+        S_feet = S.take(stack.diag_blocks).reshape(k, 3, 3)  # per-foot innovation covariances
         y = np.asarray(v_base_measured, dtype=float).reshape(k, 3) - self.v_base_in_base
-        # Per-foot NIS y_i^T S_ii^-1 y_i, all at once through the block-diagonal part of S.
-        D = np.zeros((k, 3, k, 3))
-        D[diag, :, diag, :] = S_feet
-        y_flat = y.reshape(-1)
-        try:
-            nis_all = (y_flat * spd_solve(D.reshape(3 * k, 3 * k), y_flat)).reshape(k, 3).sum(axis=1)
-        except np.linalg.LinAlgError:
-            nis_all = np.full(k, np.inf)
-        nis_list = nis_all.tolist()
+        # Per-foot NIS y_i^T S_ii^-1 y_i in closed form (3 x 3 adjugate on Python floats).
+        nis_list = _nis3(S_feet.tolist(), y.tolist())
         results = []
         accepted = []
         for i in range(k):
@@ -706,8 +716,11 @@ class BaseEkf:
             S = 0.5 * (S + S.T)
         K = spd_solve(S, PHt.T).T  # (15, m) = P H^T S^-1 (S symmetric)
         dx = K @ y
-        IKH = _I15 - K @ H
-        P = IKH @ P @ IKH.T + K @ R @ K.T
+        IKH = K @ H
+        IKH *= -1.0
+        IKH.ravel()[:: N_STATES + 1] += 1.0  # I - K H
+        P = IKH @ P @ IKH.T
+        P += (K @ R) @ K.T
         # Inject the error and reset its covariance (Solà 2017 sec. 7.2).
         self.p_world_base = self.p_world_base + dx[P_SL]
         self.v_base_in_base = self.v_base_in_base + dx[V_SL]
@@ -718,8 +731,10 @@ class BaseEkf:
         G = _I3 - skew(0.5 * dtheta)
         P[TH_SL, :] = G @ P[TH_SL, :]
         P[:, TH_SL] = P[:, TH_SL] @ G.T
-        self.P = 0.5 * (P + P.T)
-        self.omega_base = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
+        P += P.T
+        P *= 0.5
+        self.P = P
+        self.omega_base = np.array(_rot(self._R_BS_list, _sub(self._gyro_imu.tolist(), self.gyro_bias.tolist())))
 
     # ------------------------------------------------------------------------------------------------------
     # Outputs (ROS conventions)
@@ -727,7 +742,7 @@ class BaseEkf:
 
     def quat_world_base_xyzw(self) -> FloatArray:
         """(4,) base attitude quaternion ``x y z w``."""
-        return np.array(pin.Quaternion(self.R_world_base).normalized().coeffs())
+        return np.array(quat_xyzw_from_matrix(self.R_world_base.tolist()))
 
     def pose_covariance(self) -> FloatArray:
         """(6, 6) pose covariance (x, y, z, rot x, rot y, rot z): position in W, rotation about W axes.
@@ -735,10 +750,12 @@ class BaseEkf:
         The world-axis small angle is ``dphi_W = R dtheta`` (right perturbation ``R Exp(dtheta) =
         Exp(R dtheta) R``), so the rotation block is ``R P_thth R^T`` and the cross block ``P_p,th R^T``.
         """
-        T = self._T_pose
-        T[3:6, TH_SL] = self.R_world_base
-        C = T @ self.P @ T.T
-        return 0.5 * (C + C.T)
+        T = self._T_pose6
+        T[3:6, 3:6] = self.R_world_base
+        C = T @ self.P.take(self._pose_idx) @ T.T  # the (p, theta) 6 x 6 block of P, mapped
+        C += C.T
+        C *= 0.5
+        return C
 
     def twist_covariance(self) -> FloatArray:
         """(6, 6) twist covariance (linear, angular), both in B.
@@ -746,21 +763,125 @@ class BaseEkf:
         ``omega_B = R_BS (omega_S - b_g)``: its covariance is ``R_BS P_bg R_SB`` plus the gyro white noise of
         one sample; the cross block with the velocity is ``-P_v,bg R_SB``.
         """
-        T = self._T_twist
-        C = T @ self.P @ T.T + self._twist_noise
-        return 0.5 * (C + C.T)
+        T = self._T_twist6
+        C = T @ self.P.take(self._twist_idx) @ T.T  # the (v, b_g) 6 x 6 block of P, mapped
+        C += self._twist_noise
+        C += C.T
+        C *= 0.5
+        return C
 
     def state_is_finite(self) -> bool:
         """True when the state and covariance contain no NaN/Inf (one sum: NaN and Inf propagate)."""
-        total = (
-            float(self.P.sum())
-            + float(self.p_world_base.sum())
-            + float(self.v_base_in_base.sum())
-            + float(self.R_world_base.sum())
-            + float(self.accel_bias.sum())
-            + float(self.gyro_bias.sum())
-        )
+        total = float(self.P.sum()) + float(self.R_world_base.sum())
+        total += sum(self.p_world_base.tolist()) + sum(self.v_base_in_base.tolist())
+        total += sum(self.accel_bias.tolist()) + sum(self.gyro_bias.tolist())
         return math.isfinite(total)
+
+
+# [r]x flattened row-major = r @ _SKEW_BASIS.
+_SKEW_BASIS = np.array(
+    [
+        [0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 1.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0],
+        [0.0, -1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    ]
+)
+
+
+@dataclass(frozen=True)
+class _StackedLayout:
+    """Constant layout of a stacked k-foot update: H's identity part and the flat indices of the 3 x 3
+    diagonal blocks of a (3k, 3k) matrix (row-major, block by block)."""
+
+    H_template: FloatArray
+    diag_blocks: NDArray[np.intp]
+
+    @staticmethod
+    def build(k: int) -> _StackedLayout:
+        H = np.zeros((3 * k, N_STATES))
+        for i in range(k):
+            H[3 * i : 3 * i + 3, V_SL] = _I3
+        n = 3 * k
+        idx = [(3 * i + a) * n + 3 * i + b for i in range(k) for a in range(3) for b in range(3)]
+        return _StackedLayout(H, np.array(idx, dtype=np.intp))
+
+
+def _nis3(S: list[list[list[float]]], y: list[list[float]]) -> list[float]:
+    """Per block ``y_i^T S_i^-1 y_i`` for 3 x 3 blocks by the adjugate (S_i symmetric); all ``inf`` when any
+    block is singular (as a failed solve of the block-diagonal system)."""
+    out = []
+    for (a, b, c), (_, e, f), (_, _, i), (x, yy, z) in ((Si[0], Si[1], Si[2], yi) for Si, yi in zip(S, y)):
+        c0 = e * i - f * f
+        c1 = c * f - b * i
+        c2 = b * f - c * e
+        det = a * c0 + b * c1 + c * c2
+        if det == 0.0:
+            return [math.inf] * len(S)
+        # adj(S) for symmetric S: [[c0, c1, c2], [c1, a i - c c, b c - a f], [c2, b c - a f, a e - b b]].
+        q = (
+            c0 * x * x
+            + (a * i - c * c) * yy * yy
+            + (a * e - b * b) * z * z
+            + 2.0 * (c1 * x * yy + c2 * x * z + (b * c - a * f) * yy * z)
+        )
+        out.append(q / det)
+    return out
+
+
+def quat_xyzw_from_matrix(R: list[list[float]]) -> list[float]:
+    """Normalised quaternion ``x y z w`` of a rotation matrix (nested lists): Eigen's algorithm (the one behind
+    ``pin.Quaternion(R)``, Shepperd's method with the same branch and sign choices) on Python floats."""
+    t = R[0][0] + R[1][1] + R[2][2]
+    if t > 0.0:
+        t = math.sqrt(t + 1.0)
+        w = 0.5 * t
+        t = 0.5 / t
+        q = [(R[2][1] - R[1][2]) * t, (R[0][2] - R[2][0]) * t, (R[1][0] - R[0][1]) * t, w]
+    else:
+        i = 0
+        if R[1][1] > R[0][0]:
+            i = 1
+        if R[2][2] > R[i][i]:
+            i = 2
+        j = (i + 1) % 3
+        k = (j + 1) % 3
+        t = math.sqrt(R[i][i] - R[j][j] - R[k][k] + 1.0)
+        q = [0.0, 0.0, 0.0, 0.0]
+        q[i] = 0.5 * t
+        t = 0.5 / t
+        q[3] = (R[k][j] - R[j][k]) * t
+        q[j] = (R[j][i] + R[i][j]) * t
+        q[k] = (R[k][i] + R[i][k]) * t
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return [q[0] / n, q[1] / n, q[2] / n, q[3] / n]
+
+
+def _sub(a: list[float], b: list[float]) -> list[float]:
+    return [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+
+
+def _cross(a: list[float], b: list[float]) -> list[float]:
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def _rot(R: list[list[float]], x: list[float]) -> list[float]:
+    """``R x`` on Python floats."""
+    return [R[0][0] * x[0] + R[0][1] * x[1] + R[0][2] * x[2],
+            R[1][0] * x[0] + R[1][1] * x[1] + R[1][2] * x[2],
+            R[2][0] * x[0] + R[2][1] * x[1] + R[2][2] * x[2]]  # fmt: skip
+
+
+def _rot_t(R: list[list[float]], x: list[float]) -> list[float]:
+    """``R^T x`` on Python floats."""
+    return [R[0][0] * x[0] + R[1][0] * x[1] + R[2][0] * x[2],
+            R[0][1] * x[0] + R[1][1] * x[1] + R[2][1] * x[2],
+            R[0][2] * x[0] + R[1][2] * x[1] + R[2][2] * x[2]]  # fmt: skip
+
+
+def _sub_flat_index(idx: tuple[int, ...]) -> NDArray[np.intp]:
+    """Flat indices of the sub-matrix ``P[np.ix_(idx, idx)]`` of a 15 x 15 P (for ``P.take``)."""
+    a = np.asarray(idx)
+    return a[:, None] * N_STATES + a[None, :]
 
 
 def _orthonormalise(R: FloatArray) -> FloatArray:

@@ -153,6 +153,8 @@ class RobotStateEstimator:
         self._qdot_joints = np.zeros(n_joints)
         self._n_joints = n_joints
         self._pending: deque[_PreparedJoints] = deque()
+        self._order_names: tuple[str, ...] | None = None
+        self._order = np.arange(n_joints)
         self.contacts = np.zeros(n_feet, dtype=bool)
         self.contact_source = "none"
         self._foot_sensor_values = np.full(n_feet, np.nan)
@@ -421,18 +423,12 @@ class RobotStateEstimator:
             if arr is not None and not np.isfinite(arr).all():
                 self._event("joint_nan", f"joint {label} at {sample.stamp_ns} ns has NaN/Inf; skipped")
                 return None
-        if len(set(names)) != n:
-            self._event("duplicate_joint", "joint sample has duplicate names; skipped")
-            return None
-        unknown = [name for name in names if name not in self._joint_index]
-        if unknown:
-            self._event("unknown_joint", f"unknown joint name(s) {unknown}; skipped")
-            return None
-        if n != len(self.joint_names):
-            missing = [name for name in self.joint_names if name not in set(names)]
-            self._event("missing_joint", f"joint sample lacks {missing}; skipped")
-            return None
-        order = np.fromiter((self._joint_index[name] for name in names), dtype=np.intp, count=n)
+        if names == self._order_names:  # the same names as the last valid sample: same order, already checked
+            order = self._order
+        else:
+            order = self._joint_order(names)
+            if order is None:
+                return None
         q = np.empty(n)
         q[order] = pos
         stamp = int(sample.stamp_ns)
@@ -448,6 +444,24 @@ class RobotStateEstimator:
             tau = np.empty(n)
             tau[order] = eff
         return _PreparedJoints(stamp, q, qdot, valid, tau)
+
+    def _joint_order(self, names: tuple[str, ...]) -> NDArray[np.intp] | None:
+        """Pinocchio index of each name (remembered for the next samples), or None with an event."""
+        n = len(names)
+        if len(set(names)) != n:
+            self._event("duplicate_joint", "joint sample has duplicate names; skipped")
+            return None
+        unknown = [name for name in names if name not in self._joint_index]
+        if unknown:
+            self._event("unknown_joint", f"unknown joint name(s) {unknown}; skipped")
+            return None
+        if n != len(self.joint_names):
+            missing = [name for name in self.joint_names if name not in set(names)]
+            self._event("missing_joint", f"joint sample lacks {missing}; skipped")
+            return None
+        order = np.fromiter((self._joint_index[name] for name in names), dtype=np.intp, count=n)
+        self._order_names, self._order = names, order
+        return order
 
     def add_joints(self, sample: JointSample) -> Estimate | None:
         """Add joint positions (and velocities / efforts when present), matched by name.
@@ -590,12 +604,16 @@ class RobotStateEstimator:
                 and float(np.max(np.abs(prepared.qdot))) < s.static_joint_velocity_threshold_rad_s
             ):
                 ekf.update([ekf.zero_rate_measurement()], gate_nis=0.0)
+        # One copy of the force arrays per step; each foot gets its row (a view of that copy).
+        forces = list(self.forces.force_in_world.copy())
+        wrenches = list(self.forces.wrench_in_foot.copy())
+        contacts = self.contacts.tolist()
         feet = tuple(
             FootState(
                 name=self.foot_frames[i],
-                in_contact=bool(self.contacts[i]),
-                force_in_world=self.forces.force_in_world[i].copy(),
-                wrench_in_foot=self.forces.wrench_in_foot[i].copy(),
+                in_contact=contacts[i],
+                force_in_world=forces[i],
+                wrench_in_foot=wrenches[i],
                 update_accepted=bool(results[i].accepted) if i in results else False,
                 nis=float(results[i].nis) if i in results else math.nan,
             )

@@ -1,0 +1,161 @@
+"""The hot-path formulations equal the straightforward reference formulas (to 1e-12) at random states."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from est_helpers import GO1_FEET, GO1_STANDING
+
+from robot_state_estimator.estimation import BaseEkf, ContactForceEstimator, EkfSettings, LegKinematics, skew
+from robot_state_estimator.estimation.ekf import (
+    BG_SL,
+    N_STATES,
+    P_SL,
+    TH_SL,
+    V_SL,
+    imu_noise_from_spec,
+    quat_xyzw_from_matrix,
+)
+
+MOUNTS = [
+    pin.SE3.Identity(),
+    pin.SE3(pin.rpy.rpyToMatrix(0.3, -0.4, 1.2), np.array([-0.08, 0.06, 0.02])),
+]
+
+
+def random_ekf(rng: np.random.Generator, X_base_imu: pin.SE3) -> BaseEkf:
+    settings = dataclasses.replace(EkfSettings(), encoder_velocity_noise=0.3)
+    ekf = BaseEkf(X_base_imu, imu_noise_from_spec(None, settings), settings)
+    A = rng.normal(size=(N_STATES, N_STATES)) * 0.1
+    ekf.initialize(
+        0,
+        R_world_base=pin.exp3(rng.normal(size=3)),
+        p_world_base=rng.normal(size=3),
+        v_base_in_base=rng.normal(size=3),
+        accel_bias=rng.normal(size=3) * 0.1,
+        gyro_bias=rng.normal(size=3) * 0.05,
+        P=A @ A.T + 1e-3 * np.eye(N_STATES),
+    )
+    ekf.set_imu(0, rng.normal(size=3) * 2.0, rng.normal(size=3) * 3.0 + [0, 0, 9.81])
+    ekf.set_imu(1_000_000, rng.normal(size=3) * 2.0, rng.normal(size=3) * 3.0 + [0, 0, 9.81])  # alpha != 0
+    return ekf
+
+
+@pytest.mark.parametrize("mount", range(len(MOUNTS)))
+def test_propagation_equals_dense_reference(mount: int) -> None:
+    rng = np.random.default_rng(mount)
+    for _ in range(10):
+        ekf = random_ekf(rng, MOUNTS[mount])
+        dt_ns = round(1e6 * (1.0 + rng.random()))
+        dt = dt_ns * 1e-9
+        # Reference: base motion and dense P' = Phi P Phi^T + G Q_c G^T dt, symmetrised.
+        R_BS, r = ekf.R_base_imu, ekf.p_base_imu
+        w = R_BS @ (ekf._gyro_imu - ekf.gyro_bias)
+        f = R_BS @ (ekf._accel_imu - ekf.accel_bias) - np.cross(ekf.alpha_base, r) - np.cross(w, np.cross(w, r))
+        R, v = ekf.R_world_base.copy(), ekf.v_base_in_base.copy()
+        A = np.zeros((N_STATES, N_STATES))
+        M = skew(v) + skew(np.cross(w, r)) + skew(w) @ skew(r)
+        A[P_SL, V_SL] = R
+        A[P_SL, TH_SL] = -R @ skew(v)
+        A[V_SL, V_SL] = -skew(w)
+        A[V_SL, TH_SL] = skew(R.T @ ekf.g_world)
+        A[V_SL, 9:12] = -R_BS
+        A[V_SL, BG_SL] = -M @ R_BS
+        A[TH_SL, TH_SL] = -skew(w)
+        A[TH_SL, BG_SL] = -R_BS
+        Phi = np.eye(N_STATES) + A * dt + 0.5 * (A * dt) @ (A * dt)
+        G = np.zeros((N_STATES, 12))
+        G[V_SL, 0:3] = -np.eye(3)
+        G[V_SL, 3:6] = -M
+        G[TH_SL, 3:6] = -np.eye(3)
+        G[9:15, 6:12] = np.eye(6)
+        n = ekf.noise
+        Qc = np.zeros((12, 12))
+        Qc[0:3, 0:3] = R_BS @ np.diag(n.accel_density**2) @ R_BS.T
+        Qc[3:6, 3:6] = R_BS @ np.diag(n.gyro_density**2) @ R_BS.T
+        Qc[6:12, 6:12] = np.diag(np.r_[n.accel_bias_random_walk**2, n.gyro_bias_random_walk**2])
+        P_ref = Phi @ ekf.P @ Phi.T + G @ Qc @ G.T * dt
+        P_ref = 0.5 * (P_ref + P_ref.T)
+        a_world = R @ f + ekf.g_world
+        p_ref = ekf.p_world_base + R @ v * dt + 0.5 * dt * dt * a_world
+        R_ref = R @ pin.exp3(w * dt)
+        v_ref = R_ref.T @ (R @ v + a_world * dt)
+        np.testing.assert_allclose(ekf.error_transition(dt)[0], Phi, rtol=0, atol=1e-12)
+        assert ekf.propagate_to(ekf.stamp_ns + dt_ns) is None
+        np.testing.assert_allclose(ekf.P, P_ref, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ekf.p_world_base, p_ref, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ekf.v_base_in_base, v_ref, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ekf.R_world_base, R_ref, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ekf.omega_base, w, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ekf.f_base, f, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mount", range(len(MOUNTS)))
+def test_output_covariances_equal_dense_mapping(mount: int) -> None:
+    rng = np.random.default_rng(10 + mount)
+    ekf = random_ekf(rng, MOUNTS[mount])
+    T = np.zeros((6, N_STATES))
+    T[0:3, P_SL] = np.eye(3)
+    T[3:6, TH_SL] = ekf.R_world_base
+    np.testing.assert_allclose(ekf.pose_covariance(), T @ ekf.P @ T.T, rtol=0, atol=1e-12)
+    T = np.zeros((6, N_STATES))
+    T[0:3, V_SL] = np.eye(3)
+    T[3:6, BG_SL] = -ekf.R_base_imu
+    ref = T @ ekf.P @ T.T
+    ref[3:, 3:] += ekf.R_base_imu @ np.diag(ekf.noise.gyro_sample_stddev**2) @ ekf.R_base_imu.T
+    np.testing.assert_allclose(ekf.twist_covariance(), ref, rtol=0, atol=1e-12)
+
+
+def test_quaternion_equals_pinocchio_on_every_branch() -> None:
+    rng = np.random.default_rng(3)
+    rotations = [pin.exp3(rng.normal(size=3) * 2.0) for _ in range(200)]
+    rotations += [pin.rpy.rpyToMatrix(np.pi, 0, 0), pin.rpy.rpyToMatrix(0, np.pi, 0), pin.rpy.rpyToMatrix(0, 0, np.pi)]
+    for R in rotations:
+        ref = pin.Quaternion(R).normalized().coeffs()
+        np.testing.assert_allclose(quat_xyzw_from_matrix(R.tolist()), ref, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mount", range(len(MOUNTS)))
+@pytest.mark.parametrize("gate", [0.0, 7.8])
+def test_stacked_leg_update_equals_generic_update(mount: int, gate: float) -> None:
+    """The vectorised k-foot update == the generic per-measurement gate + stacked Joseph update."""
+    rng = np.random.default_rng(20 + mount)
+    for k in (1, 2, 4):
+        a = random_ekf(rng, MOUNTS[mount])
+        b = copy.deepcopy(a)
+        r = rng.normal(size=(k, 3)) * 0.3
+        J = rng.normal(size=(k, 3, 12)) * 0.2
+        y = a.v_base_in_base + rng.normal(size=(k, 3)) * 0.3
+        names = [f"f{i}" for i in range(k)]
+        meas = [a.leg_velocity_measurement(names[i], y[i], r[i], J[i]) for i in range(k)]
+        res_a = a.update_leg_velocities(names, y, r, J, gate_nis=gate)
+        res_b = b.update(meas, gate_nis=gate)
+        for ra, rb in zip(res_a, res_b):
+            assert ra.accepted == rb.accepted and ra.name == rb.name
+            assert ra.nis == pytest.approx(rb.nis, rel=1e-12, abs=1e-12)
+            np.testing.assert_allclose(ra.innovation, rb.innovation, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(ra.S, rb.S, rtol=0, atol=1e-12)
+        for name in ("P", "p_world_base", "v_base_in_base", "R_world_base", "accel_bias", "gyro_bias", "omega_base"):
+            np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("rpy", [(0.0, 0.0, 0.0), (0.2, -0.3, 1.0)])
+def test_point_foot_closed_form_equals_generic_solve(go1_model: pin.Model, rpy: tuple[float, float, float]) -> None:
+    kin = LegKinematics(go1_model, GO1_FEET, base_link="base")
+    fast = ContactForceEstimator(kin)
+    generic = ContactForceEstimator(kin)
+    generic._point_3x3 = False  # the per-foot least-norm path
+    rng = np.random.default_rng(4)
+    R = pin.rpy.rpyToMatrix(*rpy)
+    for _ in range(20):
+        q = GO1_STANDING + rng.normal(size=12) * 0.3
+        tau = rng.normal(size=12) * 5.0
+        kin.update(q)
+        f_fast, w_fast = (x.copy() for x in fast.estimate(q, tau, R))
+        f_ref, w_ref = generic.estimate(q, tau, R)
+        np.testing.assert_allclose(f_fast, f_ref, rtol=0, atol=1e-12 * (1.0 + np.abs(f_ref).max()))
+        np.testing.assert_allclose(w_fast, w_ref, rtol=0, atol=1e-12 * (1.0 + np.abs(w_ref).max()))
