@@ -217,7 +217,10 @@ def bench_node(run: Any, duration_s: float, *, domain_id: int | None = None, sta
         "--log-level",
         "warn",
     ]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # stderr to a file, not a pipe: a full pipe would block the node
+    err_file = tempfile.TemporaryFile("w+")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err_file, text=True)
+    proc.err_file = err_file  # type: ignore[attr-defined]
     rclpy.init()
     node = rclpy.create_node("rse_bench_feeder")
     latencies: list[int] = []
@@ -328,13 +331,24 @@ def bench_node(run: Any, duration_s: float, *, domain_id: int | None = None, sta
                 proc.kill()
                 proc.wait()
         Path(desc_path).unlink(missing_ok=True)
+        err_file.close()
     return result
 
 
 def _stderr(proc: subprocess.Popen) -> str:
+    """Exit code and the end of the node's stderr (the node is stopped first when still running)."""
     if proc.poll() is None:
-        return "(node still running)"
-    err = proc.stderr.read() if proc.stderr else ""
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    err_file = getattr(proc, "err_file", None)
+    err = ""
+    if err_file is not None:
+        err_file.seek(0)
+        err = err_file.read()
     return f"exit code {proc.returncode}; stderr: {err[-2000:]}"
 
 
