@@ -423,9 +423,8 @@ class RobotStateEstimator:
             if arr is not None and not np.isfinite(arr).all():
                 self._event("joint_nan", f"joint {label} at {sample.stamp_ns} ns has NaN/Inf; skipped")
                 return None
-        if names == self._order_names:  # the same names as the last valid sample: same order, already checked
-            order = self._order
-        else:
+        order: NDArray[np.intp] | None = self._order
+        if names != self._order_names:  # else the same names as the last valid sample: same order, checked
             order = self._joint_order(names)
             if order is None:
                 return None
