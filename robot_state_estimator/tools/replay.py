@@ -11,11 +11,13 @@ input rules as the node (``robot_state_estimator.ros.node``), and writes:
 - a TUM trajectory file (evo-compatible);
 - with ground truth: a metrics table on stdout, a JSON file and PNG plots.
 
-Input rules shared with the node (keep in sync with ``EstimatorNode._on_imu`` / ``_on_joints``): an IMU
-``frame_id`` other than the description's IMU frame (or ``imu_frame_id``) is skipped; zero stamps are
-skipped; an IMU stamp older than the previous one by more than ``out_of_order_tolerance_s``, or newer by
-more than ``max_time_gap_s``, resets the filter; joint messages must name exactly the model's joints;
-with ``contact.source: torque`` a joint message without efforts is skipped.
+Input and output rules are the node's (``EstimatorNode._on_imu`` / ``_on_joints`` / ``_publish``; keep them in
+sync, ``test/tools/test_replay_vs_node.py`` checks it): an IMU ``frame_id`` other than the description's IMU
+frame (or ``imu_frame_id``) is skipped; zero stamps are skipped; an IMU stamp more than ``max_time_gap_s`` after
+the previous one resets the filter (time going backwards is reset by the core); joint messages must name
+exactly the model's joints; with ``contact.source: torque`` a joint message without efforts is skipped; a
+non-finite estimate resets; odometry and TF once per stamp in increasing order (and decimated by
+``odometry_rate_hz``), wrenches and contact states per joint update (decimated by ``contacts_rate_hz``).
 """
 
 from __future__ import annotations
