@@ -114,9 +114,12 @@ def imu_noise_from_spec(imu: ImuSpec | None, settings: EkfSettings) -> ImuNoise:
     Per axis, when ``settings.use_description_noise`` and the SDF noise is enabled with ``stddev > 0``:
     ``sigma_c = sigma_d * sqrt(dt_nominal)``, ``dt_nominal = 1 / update_rate`` (``settings.nominal_imu_rate_hz``
     when the update rate is 0). A Gauss-Markov dynamic bias (``dynamic_bias_stddev`` sigma_b, correlation
-    time tau) is approximated by a random walk of density ``sqrt(2 sigma_b^2 / tau)`` (the driving noise of
-    that first-order process); the turn-on bias (``bias_mean`` with a random sign, ``bias_stddev``) gives a
-    prior stddev ``sqrt(bias_mean^2 + bias_stddev^2)``. Other axes use the settings' densities.
+    time tau) is modelled as a random walk of density ``sigma_b``: gz-sensors (``GaussianNoiseModel``) drives
+    the bias with discrete variance ``sigma_b^2 tau / 2 (1 - exp(-2 dt / tau)) ~ sigma_b^2 dt``, so sigma_b is
+    the density of the driving white noise (the steady-state stddev is ``sigma_b sqrt(tau / 2)``); the random
+    walk matches the short-term growth and is conservative beyond tau. The turn-on bias (``bias_mean`` with
+    a random sign, ``bias_stddev``) gives a prior stddev ``sqrt(bias_mean^2 + bias_stddev^2)``. Other axes use
+    the settings' densities.
 
     Args:
         imu: the IMU spec (None: settings only).
@@ -146,7 +149,7 @@ def imu_noise_from_spec(imu: ImuSpec | None, settings: EkfSettings) -> ImuNoise:
                 if spec.stddev > 0.0:
                     dens[axis] = spec.stddev * math.sqrt(dt_nominal)
                 if spec.dynamic_bias_stddev > 0.0 and spec.dynamic_bias_correlation_time > 0.0:
-                    rw[axis] = math.sqrt(2.0 * spec.dynamic_bias_stddev**2 / spec.dynamic_bias_correlation_time)
+                    rw[axis] = spec.dynamic_bias_stddev
                 b0[axis] = math.hypot(spec.bias_mean, spec.bias_stddev)
     return ImuNoise(
         accel_density=acc_d,
