@@ -17,6 +17,7 @@ that is not reported), nav_msgs/Odometry covariances row-major 6x6 (x, y, z, rot
 
 from __future__ import annotations
 
+import array
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from robot_state_estimator.common.time import ns_to_sec_nanosec, stamp_to_ns
+from robot_state_estimator.common.time import NS_PER_S, ns_to_sec_nanosec, stamp_to_ns
 from robot_state_estimator.estimation.types import (
     Estimate,
     FootForceSample,
@@ -115,25 +116,42 @@ def imu_sample_from_msg(msg: Any) -> ImuSample:
         MessageError: angular velocity or linear acceleration not finite, or a reported orientation that is not
             a finite non-zero quaternion.
     """
-    omega = _vec3(msg.angular_velocity, "angular_velocity")
-    acc = _vec3(msg.linear_acceleration, "linear_acceleration")
+    # The hot path of the node (every IMU message): plain attribute reads and one finiteness test over Python
+    # floats; the slow path below builds the error message.
+    av = msg.angular_velocity
+    la = msg.linear_acceleration
+    try:
+        vals = (float(av.x), float(av.y), float(av.z), float(la.x), float(la.y), float(la.z))
+        finite = all(map(math.isfinite, vals))
+    except (TypeError, ValueError):
+        finite = False
+    if not finite:
+        _vec3(av, "angular_velocity")
+        _vec3(la, "linear_acceleration")
+        raise MessageError(f"angular_velocity or linear_acceleration is not a number: {av}, {la}")
     o = msg.orientation
-    quat_xyzw: np.ndarray | None = np.array((o.x, o.y, o.z, o.w), dtype=float)
-    assert quat_xyzw is not None
-    if float(msg.orientation_covariance[0]) == -1.0 or not np.any(quat_xyzw):
-        quat_xyzw = None
-    else:
-        n = float(np.linalg.norm(quat_xyzw))
+    quat = (float(o.x), float(o.y), float(o.z), float(o.w))
+    quat_xyzw: np.ndarray | None = None
+    if float(msg.orientation_covariance[0]) != -1.0 and any(quat):
+        n = math.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
         if not math.isfinite(n) or n < 1e-6:
-            raise MessageError(f"orientation is not a valid quaternion: {quat_xyzw.tolist()}")
-        quat_xyzw = quat_xyzw / n
+            raise MessageError(f"orientation is not a valid quaternion: {list(quat)}")
+        quat_xyzw = np.array(quat, dtype=float) / n
+    stamp = msg.header.stamp
     return ImuSample(
-        stamp_ns=stamp_to_ns(msg.header.stamp),
-        angular_velocity=omega,
-        linear_acceleration=acc,
+        stamp_ns=int(stamp.sec) * NS_PER_S + int(stamp.nanosec),
+        angular_velocity=np.array(vals[:3], dtype=float),
+        linear_acceleration=np.array(vals[3:], dtype=float),
         orientation_xyzw=quat_xyzw,
         frame_id=str(msg.header.frame_id),
     )
+
+
+def _float_array(values: Any) -> np.ndarray:
+    """A float64 copy of a message array (rclpy: ``array.array('d')`` or ndarray; rosbags: ndarray; lists)."""
+    if isinstance(values, array.array) and values.typecode == "d":
+        return np.frombuffer(values, dtype=np.float64).copy()
+    return np.array(values, dtype=float)
 
 
 def joint_sample_from_msg(msg: Any) -> JointSample:
@@ -145,34 +163,33 @@ def joint_sample_from_msg(msg: Any) -> JointSample:
         MessageError: no names, duplicate names, ``position`` length differing from ``name``, a non-empty
             ``velocity``/``effort`` of another length, or non-finite values.
     """
-    names = tuple(str(n) for n in msg.name)
+    names = tuple(map(str, msg.name))
+    n = len(names)
     if not names:
         raise MessageError("JointState has no joint names")
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
+    if len(set(names)) != n:
+        dup = sorted({x for x in names if names.count(x) > 1})
         raise MessageError(f"JointState has duplicate joint names: {dup}")
-    position = np.asarray(msg.position, dtype=float)
-    if position.shape != (len(names),):
-        raise MessageError(f"JointState has {len(names)} names but {position.size} positions")
-    arrays: dict[str, np.ndarray | None] = {"position": position}
-    for field_name in ("velocity", "effort"):
-        values = np.asarray(getattr(msg, field_name), dtype=float)
-        if values.size == 0:
-            arrays[field_name] = None
-        elif values.shape != (len(names),):
-            raise MessageError(f"JointState has {len(names)} names but {values.size} {field_name} values")
-        else:
-            arrays[field_name] = values
-    for field_name, values in arrays.items():
-        if values is not None and not np.all(np.isfinite(values)):
-            bad = [names[i] for i in np.flatnonzero(~np.isfinite(values))]
-            raise MessageError(f"JointState {field_name} is not finite for joints {bad}")
+    position = _float_array(msg.position)
+    if position.shape != (n,):
+        raise MessageError(f"JointState has {n} names but {position.size} positions")
+    velocity = _float_array(msg.velocity)
+    effort = _float_array(msg.effort)
+    for field_name, values in (("velocity", velocity), ("effort", effort)):
+        if values.size and values.shape != (n,):
+            raise MessageError(f"JointState has {n} names but {values.size} {field_name} values")
+    if not np.isfinite(np.concatenate((position, velocity, effort))).all():
+        for field_name, values in (("position", position), ("velocity", velocity), ("effort", effort)):
+            if not np.isfinite(values).all():
+                bad = [names[i] for i in np.flatnonzero(~np.isfinite(values))]
+                raise MessageError(f"JointState {field_name} is not finite for joints {bad}")
+    stamp = msg.header.stamp
     return JointSample(
-        stamp_ns=stamp_to_ns(msg.header.stamp),
+        stamp_ns=int(stamp.sec) * NS_PER_S + int(stamp.nanosec),
         names=names,
         position=position,
-        velocity=arrays["velocity"],
-        effort=arrays["effort"],
+        velocity=velocity if velocity.size else None,
+        effort=effort if effort.size else None,
     )
 
 

@@ -20,7 +20,6 @@ import dataclasses
 import sys
 from typing import Any
 
-import numpy as np
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
@@ -36,6 +35,7 @@ from robot_state_estimator.estimation.types import Estimate
 from robot_state_estimator.io import messages
 from robot_state_estimator.ros.diagnostics import DiagnosticsBuilder, DiagnosticsState, covariances_ok
 from robot_state_estimator.ros.message_types import TYPES
+from robot_state_estimator.ros.outputs import OutputMessages, pack_estimate
 from robot_state_estimator.ros.parameters import (
     NODE_PARAMETERS,
     base_settings,
@@ -52,20 +52,6 @@ NODE_NAME = "robot_state_estimator"
 
 class StartupError(RuntimeError):
     """The node cannot start: bad description source, unreadable settings, TF unavailable."""
-
-
-def _finite_estimate(est: Estimate) -> bool:
-    parts = (
-        est.p_world_base,
-        est.quat_world_base_xyzw,
-        est.v_base_in_base,
-        est.omega_base_in_base,
-        est.pose_covariance,
-        est.twist_covariance,
-    )
-    if not all(np.all(np.isfinite(p)) for p in parts):
-        return False
-    return all(np.all(np.isfinite(f.wrench_in_foot)) and np.all(np.isfinite(f.force_in_world)) for f in est.feet)
 
 
 class EstimatorNode(Node):
@@ -106,6 +92,12 @@ class EstimatorNode(Node):
         self._last_imu_ns: int | None = None
         self._last_tf_ns: int | None = None
         self._wrench_pubs: dict[str, Any] = {}
+        self._outputs: OutputMessages | None = None
+        self._odom_period_ns = self._contacts_period_ns = 0
+        self._set_output_rates(p["odometry_rate_hz"], p["contacts_rate_hz"])
+        self._odom_slot: int | None = None
+        self._contacts_slot: int | None = None
+        self._checked_joint_names: tuple[str, ...] | None = None
 
         self._odom_pub = self.create_publisher(self._types.Odometry, "odometry", output_qos())
         self._contacts_pub = self.create_publisher(self._types.DiagnosticArray, "contact_states", output_qos())
@@ -187,8 +179,15 @@ class EstimatorNode(Node):
                 )
         self._diag.has_description = True
         self._diag_builder.hardware_id = str(getattr(desc.model, "name", "") or self._p["robot"])
-        self._last_imu_ns = None
-        self._last_tf_ns = None
+        self._outputs = OutputMessages(
+            self._types,
+            odom_frame=str(self._p["odom_frame"]),
+            base_frame=self._base_frame,
+            tf_child_frame=str(self._p["tf_child_frame"] or self._base_frame),
+            hardware_id=self._diag_builder.hardware_id,
+        )
+        self._checked_joint_names = None
+        self._restart_outputs()
         self.get_logger().info(
             f"estimating {self._diag_builder.hardware_id or 'robot'}: base {self._base_frame}, "
             f"IMU frame {sorted(self._accepted_imu_frames) if self._accepted_imu_frames else 'any'}, "
@@ -235,6 +234,9 @@ class EstimatorNode(Node):
                 self._p["publish_tf"] = bool(param.value)
             elif param.name == "max_time_gap_s":
                 self._p["max_time_gap_s"] = float(param.value)
+            elif param.name in ("odometry_rate_hz", "contacts_rate_hz"):
+                self._p[param.name] = float(param.value)
+                self._set_output_rates(self._p["odometry_rate_hz"], self._p["contacts_rate_hz"])
         return SetParametersResult(successful=True)
 
     def _apply_settings(self, settings: Any) -> None:
@@ -260,11 +262,22 @@ class EstimatorNode(Node):
 
     # -------------------------------------------------------------------------------------------- inputs
 
+    def _set_output_rates(self, odometry_rate_hz: float, contacts_rate_hz: float) -> None:
+        """Periods (ns) of the decimated outputs; 0 = every estimate."""
+        self._odom_period_ns = round(NS_PER_S / odometry_rate_hz) if odometry_rate_hz > 0 else 0
+        self._contacts_period_ns = round(NS_PER_S / contacts_rate_hz) if contacts_rate_hz > 0 else 0
+
+    def _restart_outputs(self) -> None:
+        """After a reset or a new description: the next stamp is published whatever it is."""
+        self._last_imu_ns = None
+        self._last_tf_ns = None
+        self._odom_slot = None
+        self._contacts_slot = None
+
     def _reset(self, reason: str, key: str) -> None:
         self._report.warn(key, f"{reason}: resetting the filter")
         self._est.reset(reason)  # reported by the core as a "reset" event (counted in _step)
-        self._last_imu_ns = None
-        self._last_tf_ns = None
+        self._restart_outputs()
 
     def _on_imu(self, msg: Imu) -> None:
         self._diag.imu.tick()
@@ -330,17 +343,19 @@ class EstimatorNode(Node):
         if sample.stamp_ns <= 0:
             self._report.warn("stamp_zero", "joint sample skipped: zero or negative stamp")
             return
-        names = set(sample.names)
-        missing = self._model_joints - names
-        if missing:
-            self._report.warn("joint_missing_names", f"joint sample skipped: missing joints {sorted(missing)}")
-            return
-        unknown = names - self._model_joints
-        if unknown:
-            self._report.warn(
-                "joint_unknown_names", f"joint sample skipped: joints {sorted(unknown)} are not in the model"
-            )
-            return
+        if sample.names != self._checked_joint_names:  # the names of a stream rarely change: check them once
+            names = set(sample.names)
+            missing = self._model_joints - names
+            if missing:
+                self._report.warn("joint_missing_names", f"joint sample skipped: missing joints {sorted(missing)}")
+                return
+            unknown = names - self._model_joints
+            if unknown:
+                self._report.warn(
+                    "joint_unknown_names", f"joint sample skipped: joints {sorted(unknown)} are not in the model"
+                )
+                return
+            self._checked_joint_names = sample.names
         if sample.effort is None and self._settings.contact.source == "torque":
             self._report.warn(
                 "joint_effort_missing",
@@ -379,39 +394,49 @@ class EstimatorNode(Node):
                 self._diag.resets += 1
                 self._diag.last_reset_reason = event.message
                 self._last_tf_ns = None
+                self._odom_slot = None
+                self._contacts_slot = None
         if isinstance(estimate, Estimate):
             self._publish(estimate)
 
     # ------------------------------------------------------------------------------------------- outputs
 
     def _publish(self, est: Estimate) -> None:
-        if not _finite_estimate(est):
+        buf = pack_estimate(est)
+        if buf is None:
             self._reset("the estimate is not finite", "estimate_not_finite")
             return
-        t = self._types
+        out = self._outputs
+        stamp_ns = est.stamp_ns
         # Odometry and TF once per stamp, in increasing stamp order: when an IMU sample and a joint sample share
         # a stamp, the first estimate at that stamp is published (tf2 also rejects repeated stamps).
-        if self._last_tf_ns is None or est.stamp_ns > self._last_tf_ns:
-            self._last_tf_ns = est.stamp_ns
-            odom_frame = self._p["odom_frame"]
-            self._odom_pub.publish(messages.odometry_msg(t, est, odom_frame=odom_frame, base_frame=self._base_frame))
-            self._diag.odometry.tick()
-            if self._p["publish_tf"] and self._tf is not None:
-                child = self._p["tf_child_frame"] or self._base_frame
-                self._tf.sendTransform(messages.odom_transform_msg(t, est, odom_frame=odom_frame, base_frame=child))
-        if est.feet:
-            for foot in est.feet:
-                pub = self._wrench_pubs.get(foot.name)
-                if pub is None:
-                    pub = self._wrench_pubs[foot.name] = self.create_publisher(
-                        t.WrenchStamped, f"contact_wrench/{foot.name}", output_qos()
-                    )
-                pub.publish(messages.foot_wrench_msg(t, est.stamp_ns, foot))
-                if not foot.update_accepted and foot.in_contact:
+        if self._last_tf_ns is None or stamp_ns > self._last_tf_ns:
+            self._last_tf_ns = stamp_ns
+            period = self._odom_period_ns
+            slot = stamp_ns // period if period else None
+            if slot is None or slot != self._odom_slot:  # odometry_rate_hz: first estimate of each period
+                self._odom_slot = slot
+                self._odom_pub.publish(out.fill_odometry(stamp_ns, buf))
+                self._diag.odometry.tick()
+                if self._p["publish_tf"] and self._tf is not None:
+                    self._tf.sendTransform(out.fill_transform(stamp_ns, buf))
+        feet = est.feet
+        if feet:
+            period = self._contacts_period_ns
+            slot = stamp_ns // period if period else None
+            if slot is None or slot != self._contacts_slot:  # contacts_rate_hz
+                self._contacts_slot = slot
+                for i, foot in enumerate(feet):
+                    pub = self._wrench_pubs.get(foot.name)
+                    if pub is None:
+                        pub = self._wrench_pubs[foot.name] = self.create_publisher(
+                            self._types.WrenchStamped, f"contact_wrench/{foot.name}", output_qos()
+                        )
+                    pub.publish(out.fill_wrench(stamp_ns, foot.name, buf, i))
+                self._contacts_pub.publish(out.fill_contacts(stamp_ns, feet, buf))
+            for foot in feet:
+                if foot.in_contact and not foot.update_accepted:
                     self._diag.foot_rejected_updates[foot.name] += 1
-            self._contacts_pub.publish(
-                messages.contact_states_msg(t, est.stamp_ns, est.feet, hardware_id=self._diag_builder.hardware_id)
-            )
         self._diag.last_estimate = est
 
     def _publish_diagnostics(self) -> None:

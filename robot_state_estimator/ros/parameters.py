@@ -104,6 +104,20 @@ NODE_PARAMETERS: dict[str, ParamSpec] = {
     "diagnostics_period_s": ParamSpec(
         1.0, "s, period of /diagnostics (steady clock, also before /clock arrives)", range=(0.05, 60.0)
     ),
+    "odometry_rate_hz": ParamSpec(
+        0.0,
+        "Hz, maximum rate of odometry and TF: the first estimate of each 1/rate period of the measurement "
+        "stamps is published; 0 = every estimate (every IMU sample)",
+        read_only=False,
+        range=(0.0, 10000.0),
+    ),
+    "contacts_rate_hz": ParamSpec(
+        0.0,
+        "Hz, maximum rate of contact_wrench/<foot> and contact_states: the first joint update of each 1/rate "
+        "period of the measurement stamps is published; 0 = every joint update",
+        read_only=False,
+        range=(0.0, 10000.0),
+    ),
 }
 
 #: Estimator settings that may change while the node runs (noise values, gates, contact thresholds).

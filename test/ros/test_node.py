@@ -255,3 +255,39 @@ def test_invalid_description_source_fails_at_start(ros_context) -> None:
         )
     with pytest.raises(StartupError, match="robot description"):
         EstimatorNode(context=ros_context, parameter_overrides=[Parameter("robot", value="no_such_robot")])
+
+
+def test_output_rates_decimate_odometry_tf_and_contacts(ros_context) -> None:
+    h = Harness(ros_context, "/decimated", robot="go1", odometry_rate_hz=50.0, contacts_rate_hz=20.0)
+    try:
+        h.publish(standing(T0, 1.0))  # IMU and joints at 500 Hz
+        end = max(h.sent["imu"])
+
+        def stamps(key: str) -> list[int]:
+            return [stamp_to_ns((m.transforms[0] if key == "tf" else m).header.stamp) for m in h.out[key]]
+
+        assert spin_until(h.executor, lambda: stamps("odometry") and stamps("odometry")[-1] >= end - 20_000_000)
+        assert spin_until(h.executor, lambda: stamps("tf") == stamps("odometry"))  # TF follows odometry
+        for key, period_ns in (("odometry", 20_000_000), ("contacts", 50_000_000), ("wrench/FL_foot", 50_000_000)):
+            got = stamps(key)
+            assert got == sorted(got) and set(got) <= set(h.sent["imu"]), key
+            slots = [s // period_ns for s in got]
+            assert len(set(slots)) == len(slots), f"{key}: two messages in one period"
+            # every period of the stream after initialisation has its message, the first sample of the period
+            expected = range(slots[0], end // period_ns + 1)
+            assert slots == list(expected), (key, slots)
+            first_of_period = {}
+            for t in sorted(h.sent["imu"]):
+                first_of_period.setdefault(t // period_ns, t)
+            assert all(s == first_of_period[s // period_ns] for s in got[1:]), key  # the first sample of each
+        n_odom = len(h.out["odometry"])
+        assert 40 <= n_odom <= 51
+        # live change back to every sample
+        assert h.node.set_parameters([Parameter("odometry_rate_hz", value=0.0)])[0].successful
+        h.publish(standing(T0 + 1_000_000_000, 0.2))
+        last = max(h.sent["imu"])
+        assert spin_until(h.executor, lambda: stamps("odometry")[-1] == last)
+        assert len(h.out["odometry"]) - n_odom == 100  # one per IMU sample
+        assert not h.node.set_parameters([Parameter("contacts_rate_hz", value=-1.0)])[0].successful
+    finally:
+        h.close()

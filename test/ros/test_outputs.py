@@ -1,0 +1,87 @@
+"""The node's preallocated output messages equal the shared builders of ``io.messages``, also when refilled."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels or a ROS 2 install) is not available")
+
+from robot_state_estimator.estimation.types import Estimate, FootState
+from robot_state_estimator.io import messages
+from robot_state_estimator.ros.message_types import TYPES
+from robot_state_estimator.ros.outputs import OutputMessages, pack_estimate
+
+FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+
+
+def _estimate(stamp_ns: int, seed: int) -> Estimate:
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(6, 6))
+    q = rng.normal(size=4)
+    feet = tuple(
+        FootState(f, bool(i % 2), rng.normal(size=3) * 50, rng.normal(size=6), bool(i % 3), float(i))
+        for i, f in enumerate(FEET)
+    )
+    return Estimate(
+        stamp_ns=stamp_ns,
+        p_world_base=rng.normal(size=3),
+        quat_world_base_xyzw=q / np.linalg.norm(q),
+        v_base_in_base=rng.normal(size=3),
+        omega_base_in_base=rng.normal(size=3),
+        pose_covariance=a @ a.T,
+        twist_covariance=np.asfortranarray(a.T @ a),  # any memory layout
+        accel_bias=np.zeros(3),
+        gyro_bias=np.zeros(3),
+        feet=feet,
+    )
+
+
+@pytest.mark.parametrize("stamp_ns", [1_700_000_000_123_456_789, 999_999_999, 5])
+def test_refilled_messages_equal_the_builders(stamp_ns: int) -> None:
+    out = OutputMessages(TYPES, odom_frame="odom", base_frame="base", tf_child_frame="base_rse", hardware_id="go1")
+    for seed in range(3):  # refilled: nothing of the previous estimate survives
+        est = _estimate(stamp_ns + seed, seed)
+        buf = pack_estimate(est)
+        assert buf is not None
+        assert out.fill_odometry(est.stamp_ns, buf) == messages.odometry_msg(
+            TYPES, est, odom_frame="odom", base_frame="base"
+        )
+        assert out.fill_transform(est.stamp_ns, buf) == messages.odom_transform_msg(
+            TYPES, est, odom_frame="odom", base_frame="base_rse"
+        )
+        for i, foot in enumerate(est.feet):
+            assert out.fill_wrench(est.stamp_ns, foot.name, buf, i) == messages.foot_wrench_msg(
+                TYPES, est.stamp_ns, foot
+            )
+        assert out.fill_contacts(est.stamp_ns, est.feet, buf) == messages.contact_states_msg(
+            TYPES, est.stamp_ns, est.feet, hardware_id="go1"
+        )
+    imu_only = _estimate(stamp_ns, 7)
+    imu_only = Estimate(**{**imu_only.__dict__, "feet": ()})
+    assert out.fill_odometry(stamp_ns, pack_estimate(imu_only)) == messages.odometry_msg(
+        TYPES, imu_only, odom_frame="odom", base_frame="base"
+    )
+
+
+def test_contact_layout_follows_the_feet() -> None:
+    out = OutputMessages(TYPES, odom_frame="odom", base_frame="base", tf_child_frame="base")
+    est = _estimate(10, 0)
+    two = est.feet[:2]
+    buf = pack_estimate(Estimate(**{**est.__dict__, "feet": two}))
+    assert out.fill_contacts(10, two, buf) == messages.contact_states_msg(TYPES, 10, two)
+    buf = pack_estimate(est)
+    assert out.fill_contacts(10, est.feet, buf) == messages.contact_states_msg(TYPES, 10, est.feet)
+
+
+@pytest.mark.parametrize("field", ["p_world_base", "pose_covariance", "feet"])
+def test_a_non_finite_number_is_detected(field: str) -> None:
+    est = _estimate(10, 0)
+    if field == "feet":
+        bad = FootState("FL_foot", True, np.array([0.0, np.inf, 0.0]), np.zeros(6))
+        est = Estimate(**{**est.__dict__, "feet": (bad,)})
+    else:
+        value = np.array(getattr(est, field), dtype=float)
+        value.flat[1] = np.nan
+        est = Estimate(**{**est.__dict__, field: value})
+    assert pack_estimate(est) is None
