@@ -16,6 +16,7 @@ setup(
         ("share/" + package_name + "/launch", glob("launch/*.py")),
         ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
         ("share/" + package_name + "/config/robots", glob("config/robots/*")),
+        ("share/" + package_name + "/config/import", glob("config/import/*")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,
