@@ -99,6 +99,19 @@ class RobotDescription:
         """
         return self.graph.frame_body(frame)
 
+    def foot_radius(self, foot: str) -> float:
+        """Radius (m) of the foot's spherical ``<collision>`` centred at the foot frame origin; 0.0 when none.
+
+        Looked up on the links rigidly attached to the foot frame (see ``description.collision``); a sphere
+        whose centre is not the foot frame origin, or a mesh, gives 0.0 (point foot).
+
+        Raises:
+            KeyError: ``foot`` is not a frame of ``model``.
+        """
+        from .collision import foot_radius
+
+        return foot_radius(self, foot)
+
     def foot_frames(self, names: Iterable[str] | None = None) -> tuple[str, ...]:
         """Contact frames (pinocchio frame names of ``model``).
 
