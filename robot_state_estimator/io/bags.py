@@ -144,6 +144,7 @@ class BagWriter:
         self._typestore = default_typestore()
         self._writer = Writer(self.path, version=9, storage_plugin=plugins[storage])
         self._connections: dict[str, Any] = {}
+        self._serializers: dict[str, tuple[Any, Any]] = {}
         self._open = False
 
     def __enter__(self) -> BagWriter:
@@ -175,4 +176,19 @@ class BagWriter:
             self._connections[topic] = connection
         elif connection.msgtype != msgtype:
             raise BagError(f"topic {topic} already carries {connection.msgtype}, not {msgtype}")
-        self._writer.write(connection, int(log_time_ns), self._typestore.serialize_cdr(msg, msgtype))
+        self._writer.write(connection, int(log_time_ns), self._serialize(msg, msgtype))
+
+    def _serialize(self, msg: Any, msgtype: str) -> bytes:
+        """CDR (little endian) of ``msg``, as ``Typestore.serialize_cdr`` but with the generated functions of
+        each type looked up once."""
+        funcs = self._serializers.get(msgtype)
+        if funcs is None:
+            msgdef = self._typestore.get_msgdef(msgtype)
+            funcs = self._serializers[msgtype] = (msgdef.getsize_cdr, msgdef.serialize_cdr_le)
+        getsize, serialize = funcs
+        typestore = self._typestore
+        size = 4 + getsize(0, msg, typestore)
+        raw = bytearray(size)
+        raw[1] = 1  # representation identifier CDR_LE: 00 01, options 00 00
+        serialize(memoryview(raw)[4:], 0, msg, typestore)
+        return bytes(raw)
