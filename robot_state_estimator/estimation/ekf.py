@@ -45,7 +45,18 @@ noise is scaled by dt exactly once (mim scales it twice).
 Update (per foot in stance, Bloesch 2012 eq. 9): the leg-odometry velocity ``y_i = -(J_i qdot) -
 omega_hat_B x r_i`` measures ``v_B``; since ``omega_B = omega_hat_B - R_BS (dbg + n_g)``,
 ``y_i = v_B + [r_i]x R_BS (dbg + n_g) + noise``, so ``H_i = [0, I, 0, 0, [r_i]x R_BS]`` and the measurement
-noise is ``sigma_foot^2 I + sigma_enc^2 J_i J_i^T + [r_i]x R_BS Sigma_g R_SB [r_i]x^T``. Each foot is gated
+noise is ``sigma_foot^2 I + sigma_enc^2 J_i J_i^T + [r_i]x R_BS Sigma_g R_SB [r_i]x^T``.
+
+Rolling spherical feet (radius rho_i; :mod:`robot_state_estimator.estimation.kinematics`): the body point at
+rest is the contact point ``c_i = r_i + d_i``, ``d_i = -rho_i R^T e_z``, and
+``y_i = -(J_c,i qdot) - omega_hat_B x c_i`` with ``J_c,i = J_lin,i - [d_i]x J_ang,i``. Writing
+``y_i = -J_lin qdot - omega_hat x r_i - omega_foot x d_i`` (``omega_foot = omega_B + J_ang qdot``, the foot's
+angular velocity in B), two state errors enter through the estimated quantities: the gyro bias as above with
+``c_i`` in place of ``r_i``, and the attitude through ``d_i``: with ``R = R_hat Exp(dtheta)``,
+``d_true = -rho (I - [dtheta]x) R_hat^T e_z = d_hat + [d_hat]x dtheta``, so
+``y_i - v_B = -omega_foot x (d_hat - d_true) = [omega_foot]x [d_hat]x dtheta``. Hence
+``H_i = [0, I, [omega_foot]x [d_i]x, 0, [c_i]x R_BS]``, and the noise uses ``c_i`` and ``J_c,i``. rho = 0 gives
+the point-foot measurement above (the attitude block vanishes). Each foot is gated
 on its prior NIS (chi-square, 3 DoF), then the accepted feet are fused in one stacked update with the Joseph
 form ``P = (I - K H) P (I - K H)^T + K R K^T`` (Bucy and Joseph 1968, "Filtering for stochastic processes
 with applications to guidance"), symmetrised. The error is injected and the covariance reset with
@@ -556,16 +567,20 @@ class BaseEkf:
         *,
         foot_velocity_noise: float | None = None,
         encoder_velocity_noise: float | None = None,
+        attitude_jacobian: FloatArray | None = None,
     ) -> Measurement:
         """The leg-odometry measurement of one stance foot (module docstring).
 
         Args:
             name: foot name.
             v_base_measured: (3,) m/s in B, ``-(J qdot) - omega_hat_B x r`` with the filter's ``omega_base``.
-            p_base_foot: (3,) m, foot position r in B.
-            J_base_foot: (3, n) foot Jacobian in B, for the encoder-noise term (omitted when None).
+            p_base_foot: (3,) m, foot position r in B (rolling feet: the contact body point c).
+            J_base_foot: (3, n) foot Jacobian in B, for the encoder-noise term (omitted when None; rolling
+                feet: ``J_c``).
             foot_velocity_noise: m/s, overrides ``settings.foot_velocity_noise``.
             encoder_velocity_noise: rad/s, overrides ``settings.encoder_velocity_noise``.
+            attitude_jacobian: (3, 3) the attitude block of H, ``[omega_foot]x [d]x`` for rolling feet (zero
+                when None: point feet).
 
         Returns:
             The measurement (innovation, H (3, 15), R (3, 3)).
@@ -577,6 +592,8 @@ class BaseEkf:
         H = np.zeros((3, N_STATES))
         H[:, V_SL] = _I3
         H[:, BG_SL] = r_skew @ self.R_base_imu
+        if attitude_jacobian is not None:
+            H[:, TH_SL] = attitude_jacobian
         R = sf * sf * _I3 + r_skew @ self._Sigma_g_sample @ r_skew.T
         if J_base_foot is not None and se > 0.0:
             R = R + (se * se) * (J_base_foot @ J_base_foot.T)
@@ -590,6 +607,7 @@ class BaseEkf:
         J_base_foot: FloatArray | None = None,
         *,
         gate_nis: float | None = None,
+        H_attitude: FloatArray | None = None,
     ) -> list[UpdateResult]:
         """Vectorised leg-odometry update of k stance feet: the same maths as :meth:`leg_velocity_measurement`
         followed by :meth:`update`, in a few batched numpy calls (the 1 kHz hot path).
@@ -600,6 +618,9 @@ class BaseEkf:
             p_base_foot: (k, 3) m, foot positions r_i in B.
             J_base_foot: (k, 3, n) foot Jacobians in B (encoder noise term), or None.
             gate_nis: NIS gate per foot (``settings.foot_gate_nis`` when None; 0 disables).
+            H_attitude: (k, 3, 3) attitude blocks of H per foot (rolling feet, see the module docstring);
+                None for point feet. With rolling feet ``p_base_foot`` holds the contact points c_i and
+                ``J_base_foot`` their Jacobians ``J_c,i``.
 
         Returns:
             One :class:`UpdateResult` per foot (also in ``last_results``).
@@ -615,6 +636,8 @@ class BaseEkf:
         # Stacked H (3k, 15): identity on dv, [r_i]x R_BS on dbg.
         H = stack.H_template.copy()
         H[:, BG_SL] = (r_skew @ self.R_base_imu).reshape(3 * k, 3)
+        if H_attitude is not None:
+            H[:, TH_SL] = np.asarray(H_attitude, dtype=float).reshape(3 * k, 3)
         # Block-diagonal R: foot noise + gyro noise through the lever arm + encoder noise through J.
         Rm = r_skew @ self._Sigma_g_sample @ r_skew.transpose(0, 2, 1)
         if J_base_foot is not None and s.encoder_velocity_noise > 0.0:

@@ -7,7 +7,23 @@ pinocchio's ``LOCAL_WORLD_ALIGNED`` are the base axes B. For a foot i at rest on
     0 = v_W_foot = R_WB (v_B + omega_B x r_i + J_i qdot)   =>   v_B = -(J_i qdot) - omega_B x r_i
 
 with ``r_i`` (3,) m the foot position in B and ``J_i`` (3, n) the linear Jacobian of the foot point with
-respect to the joint positions, in B. The model must have a free-flyer root joint (named ``root_joint``) with
+respect to the joint positions, in B.
+
+Rolling spherical feet (radius ``rho_i``, foot frame origin = sphere centre). The point of the foot body that
+is at rest in stance is the contact point, ``rho_i`` below the centre along the world vertical:
+``c_i = r_i + d_i`` with ``d_i = -rho_i R_WB^T e_z`` (in B). The velocity of that body point (a point of the
+foot body at this instant) is the foot origin's velocity plus the foot's angular velocity crossed with the
+offset, all relative to the world and expressed in B:
+
+    0 = v_B + omega_B x c_i + J_lin,i qdot + (J_ang,i qdot) x d_i
+    =>  v_B = -(J_lin,i qdot + (J_ang,i qdot) x d_i) - omega_B x c_i = -(J_c,i qdot) - omega_B x c_i
+
+where ``J_lin``/``J_ang`` are the rows of the 6-D ``LOCAL_WORLD_ALIGNED`` foot Jacobian (base at the identity,
+so its axes are B's): ``J_lin qdot`` is the foot origin's velocity relative to the base and ``J_ang qdot`` the
+foot's angular velocity relative to the base; ``J_c,i = J_lin,i - [d_i]x J_ang,i`` is the Jacobian of the
+contact body point. ``rho_i = 0`` is the point foot above exactly. The centre itself moves by
+``omega_foot x (rho e_z)`` (in W): the sphere rolls.
+ The model must have a free-flyer root joint (named ``root_joint``) with
 the base link on it, and one-DoF joints otherwise.
 
 Frame ids, leg joint indices and work buffers are computed once; :meth:`LegKinematics.update` does one
@@ -39,6 +55,16 @@ def cross3(a: FloatArray, b: FloatArray) -> FloatArray:
     a0, a1, a2 = a.tolist()
     b0, b1, b2 = b.tolist()
     return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
+# [v]x flattened row-major = v @ _SKEW_BASIS.
+_SKEW_BASIS = np.array(
+    [
+        [0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 1.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0],
+        [0.0, -1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    ]
+)
 
 
 def check_floating_base_model(model: pin.Model) -> None:
@@ -147,6 +173,54 @@ class LegKinematics:
     def foot_velocity_in_base(self, i: int, qdot_joints: FloatArray) -> FloatArray:
         """(3,) m/s, velocity of foot i relative to the base, in B: ``J_i qdot`` (after :meth:`update`)."""
         return self.J_base_foot[i] @ qdot_joints
+
+    def rolling_contact_terms(
+        self,
+        idx: IntArray,
+        qdot_joints: FloatArray,
+        omega_base: FloatArray,
+        R_world_base: FloatArray,
+        radii: FloatArray,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Rolling-contact leg odometry of the feet ``idx``, stacked (after :meth:`update`; module docstring).
+
+        Args:
+            idx: (k,) foot indices.
+            qdot_joints: (n_joints,) rad/s.
+            omega_base: (3,) rad/s, base angular velocity in B (the filter's estimate).
+            R_world_base: (3, 3) base attitude (the filter's estimate; sets the vertical in B).
+            radii: (k,) m, foot sphere radii rho of those feet.
+
+        Returns:
+            ``v_B`` (k, 3) m/s per foot; the contact body points ``c`` (k, 3) m in B; their Jacobians
+            ``J_c`` (k, 3, n); and the Jacobians of ``v_B`` (as computed) w.r.t. the right attitude
+            perturbation, ``dv/dtheta = [omega_foot]x [d]x`` (k, 3, 3) with ``omega_foot = omega_B + J_ang qdot``
+            (see :mod:`robot_state_estimator.estimation.ekf`).
+        """
+        z = R_world_base[2]  # world vertical e_z in B (R^T e_z)
+        Sz = skew(z)
+        rho = radii[:, None]
+        c = self.p_base_foot[idx] - rho * z  # r + d, d = -rho R^T e_z
+        J6 = self.J6_base_foot[idx]
+        # J_c = J_lin - [d]x J_ang = J_lin + rho [z]x J_ang
+        J_c = J6[:, :3, :] + radii[:, None, None] * (Sz @ J6[:, 3:, :])
+        w_s = skew(omega_base)
+        v = -(J_c @ qdot_joints) - c @ w_s.T
+        w_foot = J6[:, 3:, :] @ qdot_joints + omega_base
+        # [w_f]x [d]x = -rho [w_f]x [z]x
+        H_th = (w_foot @ _SKEW_BASIS).reshape(-1, 3, 3) @ Sz
+        H_th *= -radii[:, None, None]
+        return v, c, J_c, H_th
+
+    def base_velocity_from_rolling_foot(
+        self, i: int, qdot_joints: FloatArray, omega_base: FloatArray, R_world_base: FloatArray, radius: float
+    ) -> FloatArray:
+        """(3,) m/s, ``v_B = -(J_lin qdot + (J_ang qdot) x d) - omega_B x (r + d)``, ``d = -rho R^T e_z``
+        (the reference formula of :meth:`rolling_contact_terms` for one foot)."""
+        d = -radius * np.asarray(R_world_base)[2]
+        J6 = self.J6_base_foot[i]
+        w_rel = J6[3:] @ qdot_joints
+        return -(J6[:3] @ qdot_joints + np.cross(w_rel, d)) - np.cross(omega_base, self.p_base_foot[i] + d)
 
     def base_velocity_from_foot(self, i: int, qdot_joints: FloatArray, omega_base: FloatArray) -> FloatArray:
         """(3,) m/s, base linear velocity in B if foot i is still: ``-(J_i qdot) - omega_B x r_i``.

@@ -90,6 +90,9 @@ class RobotStateEstimator:
         foot_frames: foot frame names (contact points); their order is the order of ``Estimate.feet``.
         settings: estimator settings.
         base_link: the base link frame name (on the root joint).
+        foot_radii: per foot, m, the sphere radius of the foot from the description (rolling contact), used
+            when ``settings.ekf.foot_radius_m`` is negative ("from the description"); None = point feet.
+            :meth:`from_description` passes ``desc.foot_radius(foot)``.
 
     Raises:
         ModelError: the model does not fit (no free-flyer, unknown frames, base link not on the root).
@@ -103,6 +106,7 @@ class RobotStateEstimator:
         settings: EstimatorSettings,
         *,
         base_link: str,
+        foot_radii: Sequence[float] | None = None,
     ) -> None:
         self.model = model
         self.imu = imu
@@ -115,6 +119,18 @@ class RobotStateEstimator:
         self._foot_index = {name: i for i, name in enumerate(self.foot_frames)}
         n_feet = len(self.foot_frames)
         n_joints = len(self.joint_names)
+        rho = settings.ekf.foot_radius_m
+        if rho >= 0.0:
+            radii = np.full(n_feet, rho)
+        elif foot_radii is not None:
+            radii = np.array(foot_radii, dtype=float)
+            if radii.shape != (n_feet,) or not np.isfinite(radii).all() or (radii < 0.0).any():
+                raise ValueError(f"foot_radii must be {n_feet} finite values >= 0, got {foot_radii!r}")
+        else:
+            radii = np.zeros(n_feet)
+        #: (n_feet,) m, the foot sphere radii in use (0 = point foot).
+        self.foot_radii = radii
+        self._rolling = bool((radii > 0.0).any())
         cs = settings.contact
         self.forces = ContactForceEstimator(
             self.kin,
@@ -165,14 +181,18 @@ class RobotStateEstimator:
     def from_description(cls, desc: Any, settings: EstimatorSettings | None = None) -> RobotStateEstimator:
         """Build from a ``RobotDescription`` (``.model``, ``.imu``, ``.base_link``, ``.foot_frames()``).
 
-        ``settings.foot_frames`` overrides the description's feet when not empty.
+        ``settings.foot_frames`` overrides the description's feet when not empty; the foot radii come from
+        ``desc.foot_radius(foot)`` (used when ``settings.ekf.foot_radius_m`` is negative).
 
         Raises:
             ModelError: see the constructor.
         """
         settings = EstimatorSettings() if settings is None else settings
         feet = settings.foot_frames or tuple(desc.foot_frames())
-        return cls(desc.model, desc.imu, feet, settings, base_link=desc.base_link)
+        radii = None
+        if settings.ekf.foot_radius_m < 0.0 and hasattr(desc, "foot_radius"):
+            radii = [desc.foot_radius(f) for f in feet]
+        return cls(desc.model, desc.imu, feet, settings, base_link=desc.base_link, foot_radii=radii)
 
     # ------------------------------------------------------------------------------------------------------
     # State and lifecycle
@@ -586,11 +606,19 @@ class RobotStateEstimator:
             stance = np.flatnonzero(self.contacts)
             if stance.size:
                 omega = ekf.omega_base
-                r = kin.p_base_foot[stance]
-                J = kin.J_base_foot[stance]
-                # v_B = -(J_i qdot) - omega x r_i for all stance feet at once.
-                y = -(J @ prepared.qdot) - r @ skew(omega).T
-                res = ekf.update_leg_velocities([self.foot_frames[i] for i in stance], y, r, J)
+                names = [self.foot_frames[i] for i in stance]
+                if self._rolling:
+                    # Rolling spheres: the contact points c_i = r_i + d_i are at rest (kinematics docstring).
+                    y, c, Jc, H_th = kin.rolling_contact_terms(
+                        stance, prepared.qdot, omega, ekf.R_world_base, self.foot_radii[stance]
+                    )
+                    res = ekf.update_leg_velocities(names, y, c, Jc, H_attitude=H_th)
+                else:
+                    r = kin.p_base_foot[stance]
+                    J = kin.J_base_foot[stance]
+                    # v_B = -(J_i qdot) - omega x r_i for all stance feet at once.
+                    y = -(J @ prepared.qdot) - r @ skew(omega).T
+                    res = ekf.update_leg_velocities(names, y, r, J)
                 results = dict(zip(stance.tolist(), res))
                 for rr in res:
                     if not rr.accepted:

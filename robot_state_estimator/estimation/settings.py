@@ -78,6 +78,12 @@ class EkfSettings:
             through the foot Jacobian.
         foot_gate_nis: chi-square gate on a foot's normalised innovation squared (3 DoF; 16.27 is the
             99.9 % quantile, 11.34 the 99 %); 0 disables the gate.
+        foot_radius_m: m, radius of the spherical feet for the rolling-contact leg measurement (the contact
+            point, ``rho`` below the foot frame origin along the vertical, is the point at rest in stance; see
+            :mod:`robot_state_estimator.estimation.kinematics`). Negative (the default, -1; ``null`` in YAML
+            means the same) = from the description (``RobotDescription.foot_radius`` per foot: a collision
+            sphere centred at the foot frame origin, else 0); a number >= 0 = that radius for every foot;
+            0 = point feet (the foot frame origin is at rest).
         initial_position: m, base position in ``odom`` at initialisation (x, y, z); z is replaced by the
             height above the stance feet when ``initial_height_from_feet`` and joints are known.
         initial_height_from_feet: put the base above the mean of the stance feet (ground at z = 0).
@@ -116,6 +122,7 @@ class EkfSettings:
     foot_velocity_noise: float = 0.05
     encoder_velocity_noise: float = 0.05
     foot_gate_nis: float = 16.27
+    foot_radius_m: float = -1.0
     initial_position: tuple[float, ...] = (0.0, 0.0, 0.0)
     initial_height_from_feet: bool = True
     initial_position_std: float = 1.0e-3
@@ -171,6 +178,8 @@ class EkfSettings:
             raise SettingsError(f"ekf.initial_position must be 3 finite numbers, got {self.initial_position!r}")
         if self.init_imu_samples < 1:
             raise SettingsError(f"ekf.init_imu_samples must be >= 1, got {self.init_imu_samples}")
+        if not math.isfinite(self.foot_radius_m):
+            raise SettingsError(f"ekf.foot_radius_m must be finite, got {self.foot_radius_m!r}")
 
 
 @dataclass(frozen=True)
@@ -326,6 +335,10 @@ def _coerce(owner: str, name: str, default: Any, value: Any) -> Any:
     raise SettingsError(f"{where}: unsupported setting type {type(default).__name__}")  # pragma: no cover
 
 
+#: Settings whose default means "from the robot description", for which YAML ``null`` is accepted.
+_NULL_MEANS_DEFAULT = frozenset({"ekf.foot_radius_m"})
+
+
 def _build(cls: type, data: Mapping[str, Any], owner: str) -> Any:
     if not isinstance(data, Mapping):
         raise SettingsError(f"{owner or 'settings'} must be a mapping, got {data!r}")
@@ -339,6 +352,8 @@ def _build(cls: type, data: Mapping[str, Any], owner: str) -> Any:
     kwargs: dict[str, Any] = {}
     for name, value in data.items():
         default = getattr(defaults, name)
+        if value is None and f"{owner}{name}" in _NULL_MEANS_DEFAULT:
+            continue  # YAML null = "from the description", the default
         if dataclasses.is_dataclass(default):
             kwargs[name] = _build(type(default), value, f"{owner}{name}.")
         else:

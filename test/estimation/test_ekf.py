@@ -371,3 +371,40 @@ def test_nees_inside_the_95_percent_band() -> None:
     lo_all, hi_all = chi2.ppf([0.025, 0.975], 6 * n_runs * n_steps) / (n_runs * n_steps)
     # Time-averaged NEES: 6 expected; allow the band of the (correlated) per-step average.
     assert lo <= avg.mean() <= hi, (avg.mean(), lo_all, hi_all)
+
+
+@pytest.mark.parametrize("mount", list(MOUNTS))
+def test_rolling_foot_measurement_jacobian_matches_finite_differences(mount: str) -> None:
+    """Rolling sphere: y(x) = -(J_lin qdot + (J_ang qdot) x d(R)) - omega(b_g) x (r + d(R)), d = -rho R^T e_z;
+    the innovation y(x) - v_B(x) moves by -H dx, H with the attitude block [omega_foot]x [d]x."""
+    from robot_state_estimator.estimation.kinematics import skew
+
+    rng = np.random.default_rng(12)
+    ekf = random_state_ekf(rng, MOUNTS[mount])
+    r_foot = np.array([0.19, -0.13, -0.28])
+    v_rel, w_rel = rng.normal(size=3), rng.normal(size=3) * 3.0
+    rho = 0.02
+
+    def measured(e: BaseEkf) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        omega_base, _ = e.base_motion()
+        d = -rho * e.R_world_base.T @ np.array([0.0, 0.0, 1.0])
+        y = -(v_rel + np.cross(w_rel, d)) - np.cross(omega_base, r_foot + d)
+        return y, r_foot + d, skew(omega_base + w_rel) @ skew(d)
+
+    def innovation(e: BaseEkf) -> np.ndarray:
+        y, c, H_th = measured(e)
+        return e.leg_velocity_measurement("foot", y, c, attitude_jacobian=H_th).innovation
+
+    _, c0, H_th0 = measured(ekf)
+    H = ekf.leg_velocity_measurement("foot", np.zeros(3), c0, attitude_jacobian=H_th0).H
+    assert np.abs(H[:, TH_SL]).max() > 1e-3  # the attitude block is there
+    eps = 1e-7
+    H_fd = np.zeros((3, N_STATES))
+    y0 = innovation(ekf)
+    for j in range(N_STATES):
+        pert = copy.deepcopy(ekf)
+        dx = np.zeros(N_STATES)
+        dx[j] = eps
+        boxplus(pert, dx)
+        H_fd[:, j] = -(innovation(pert) - y0) / eps
+    np.testing.assert_allclose(H, H_fd, atol=1e-6)

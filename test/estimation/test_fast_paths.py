@@ -159,3 +159,65 @@ def test_point_foot_closed_form_equals_generic_solve(go1_model: pin.Model, rpy: 
         f_ref, w_ref = generic.estimate(q, tau, R)
         np.testing.assert_allclose(f_fast, f_ref, rtol=0, atol=1e-12 * (1.0 + np.abs(f_ref).max()))
         np.testing.assert_allclose(w_fast, w_ref, rtol=0, atol=1e-12 * (1.0 + np.abs(w_ref).max()))
+
+
+@pytest.mark.parametrize("rpy", [(0.0, 0.0, 0.0), (0.2, -0.3, 1.0)])
+def test_rolling_contact_terms_equal_reference(go1_model: pin.Model, rpy: tuple[float, float, float]) -> None:
+    """The stacked rolling-contact leg odometry == the per-foot reference formula; its J_c is the Jacobian of
+    the contact body point (finite differences of the point carried by the foot), H_th = [w_foot]x [d]x."""
+    kin = LegKinematics(go1_model, GO1_FEET, base_link="base")
+    rng = np.random.default_rng(5)
+    R = pin.rpy.rpyToMatrix(*rpy)
+    radii_all = np.array([0.02, 0.0, 0.03, 0.015])
+    for _ in range(10):
+        q = GO1_STANDING + rng.normal(size=12) * 0.3
+        qdot = rng.normal(size=12) * 3.0
+        omega = rng.normal(size=3)
+        kin.update(q)
+        idx = np.array([0, 1, 3])
+        v, c, Jc, H_th = kin.rolling_contact_terms(idx, qdot, omega, R, radii_all[idx])
+        for row, i in enumerate(idx):
+            rho = radii_all[i]
+            d = -rho * R.T @ np.array([0.0, 0.0, 1.0])
+            np.testing.assert_allclose(
+                v[row], kin.base_velocity_from_rolling_foot(i, qdot, omega, R, rho), rtol=0, atol=1e-12
+            )
+            np.testing.assert_allclose(c[row], kin.p_base_foot[i] + d, rtol=0, atol=1e-15)
+            w_foot = omega + kin.J6_base_foot[i, 3:] @ qdot
+            np.testing.assert_allclose(H_th[row], skew(w_foot) @ skew(d), rtol=0, atol=1e-12)
+            # J_c: velocity (base fixed) of the foot-body point at c_i, from a finite step of the joints.
+            eps = 1e-7
+            p_local = kin.R_base_foot[i].T @ (c[row] - kin.p_base_foot[i])
+            kin.update(q + eps * qdot)
+            c_next = kin.p_base_foot[i] + kin.R_base_foot[i] @ p_local
+            kin.update(q)
+            np.testing.assert_allclose(Jc[row] @ qdot, (c_next - c[row]) / eps, rtol=0, atol=2e-6)
+        # rho = 0: the point-foot formula exactly
+        v0, c0, _, H0 = kin.rolling_contact_terms(idx, qdot, omega, R, np.zeros(3))
+        np.testing.assert_array_equal(c0, kin.p_base_foot[idx])
+        np.testing.assert_allclose(
+            v0, -(kin.J_base_foot[idx] @ qdot) - kin.p_base_foot[idx] @ skew(omega).T, rtol=0, atol=1e-15
+        )
+        assert not H0.any()
+
+
+@pytest.mark.parametrize("mount", range(len(MOUNTS)))
+def test_stacked_rolling_update_equals_generic_update(mount: int) -> None:
+    """update_leg_velocities with H_attitude == the generic update of the per-foot measurements."""
+    rng = np.random.default_rng(40 + mount)
+    for k in (1, 3):
+        a = random_ekf(rng, MOUNTS[mount])
+        b = copy.deepcopy(a)
+        c = rng.normal(size=(k, 3)) * 0.3
+        J = rng.normal(size=(k, 3, 12)) * 0.2
+        H_th = rng.normal(size=(k, 3, 3)) * 0.05
+        y = a.v_base_in_base + rng.normal(size=(k, 3)) * 0.3
+        names = [f"f{i}" for i in range(k)]
+        meas = [a.leg_velocity_measurement(names[i], y[i], c[i], J[i], attitude_jacobian=H_th[i]) for i in range(k)]
+        res_a = a.update_leg_velocities(names, y, c, J, gate_nis=0.0, H_attitude=H_th)
+        res_b = b.update(meas, gate_nis=0.0)
+        for ra, rb in zip(res_a, res_b):
+            assert ra.nis == pytest.approx(rb.nis, rel=1e-12, abs=1e-12)
+            np.testing.assert_allclose(ra.S, rb.S, rtol=0, atol=1e-12)
+        for name in ("P", "p_world_base", "v_base_in_base", "R_world_base", "gyro_bias"):
+            np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-12, err_msg=name)

@@ -80,3 +80,20 @@ def test_node_parameters_can_be_ignored(tmp_path: Path) -> None:
     bad.write_text("a: [")
     with pytest.raises(SettingsError, match="cannot read"):
         load_settings(bad)
+
+
+def test_foot_radius_setting_null_number_and_description() -> None:
+    from robot_state_estimator.common.paths import robot_description_path
+    from robot_state_estimator.description import load_description
+    from robot_state_estimator.estimation import RobotStateEstimator, load_settings
+
+    assert load_settings({}).ekf.foot_radius_m < 0.0  # default: from the description
+    assert load_settings({"ekf": {"foot_radius_m": None}}).ekf.foot_radius_m < 0.0  # YAML null: the same
+    assert load_settings({"ekf.foot_radius_m": 0}).ekf.foot_radius_m == 0.0
+    desc = load_description(robot_description_path("go1"))
+    est = RobotStateEstimator.from_description(desc, load_settings({}))
+    assert est.foot_radii.tolist() == [0.02] * 4
+    est = RobotStateEstimator.from_description(desc, load_settings({"ekf.foot_radius_m": 0.0}))
+    assert est.foot_radii.tolist() == [0.0] * 4 and not est._rolling
+    est = RobotStateEstimator.from_description(desc, load_settings({"ekf.foot_radius_m": 0.025}))
+    assert est.foot_radii.tolist() == [0.025] * 4
