@@ -8,6 +8,7 @@ Standing postures are the ``standing`` reference configurations of example-robot
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,7 +93,10 @@ class SimRobot:
         feet: foot frame names (front-left, front-right, hind-left, hind-right).
         q_standing: (nq,) standing configuration with the feet on the plane z = 0 and yaw 0 at the origin.
         base_link: name of the base link (child frame of the ground-truth odometry).
-        description_xml: the robot description text (URDF with its ``<gazebo>`` block) to store with a run.
+        description_xml: the robot description text (URDF with its ``<gazebo>`` block) to store with a run,
+            with the feet's spherical collisions removed (:func:`point_feet_description`): the generator
+            models point feet, so an estimator taking the foot radius from this description uses point
+            feet too (``RobotDescription.foot_radius`` = 0).
         gait: gait defaults.
         source: ``"description"`` or ``"example-robot-data"`` (where model and IMU came from).
     """
@@ -147,6 +151,35 @@ def _standing(robot: str, model: pin.Model, feet: tuple[str, ...]) -> np.ndarray
     return q
 
 
+_COLLISION_RE = re.compile(r"\s*<collision\b(?:(?!</collision>).)*?<sphere\b(?:(?!</collision>).)*</collision>", re.S)
+
+
+def point_feet_description(xml: str, feet: tuple[str, ...]) -> str:
+    """The description with every ``<collision>`` holding a ``<sphere>`` removed from the foot links.
+
+    The generator keeps the foot frame origins fixed in stance (point feet, see :mod:`.generator`); the
+    description stored with a run must say so, or an estimator reading the foot radius from it
+    (``ekf.foot_radius_m`` < 0, the default) would model rolling spheres the run does not have. Only the
+    foot links' sphere collisions are touched (a comment marks the change); everything else is kept as is.
+    """
+    out = xml
+    changed = False
+    for foot in feet:
+        m = re.search(rf"<link\s+name\s*=\s*[\"']{re.escape(foot)}[\"']\s*>(.*?)</link>", out, re.S)
+        if m is None:
+            continue
+        body, n = _COLLISION_RE.subn("", m.group(1))
+        if n:
+            changed = True
+            out = out[: m.start(1)] + body + out[m.end(1) :]
+    if changed:
+        note = "<!-- robot_state_estimator simulation: foot sphere collisions removed (the run has point feet) -->"
+        head = re.match(r"\s*<\?xml[^>]*\?>", out)
+        i = head.end() if head else 0
+        out = out[:i] + "\n" + note + out[i:]
+    return out
+
+
 def load_sim_robot(robot: str) -> SimRobot:
     """Model, IMU, feet and standing posture of ``robot``.
 
@@ -189,7 +222,7 @@ def load_sim_robot(robot: str) -> SimRobot:
         feet=info.feet,
         q_standing=q_standing,
         base_link=base_link,
-        description_xml=xml,
+        description_xml=point_feet_description(xml, info.feet),
         gait=info.gait,
         source=source,
     )

@@ -58,6 +58,10 @@ class SimulationSettings:
         slip: an optional foot slip.
         friction_coefficient: friction cone used to report violations.
         heading_rad: world heading of the IMU orientation reference (rad).
+        foot_radius_m: radius of the feet as simulated: always 0 (point feet: the foot frame origins are
+            fixed in stance). Stored in ``run.yaml`` so a replay knows the contact model; the description
+            stored with the run has its foot spheres removed to match (``simulation.robots``), so the
+            estimator's rolling-contact model (``ekf.foot_radius_m`` < 0 = from the description) is off.
     """
 
     robot: str = "go1"
@@ -88,6 +92,7 @@ class SimulationSettings:
     slip: SlipEvent | None = None
     friction_coefficient: float = 0.8
     heading_rad: float = 0.0
+    foot_radius_m: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -101,6 +106,11 @@ class SimulationSettings:
         max_jitter = 0.5 / max(self.imu_rate_hz, self.joint_rate_hz)
         if not 0 <= self.jitter_s < max_jitter:
             raise SimulationError(f"jitter_s must be in [0, {max_jitter}) s (half a period), got {self.jitter_s}")
+        if self.foot_radius_m != 0.0:
+            raise SimulationError(
+                "foot_radius_m must be 0: the generator simulates point feet (rolling spherical feet are not "
+                f"simulated), got {self.foot_radius_m}"
+            )
         if self.start_stamp_ns <= 0:
             raise SimulationError("start_stamp_ns must be > 0 (zero stamps are invalid)")
         if self.duty_factor is not None and not 0.5 <= self.duty_factor < 1.0:

@@ -180,3 +180,21 @@ def test_rates_and_jitter(go1):
     assert np.abs(run.imu_stamps_ns - nominal).max() > 0
     with pytest.raises(SimulationError, match="jitter"):
         SimulationSettings(jitter_s=1e-3)
+
+
+def test_point_feet_are_declared_in_the_stored_description(go1):
+    """The generator simulates point feet (rho = 0): the stored description has no foot spheres, so an
+    estimator taking the foot radius from it uses point feet; run.yaml carries foot_radius_m = 0."""
+    from robot_state_estimator.common.paths import robot_description_path
+    from robot_state_estimator.description import load_description
+
+    stored = load_description(go1.description_xml)
+    bundled = load_description(robot_description_path("go1"))
+    assert [bundled.foot_radius(f) for f in go1.feet] == [0.02] * 4
+    assert [stored.foot_radius(f) for f in go1.feet] == [0.0] * 4
+    assert go1.description_xml.count("<collision") == bundled.xml.count("<collision") - 4  # only the feet
+    assert stored.joint_names == bundled.joint_names
+    assert stored.imu.pose_in_base.isApprox(bundled.imu.pose_in_base, 1e-15)
+    assert SimulationSettings().to_dict()["foot_radius_m"] == 0.0
+    with pytest.raises(SimulationError, match="point feet"):
+        SimulationSettings(foot_radius_m=0.02)
