@@ -10,13 +10,15 @@ Outputs, stamped with the stamp of the measurement that produced them (never ``n
 (geometry_msgs/WrenchStamped in the foot frame), ``contact_states`` (diagnostic_msgs/DiagnosticArray, one
 status per foot) and ``/diagnostics``. See docs/node.md.
 
+The input and output rules (IMU frame, zero stamps, gap reset, joint names, once-per-stamp odometry,
+output decimation, the non-finite guard) are ``io.stream.EstimatorStream``'s, shared with the offline
+replay; this module subscribes, publishes what the stream says to, logs its notes and keeps diagnostics.
 Bad samples are skipped with a warning throttled per cause (``ThrottledReporter``), counted in the
 diagnostics, and never reach the filter; nothing non-finite is ever published.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import Any
 
@@ -28,14 +30,12 @@ from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
-from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.settings import settings_from_flat
-from robot_state_estimator.estimation.types import Estimate
-from robot_state_estimator.io import messages
+from robot_state_estimator.io.stream import AdapterSettings, EstimatorStream, Outputs
 from robot_state_estimator.ros.diagnostics import DiagnosticsBuilder, DiagnosticsState, covariances_ok
 from robot_state_estimator.ros.message_types import TYPES
-from robot_state_estimator.ros.outputs import OutputMessages, pack_estimate
+from robot_state_estimator.ros.outputs import OutputMessages
 from robot_state_estimator.ros.parameters import (
     NODE_PARAMETERS,
     base_settings,
@@ -86,18 +86,10 @@ class EstimatorNode(Node):
         self._est: Any = None
         self._desc: Any = None
         self._description_xml: str | None = None
-        self._model_joints: frozenset[str] = frozenset()
-        self._accepted_imu_frames: frozenset[str] | None = None
+        self._stream: EstimatorStream | None = None  # the adapter rules (io/stream.py), once a description is loaded
         self._base_frame = p["base_frame"]
-        self._last_imu_ns: int | None = None
-        self._last_tf_ns: int | None = None
         self._wrench_pubs: dict[str, Any] = {}
         self._outputs: OutputMessages | None = None
-        self._odom_period_ns = self._contacts_period_ns = 0
-        self._set_output_rates(p["odometry_rate_hz"], p["contacts_rate_hz"])
-        self._odom_slot: int | None = None
-        self._contacts_slot: int | None = None
-        self._checked_joint_names: tuple[str, ...] | None = None
 
         self._odom_pub = self.create_publisher(self._types.Odometry, "odometry", output_qos())
         self._contacts_pub = self.create_publisher(self._types.DiagnosticArray, "contact_states", output_qos())
@@ -160,17 +152,10 @@ class EstimatorNode(Node):
 
         desc = load_description(source)
         est = RobotStateEstimator.from_description(desc, self._settings)
+        stream = EstimatorStream(est, desc, self._settings, AdapterSettings.from_params(self._p))
         self._desc, self._est = desc, est
-        self._model_joints = frozenset(desc.joint_names)
         if not self._base_frame:
             self._base_frame = desc.base_link
-        frame_param = str(self._p["imu_frame_id"])
-        if frame_param == "*":
-            self._accepted_imu_frames = None
-        elif frame_param:
-            self._accepted_imu_frames = frozenset({frame_param})
-        else:
-            self._accepted_imu_frames = frozenset(f for f in (desc.imu.frame_id, desc.imu.link) if f)
         feet = list(self._settings.foot_frames) or list(desc.foot_frames())
         for foot in feet:
             if foot not in self._wrench_pubs:
@@ -186,12 +171,11 @@ class EstimatorNode(Node):
             tf_child_frame=str(self._p["tf_child_frame"] or self._base_frame),
             hardware_id=self._diag_builder.hardware_id,
         )
-        self._checked_joint_names = None
-        self._restart_outputs()
+        self._stream = stream  # fresh output state: the next stamp is published whatever it is
         self.get_logger().info(
             f"estimating {self._diag_builder.hardware_id or 'robot'}: base {self._base_frame}, "
-            f"IMU frame {sorted(self._accepted_imu_frames) if self._accepted_imu_frames else 'any'}, "
-            f"feet {feet}, {len(self._model_joints)} joints"
+            f"IMU frame {sorted(stream.imu_frames) if stream.imu_frames else 'any'}, "
+            f"feet {feet}, {len(stream.model_joints)} joints"
         )
 
     def _on_description(self, msg: String) -> None:
@@ -224,6 +208,8 @@ class EstimatorNode(Node):
                 except Exception as exc:
                     return SetParametersResult(successful=False, reason=f"the estimator refused it: {exc}")
             self._settings_values, self._settings = flat, new_settings
+            if self._stream is not None:
+                self._stream.set_core(self._est, new_settings)
         for param in params:
             if param.name == "publish_tf":
                 if param.value and self._tf is None:
@@ -232,11 +218,10 @@ class EstimatorNode(Node):
                     except StartupError as exc:
                         return SetParametersResult(successful=False, reason=str(exc))
                 self._p["publish_tf"] = bool(param.value)
-            elif param.name == "max_time_gap_s":
-                self._p["max_time_gap_s"] = float(param.value)
-            elif param.name in ("odometry_rate_hz", "contacts_rate_hz"):
+            elif param.name in ("max_time_gap_s", "odometry_rate_hz", "contacts_rate_hz"):
                 self._p[param.name] = float(param.value)
-                self._set_output_rates(self._p["odometry_rate_hz"], self._p["contacts_rate_hz"])
+                if self._stream is not None:
+                    self._stream.set_adapter(AdapterSettings.from_params(self._p))
         return SetParametersResult(successful=True)
 
     def _apply_settings(self, settings: Any) -> None:
@@ -262,128 +247,33 @@ class EstimatorNode(Node):
 
     # -------------------------------------------------------------------------------------------- inputs
 
-    def _set_output_rates(self, odometry_rate_hz: float, contacts_rate_hz: float) -> None:
-        """Periods (ns) of the decimated outputs; 0 = every estimate."""
-        self._odom_period_ns = round(NS_PER_S / odometry_rate_hz) if odometry_rate_hz > 0 else 0
-        self._contacts_period_ns = round(NS_PER_S / contacts_rate_hz) if contacts_rate_hz > 0 else 0
-
-    def _restart_outputs(self) -> None:
-        """After a reset or a new description: the next stamp is published whatever it is."""
-        self._last_imu_ns = None
-        self._last_tf_ns = None
-        self._odom_slot = None
-        self._contacts_slot = None
-
-    def _reset(self, reason: str, key: str) -> None:
-        self._report.warn(key, f"{reason}: resetting the filter")
-        self._est.reset(reason)  # reported by the core as a "reset" event (counted in _step)
-        self._restart_outputs()
-
     def _on_imu(self, msg: Imu) -> None:
         self._diag.imu.tick()
-        if self._est is None:
-            self._report.warn("no_description", "IMU sample dropped: no robot description yet")
-            return
-        try:
-            sample = messages.imu_sample_from_msg(msg)
-        except messages.MessageError as exc:
-            key = "imu_not_finite" if "finite" in str(exc) else "imu_bad_message"
-            self._report.warn(key, f"IMU sample skipped: {exc}")
-            return
-        except Exception as exc:
-            self._report.warn("imu_bad_message", f"IMU sample skipped: {exc}")
-            return
-        frames = self._accepted_imu_frames
-        if frames is not None and sample.frame_id not in frames:
-            self._report.warn(
-                "imu_frame_id",
-                f"IMU sample skipped: frame_id {sample.frame_id!r} is not the IMU's {sorted(frames)} "
-                "(set the parameter imu_frame_id, '*' accepts any)",
-            )
-            return
-        if sample.stamp_ns <= 0:
-            self._report.warn("stamp_zero", "IMU sample skipped: zero or negative stamp")
-            return
-        # Time going backwards (a looping bag) is detected and reset by the core (events stamp_backwards,
-        # reset); a forward gap larger than max_time_gap_s is reset here.
-        last = self._last_imu_ns
-        if last is not None:
-            dt_ns = sample.stamp_ns - last
-            if dt_ns > int(self._p["max_time_gap_s"] * NS_PER_S):
-                self._reset(f"gap of {dt_ns / NS_PER_S:.3f} s in the IMU stamps", "stamp_gap")
-            elif dt_ns < -int(self._settings.out_of_order_tolerance_s * NS_PER_S):
-                last = None
-        if last is None or sample.stamp_ns > last:
-            self._last_imu_ns = sample.stamp_ns
-        if sample.frame_id != self._desc.imu.frame_id:  # accepted alias (imu_frame_id): the core's frame
-            sample = dataclasses.replace(sample, frame_id=self._desc.imu.frame_id)
-        self._step(self._est.add_imu, sample)
+        self._feed(EstimatorStream.on_imu_msg, msg, "IMU")
 
     def _on_joints(self, msg: JointState) -> None:
         self._diag.joints.tick()
-        if self._est is None:
-            self._report.warn("no_description", "joint sample dropped: no robot description yet")
-            return
-        try:
-            sample = messages.joint_sample_from_msg(msg)
-        except messages.MessageError as exc:
-            text = str(exc)
-            key = (
-                "joint_not_finite"
-                if "finite" in text
-                else "joint_bad_lengths"
-                if " but " in text
-                else ("joint_bad_message")
-            )
-            self._report.warn(key, f"joint sample skipped: {text}")
-            return
-        except Exception as exc:
-            self._report.warn("joint_bad_message", f"joint sample skipped: {exc}")
-            return
-        if sample.stamp_ns <= 0:
-            self._report.warn("stamp_zero", "joint sample skipped: zero or negative stamp")
-            return
-        if sample.names != self._checked_joint_names:  # the names of a stream rarely change: check them once
-            names = set(sample.names)
-            missing = self._model_joints - names
-            if missing:
-                self._report.warn("joint_missing_names", f"joint sample skipped: missing joints {sorted(missing)}")
-                return
-            unknown = names - self._model_joints
-            if unknown:
-                self._report.warn(
-                    "joint_unknown_names", f"joint sample skipped: joints {sorted(unknown)} are not in the model"
-                )
-                return
-            self._checked_joint_names = sample.names
-        if sample.effort is None and self._settings.contact.source == "torque":
-            self._report.warn(
-                "joint_effort_missing",
-                "joint sample skipped: empty effort, but contact.source is 'torque' (needs joint torques)",
-            )
-            return
-        self._step(self._est.add_joints, sample)
+        self._feed(EstimatorStream.on_joints_msg, msg, "joint")
 
     def _on_foot_forces(self, msg: JointState) -> None:
         self._diag.foot_forces.tick()
-        if self._est is None:
-            self._report.warn("no_description", "foot-force sample dropped: no robot description yet")
-            return
-        try:
-            sample = messages.foot_force_sample_from_msg(msg)
-        except Exception as exc:
-            self._report.warn("foot_force_bad_message", f"foot-force sample skipped: {exc}")
-            return
-        self._step(self._est.add_foot_forces, sample)
+        self._feed(EstimatorStream.on_foot_forces_msg, msg, "foot-force")
 
-    def _step(self, add: Any, sample: Any) -> None:
-        """Feed one sample to the core, report its events, publish what it returns."""
-        try:
-            estimate = add(sample)
-        except Exception as exc:  # the node never dies on one sample
-            self._report.error("core_error", f"estimator failed on a sample ({type(exc).__name__}: {exc})")
-            estimate = None
-        for event in self._est.pop_events():
+    def _feed(self, handler: Any, msg: Any, what: str) -> None:
+        """Pass one message through the stream's rules and the core; log its notes, publish its outputs."""
+        stream = self._stream
+        if stream is None:
+            self._report.warn("no_description", f"{what} sample dropped: no robot description yet")
+            return
+        out = handler(stream, msg)
+        if out.notes:
+            self._log_notes(out.notes)
+        if out.estimate is not None:
+            self._publish(out)
+
+    def _log_notes(self, notes: Any) -> None:
+        """Log (throttled per cause) and count the stream's notes: its own causes and the core's events."""
+        for event in notes:
             if event.level == "error":
                 self._report.error(event.key, event.message)
             elif event.level == "info":
@@ -393,47 +283,30 @@ class EstimatorNode(Node):
             if event.key == "reset":
                 self._diag.resets += 1
                 self._diag.last_reset_reason = event.message
-                self._last_tf_ns = None
-                self._odom_slot = None
-                self._contacts_slot = None
-        if isinstance(estimate, Estimate):
-            self._publish(estimate)
 
     # ------------------------------------------------------------------------------------------- outputs
 
-    def _publish(self, est: Estimate) -> None:
-        buf = pack_estimate(est)
-        if buf is None:
-            self._reset("the estimate is not finite", "estimate_not_finite")
-            return
-        out = self._outputs
+    def _publish(self, out: Outputs) -> None:
+        """Publish what the stream decided for one finite estimate (``out.buf`` holds its numbers)."""
+        est, buf, odometry, contacts, _, _ = out
+        msgs = self._outputs
         stamp_ns = est.stamp_ns
-        # Odometry and TF once per stamp, in increasing stamp order: when an IMU sample and a joint sample share
-        # a stamp, the first estimate at that stamp is published (tf2 also rejects repeated stamps).
-        if self._last_tf_ns is None or stamp_ns > self._last_tf_ns:
-            self._last_tf_ns = stamp_ns
-            period = self._odom_period_ns
-            slot = stamp_ns // period if period else None
-            if slot is None or slot != self._odom_slot:  # odometry_rate_hz: first estimate of each period
-                self._odom_slot = slot
-                self._odom_pub.publish(out.fill_odometry(stamp_ns, buf))
-                self._diag.odometry.tick()
-                if self._p["publish_tf"] and self._tf is not None:
-                    self._tf.sendTransform(out.fill_transform(stamp_ns, buf))
+        if odometry:
+            self._odom_pub.publish(msgs.fill_odometry(stamp_ns, buf))
+            self._diag.odometry.tick()
+            if self._p["publish_tf"] and self._tf is not None:
+                self._tf.sendTransform(msgs.fill_transform(stamp_ns, buf))
         feet = est.feet
         if feet:
-            period = self._contacts_period_ns
-            slot = stamp_ns // period if period else None
-            if slot is None or slot != self._contacts_slot:  # contacts_rate_hz
-                self._contacts_slot = slot
+            if contacts:
                 for i, foot in enumerate(feet):
                     pub = self._wrench_pubs.get(foot.name)
                     if pub is None:
                         pub = self._wrench_pubs[foot.name] = self.create_publisher(
                             self._types.WrenchStamped, f"contact_wrench/{foot.name}", output_qos()
                         )
-                    pub.publish(out.fill_wrench(stamp_ns, foot.name, buf, i))
-                self._contacts_pub.publish(out.fill_contacts(stamp_ns, feet, buf))
+                    pub.publish(msgs.fill_wrench(stamp_ns, foot.name, buf, i))
+                self._contacts_pub.publish(msgs.fill_contacts(stamp_ns, feet, buf))
             for foot in feet:
                 if foot.in_contact and not foot.update_accepted:
                     self._diag.foot_rejected_updates[foot.name] += 1

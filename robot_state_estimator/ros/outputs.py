@@ -13,8 +13,9 @@ for ``float64`` fields (from ``ndarray.tolist()``), Python ints for the stamp, `
 for the diagnostic level, and 1-D float64 ndarrays for the fixed-size covariances. The layouts are those of
 the builders of :mod:`robot_state_estimator.io.messages` (the node's tests compare both).
 
-``pack_estimate`` gathers the numbers of an estimate into one float64 buffer, which checks finiteness with
-a single numpy call and gives the values as Python floats.
+``pack_estimate`` (``io/stream.py``, re-exported here) gathers the numbers of an estimate into one float64
+buffer, which checks finiteness with a single numpy call and gives the values as Python floats; the stream
+returns it with every estimate it lets through.
 """
 
 from __future__ import annotations
@@ -25,13 +26,20 @@ from typing import Any
 import numpy as np
 
 from robot_state_estimator.common.time import NS_PER_S
-from robot_state_estimator.estimation.types import Estimate, FootState
+from robot_state_estimator.estimation.types import FootState
 from robot_state_estimator.io.messages import MessageTypes
+from robot_state_estimator.io.stream import (
+    FEET_OFFSET,
+    FOOT_STRIDE,
+    POSE_COV_OFFSET,
+    TWIST_COV_OFFSET,
+    V_OFFSET,
+    pack_estimate,
+)
 
-#: Offsets in the buffer of :func:`pack_estimate`.
-_P, _Q, _V, _W, _PC, _TC, _FEET = 0, 3, 7, 10, 13, 49, 85
-#: Per foot: wrench in the foot frame (6), then force in the world (3).
-_FOOT_STRIDE = 9
+#: Offsets in the buffer of :func:`pack_estimate` (its layout is defined in ``io/stream.py``).
+_PC, _TC, _FEET, _FOOT_STRIDE = POSE_COV_OFFSET, TWIST_COV_OFFSET, FEET_OFFSET, FOOT_STRIDE
+_V = V_OFFSET
 
 
 def _new(cls: Any, **fields: Any) -> Any:
@@ -40,33 +48,6 @@ def _new(cls: Any, **fields: Any) -> Any:
         return cls(check_fields=False, **fields)
     except (AssertionError, TypeError):  # older rosidl without check_fields
         return cls(**fields)
-
-
-def pack_estimate(est: Estimate) -> np.ndarray | None:
-    """All numbers of ``est`` that the node publishes, in one float64 buffer; None when one is not finite.
-
-    Layout: position (3), quaternion xyzw (4), linear velocity (3), angular velocity (3), pose covariance
-    (36, row-major), twist covariance (36), then per foot its wrench in the foot frame (6) and its force in
-    the world (3).
-    """
-    parts = [
-        est.p_world_base,
-        est.quat_world_base_xyzw,
-        est.v_base_in_base,
-        est.omega_base_in_base,
-        np.ravel(est.pose_covariance),
-        np.ravel(est.twist_covariance),
-    ]
-    for foot in est.feet:
-        parts.append(foot.wrench_in_foot)
-        parts.append(foot.force_in_world)
-    buf = np.concatenate(parts).astype(np.float64, copy=False)
-    expected = _FEET + _FOOT_STRIDE * len(est.feet)
-    if buf.shape != (expected,):
-        raise ValueError(f"estimate arrays have unexpected sizes ({buf.size} numbers, expected {expected})")
-    if not np.isfinite(buf).all():
-        return None
-    return buf
 
 
 class OutputMessages:
@@ -206,3 +187,6 @@ class OutputMessages:
             normal_force.value = f"{buf[_FEET + _FOOT_STRIDE * i + 8]:.3f}"
             accepted.value = "1" if foot.update_accepted else "0"
         return self.contacts
+
+
+__all__ = ["OutputMessages", "pack_estimate"]

@@ -11,19 +11,19 @@ input rules as the node (``robot_state_estimator.ros.node``), and writes:
 - a TUM trajectory file (evo-compatible);
 - with ground truth: a metrics table on stdout, a JSON file and PNG plots.
 
-Input and output rules are the node's (``EstimatorNode._on_imu`` / ``_on_joints`` / ``_publish``; keep them in
-sync, ``test/tools/test_replay_vs_node.py`` checks it): an IMU ``frame_id`` other than the description's IMU
-frame (or ``imu_frame_id``) is skipped; zero stamps are skipped; an IMU stamp more than ``max_time_gap_s`` after
-the previous one resets the filter (time going backwards is reset by the core); joint messages must name
-exactly the model's joints; with ``contact.source: torque`` a joint message without efforts is skipped; a
-non-finite estimate resets; odometry and TF once per stamp in increasing order (and decimated by
-``odometry_rate_hz``), wrenches and contact states per joint update (decimated by ``contacts_rate_hz``).
+Input and output rules are the node's, from the one implementation both use (``io.stream.EstimatorStream``,
+see its module docstring; ``test/tools/test_replay_vs_node.py`` checks that replay and the node agree): an IMU
+``frame_id`` other than the description's IMU frame (or ``imu_frame_id``) is skipped; zero stamps are skipped;
+an IMU stamp more than ``max_time_gap_s`` after the previous one resets the filter (time going backwards is
+reset by the core); joint messages must name exactly the model's joints; with ``contact.source: torque`` a
+joint message without efforts is skipped; a non-finite estimate resets; odometry and TF once per stamp in
+increasing order (and decimated by ``odometry_rate_hz``), wrenches and contact states per joint update
+(decimated by ``contacts_rate_hz``).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import time
@@ -196,13 +196,19 @@ class EstimateLog:
 
 
 class ReplayDriver:
-    """Feeds ROS messages (rosbags or rclpy) to a ``RobotStateEstimator`` with the node's input rules.
+    """Feeds ROS messages (rosbags or rclpy) to a ``RobotStateEstimator`` through the node's adapter rules.
+
+    The rules themselves are ``io.stream.EstimatorStream``'s (the node uses the same class); this driver adds
+    what only replay needs: the gyroscope signal for time alignment and a callback per estimate. Unexpected
+    exceptions (of the message conversion or of the core) propagate (``strict`` stream): offline, a failure
+    should stop the run rather than be counted.
 
     Args:
         estimator: the core ``RobotStateEstimator``.
         description: its ``RobotDescription`` (joint names, IMU frame).
         settings: its ``EstimatorSettings``.
-        node_params: ``NODE_DEFAULTS``-like dict (``imu_frame_id``, ``max_time_gap_s``).
+        node_params: ``NODE_DEFAULTS``-like dict (``imu_frame_id``, ``max_time_gap_s``, ``odometry_rate_hz``,
+            ``contacts_rate_hz``).
         on_estimate: called with every estimate the core returns, whether the node publishes its odometry and
             TF, and whether it publishes its wrenches and contact states.
     """
@@ -215,172 +221,60 @@ class ReplayDriver:
         node_params: dict[str, Any],
         on_estimate: Callable[[Estimate, bool, bool], None],
     ) -> None:
-        from robot_state_estimator.io import messages
+        from robot_state_estimator.io.stream import AdapterSettings, EstimatorStream
 
-        self._m = messages
         self.est = estimator
         self.settings = settings
         self.params = {**NODE_DEFAULTS, **node_params}
-        self.model_joints = frozenset(description.joint_names)
-        frame = str(self.params["imu_frame_id"])
-        if frame == "*":
-            self.imu_frames: frozenset[str] | None = None
-        elif frame:
-            self.imu_frames = frozenset({frame})
-        else:
-            self.imu_frames = frozenset(f for f in (description.imu.frame_id, description.imu.link) if f)
-        self.last_imu_ns: int | None = None
+        self.stream = EstimatorStream(
+            estimator, description, settings, AdapterSettings.from_params(self.params), strict=True
+        )
         self.on_estimate = on_estimate
-        self.skipped: Counter[str] = Counter()
-        self.events: Counter[str] = Counter()
-        self.resets = 0
-        self.n_estimates = 0
         #: gyroscope z in the base frame per accepted IMU sample (time alignment with ground truth)
         self.R_base_imu = np.asarray(description.imu.R_base_imu, dtype=float)
         self.gyro_stamp_ns: list[int] = []
         self.gyro_z_base: list[float] = []
-        #: stamp of the last published odometry (odometry and TF once per stamp, increasing)
-        self.last_odometry_ns: int | None = None
-        #: output decimation (odometry_rate_hz, contacts_rate_hz): the first estimate of each period is published
-        odom_hz, contacts_hz = float(self.params["odometry_rate_hz"]), float(self.params["contacts_rate_hz"])
-        self.odom_period_ns = round(NS_PER_S / odom_hz) if odom_hz > 0 else 0
-        self.contacts_period_ns = round(NS_PER_S / contacts_hz) if contacts_hz > 0 else 0
-        self.odom_slot: int | None = None
-        self.contacts_slot: int | None = None
-        self.imu_frame_of_core = str(description.imu.frame_id)
 
-    def _skip(self, key: str) -> None:
-        self.skipped[key] += 1
+    @property
+    def skipped(self) -> Counter[str]:
+        """Cause -> skipped inputs and resets by the adapter rules (``stamp_gap``, ``estimate_not_finite``)."""
+        return self.stream.rejected
 
-    def _reset(self, reason: str, key: str) -> None:
-        self.skipped[key] += 1
-        self.est.reset(reason)
-        self.resets += 1
-        self._restart_outputs()
+    @property
+    def events(self) -> Counter[str]:
+        """Core event key -> count."""
+        return self.stream.events
 
-    def _restart_outputs(self) -> None:
-        """After a reset: the next stamp is published whatever it is."""
-        self.last_imu_ns = None
-        self.last_odometry_ns = None
-        self.odom_slot = None
-        self.contacts_slot = None
+    @property
+    def resets(self) -> int:
+        """Filter resets requested by the adapter rules."""
+        return self.stream.resets
+
+    @property
+    def n_estimates(self) -> int:
+        """Finite estimates the core returned."""
+        return self.stream.n_estimates
+
+    def _emit(self, out: Any) -> None:
+        if out.estimate is not None:
+            self.on_estimate(out.estimate, out.odometry, out.contacts)
 
     def imu(self, msg: Any) -> None:
         """An ``sensor_msgs/Imu`` message."""
-        try:
-            sample = self._m.imu_sample_from_msg(msg)
-        except self._m.MessageError as exc:
-            self._skip("imu_not_finite" if "finite" in str(exc) else "imu_bad_message")
-            return
-        if self.imu_frames is not None and sample.frame_id not in self.imu_frames:
-            self._skip("imu_frame_id")
-            return
-        if sample.stamp_ns <= 0:
-            self._skip("stamp_zero")
-            return
-        # time going backwards is reset by the core (events stamp_backwards, reset); a forward gap here
-        last = self.last_imu_ns
-        if last is not None:
-            dt_ns = sample.stamp_ns - last
-            if dt_ns > int(self.params["max_time_gap_s"] * NS_PER_S):
-                self._reset(f"gap of {dt_ns / NS_PER_S:.3f} s in the IMU stamps", "stamp_gap")
-            elif dt_ns < -int(self.settings.out_of_order_tolerance_s * NS_PER_S):
-                last = None
-        if last is None or sample.stamp_ns > last:
-            self.last_imu_ns = sample.stamp_ns
-        if sample.frame_id != self.imu_frame_of_core:  # an accepted alias: the core's frame
-            sample = dataclasses.replace(sample, frame_id=self.imu_frame_of_core)
-        self.gyro_stamp_ns.append(sample.stamp_ns)
-        self.gyro_z_base.append(float(self.R_base_imu[2] @ sample.angular_velocity))
-        self._step(self.est.add_imu, sample)
+        out = self.stream.on_imu_msg(msg)
+        sample = out.sample
+        if sample is not None:
+            self.gyro_stamp_ns.append(sample.stamp_ns)
+            self.gyro_z_base.append(float(self.R_base_imu[2] @ sample.angular_velocity))
+        self._emit(out)
 
     def joints(self, msg: Any) -> None:
         """A ``sensor_msgs/JointState`` message."""
-        try:
-            sample = self._m.joint_sample_from_msg(msg)
-        except self._m.MessageError as exc:
-            text = str(exc)
-            self._skip(
-                "joint_not_finite"
-                if "finite" in text
-                else "joint_bad_lengths"
-                if " but " in text
-                else "joint_bad_message"
-            )
-            return
-        if sample.stamp_ns <= 0:
-            self._skip("stamp_zero")
-            return
-        names = set(sample.names)
-        if self.model_joints - names:
-            self._skip("joint_missing_names")
-            return
-        if names - self.model_joints:
-            self._skip("joint_unknown_names")
-            return
-        if sample.effort is None and self.settings.contact.source == "torque":
-            self._skip("joint_effort_missing")
-            return
-        self._step(self.est.add_joints, sample)
+        self._emit(self.stream.on_joints_msg(msg))
 
     def foot_forces(self, msg: Any) -> None:
         """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
-        try:
-            sample = self._m.foot_force_sample_from_msg(msg)
-        except Exception:
-            self._skip("foot_force_bad_message")
-            return
-        self._step(self.est.add_foot_forces, sample)
-
-    def _step(self, add: Callable[[Any], Any], sample: Any) -> None:
-        estimate = add(sample)
-        for event in self.est.pop_events():
-            self.events[event.key] += 1
-            if event.key == "reset":
-                self.last_odometry_ns = None
-                self.odom_slot = None
-                self.contacts_slot = None
-        if isinstance(estimate, Estimate):
-            if not _finite(estimate):
-                self._reset("the estimate is not finite", "estimate_not_finite")
-                return
-            # odometry and TF once per stamp, in increasing order: when an IMU and a joint sample share a
-            # stamp, the first estimate at that stamp is published (as the node does; tf2 rejects repeats)
-            stamp = estimate.stamp_ns
-            odometry = False
-            if self.last_odometry_ns is None or stamp > self.last_odometry_ns:
-                self.last_odometry_ns = stamp
-                slot = stamp // self.odom_period_ns if self.odom_period_ns else None
-                if slot is None or slot != self.odom_slot:  # odometry_rate_hz: first estimate of each period
-                    self.odom_slot = slot
-                    odometry = True
-            contacts = False
-            if estimate.feet:
-                slot = stamp // self.contacts_period_ns if self.contacts_period_ns else None
-                if slot is None or slot != self.contacts_slot:  # contacts_rate_hz
-                    self.contacts_slot = slot
-                    contacts = True
-            self.n_estimates += 1
-            self.on_estimate(estimate, odometry, contacts)
-
-
-def _finite(e: Estimate) -> bool:
-    """True when every published number of ``e`` is finite (as the node's ``_finite_estimate``).
-
-    One sum per array instead of ``np.all(np.isfinite(...))``: a NaN or Inf anywhere makes the sum non-finite
-    (finite values overflowing to Inf would count as non-finite too, which is wanted).
-    """
-    total = (
-        e.p_world_base.sum()
-        + e.quat_world_base_xyzw.sum()
-        + e.v_base_in_base.sum()
-        + e.omega_base_in_base.sum()
-        + e.pose_covariance.sum()
-        + e.twist_covariance.sum()
-    )
-    for f in e.feet:
-        total += f.wrench_in_foot.sum() + f.force_in_world.sum()
-    return bool(np.isfinite(total))
+        self._emit(self.stream.on_foot_forces_msg(msg))
 
 
 class OutputBag:

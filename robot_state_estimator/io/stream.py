@@ -1,0 +1,374 @@
+"""The adapter rules between input messages and the core, once, without ROS: ``EstimatorStream``.
+
+The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both feed messages to a
+``RobotStateEstimator`` and decide what to output; the rules for that live here and only here:
+
+- IMU ``frame_id``: accepted when it is the description's IMU frame (its ``frame_id`` or link), or the
+  ``imu_frame_id`` parameter (``'*'`` accepts any); an accepted alias is renamed to the core's IMU frame.
+- A zero or negative stamp is skipped (``stamp_zero``).
+- An IMU stamp more than ``max_time_gap_s`` after the previous one resets the filter (``stamp_gap``), then the
+  sample is processed; time going backwards (by more than ``out_of_order_tolerance_s``) is left to the core,
+  which resets itself (events ``stamp_backwards``, ``reset``).
+- Joint samples must name exactly the model's joints (``joint_missing_names``, ``joint_unknown_names``); with
+  ``contact.source: torque`` a sample without efforts is skipped (``joint_effort_missing``).
+- A non-finite estimate is never output: the filter is reset (``estimate_not_finite``).
+- Odometry and TF once per stamp, in increasing stamp order (when an IMU and a joint sample share a stamp, the
+  first estimate at that stamp is output), decimated by ``odometry_rate_hz`` (the first estimate of each
+  ``stamp // period`` slot); wrenches and contact states for every estimate with feet, decimated by
+  ``contacts_rate_hz``. After a reset the next stamp is output whatever it is.
+- Every skipped sample or reset is counted by its stable cause key (``rejected``), every core event by its key
+  (``events``); both use the keys of the node's ``rejected.<cause>`` diagnostics.
+
+Each ``on_*`` call returns an :class:`Outputs`: what to publish (or write) and the notes to log. The adapters
+keep only what is theirs (the node: subscriptions, parameters, publishing, throttled logs, diagnostics; the
+replay: bag reading and writing, metrics). This module imports neither rclpy nor ROS message packages: the
+``*_msg`` entry points take any message with the ROS field names (rclpy or rosbags).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from robot_state_estimator.common.time import NS_PER_S
+from robot_state_estimator.estimation.types import Estimate, Event
+from robot_state_estimator.io import messages
+
+#: Offsets in the buffer of :func:`pack_estimate`.
+P_OFFSET, Q_OFFSET, V_OFFSET, W_OFFSET, POSE_COV_OFFSET, TWIST_COV_OFFSET, FEET_OFFSET = 0, 3, 7, 10, 13, 49, 85
+#: Per foot: wrench in the foot frame (6), then force in the world (3).
+FOOT_STRIDE = 9
+
+
+def pack_estimate(est: Estimate) -> np.ndarray | None:
+    """All numbers of ``est`` that are output, in one float64 buffer; None when one is not finite.
+
+    Layout: position (3), quaternion xyzw (4), linear velocity (3), angular velocity (3), pose covariance
+    (36, row-major), twist covariance (36), then per foot its wrench in the foot frame (6) and its force in
+    the world (3). One concatenation and one ``isfinite`` call: the finiteness guard and, for the node, the
+    values to publish.
+
+    Raises:
+        ValueError: an array of the estimate has an unexpected size.
+    """
+    parts = [
+        est.p_world_base,
+        est.quat_world_base_xyzw,
+        est.v_base_in_base,
+        est.omega_base_in_base,
+        np.ravel(est.pose_covariance),
+        np.ravel(est.twist_covariance),
+    ]
+    for foot in est.feet:
+        parts.append(foot.wrench_in_foot)
+        parts.append(foot.force_in_world)
+    buf = np.concatenate(parts).astype(np.float64, copy=False)
+    expected = FEET_OFFSET + FOOT_STRIDE * len(est.feet)
+    if buf.shape != (expected,):
+        raise ValueError(f"estimate arrays have unexpected sizes ({buf.size} numbers, expected {expected})")
+    if not np.isfinite(buf).all():
+        return None
+    return buf
+
+
+@dataclass(frozen=True)
+class AdapterSettings:
+    """The adapter parameters of the node (same names, defaults and meaning as in docs/node.md).
+
+    Attributes:
+        imu_frame_id: accepted ``header.frame_id`` of IMU samples; "" = the description's IMU frame (its
+            frame_id or link name); "*" = any.
+        max_time_gap_s: s, an IMU stamp further ahead of the previous one than this resets the filter.
+        odometry_rate_hz: Hz, maximum rate of odometry and TF (0 = every estimate).
+        contacts_rate_hz: Hz, maximum rate of wrenches and contact states (0 = every joint update).
+    """
+
+    imu_frame_id: str = ""
+    max_time_gap_s: float = 0.5
+    odometry_rate_hz: float = 0.0
+    contacts_rate_hz: float = 0.0
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> AdapterSettings:
+        """From a node-parameter mapping (other keys are ignored, missing ones take the defaults)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in params.items() if k in names}
+        for k in ("max_time_gap_s", "odometry_rate_hz", "contacts_rate_hz"):
+            if k in values:
+                values[k] = float(values[k])
+        if "imu_frame_id" in values:
+            values["imu_frame_id"] = str(values["imu_frame_id"])
+        return cls(**values)
+
+
+def _period_ns(rate_hz: float) -> int:
+    return round(NS_PER_S / rate_hz) if rate_hz > 0 else 0
+
+
+class Outputs(NamedTuple):
+    """What one input produced.
+
+    Attributes:
+        estimate: the (finite) estimate the core returned, or None.
+        buf: its :func:`pack_estimate` buffer (None without an estimate).
+        odometry: publish odometry and TF for ``estimate``.
+        contacts: publish wrenches and contact states for ``estimate`` (only when it has feet).
+        notes: what to log, in order: the adapter's own causes (``Event`` with a cause key) and the core's
+            events; empty on the normal path.
+        sample: the sample that reached the core (after the frame alias), None when the input was skipped.
+    """
+
+    estimate: Estimate | None = None
+    buf: np.ndarray | None = None
+    odometry: bool = False
+    contacts: bool = False
+    notes: tuple[Event, ...] | list[Event] = ()
+    sample: Any = None
+
+
+class EstimatorStream:
+    """Feeds samples (or ROS-like messages) to a ``RobotStateEstimator`` with the adapter rules (module doc).
+
+    Args:
+        estimator: the core ``RobotStateEstimator`` (``add_imu``, ``add_joints``, ``add_foot_forces``,
+            ``pop_events``, ``reset``).
+        description: its ``RobotDescription`` (``joint_names``, ``imu.frame_id``, ``imu.link``).
+        settings: its ``EstimatorSettings`` (``out_of_order_tolerance_s``, ``contact.source``).
+        adapter: the adapter parameters.
+        strict: re-raise unexpected exceptions of the message conversion and of the core (offline tools);
+            False (the node) turns them into the causes ``*_bad_message`` and ``core_error``.
+
+    Attributes:
+        rejected: cause -> number of skipped inputs and of resets by the adapter (``stamp_gap``,
+            ``estimate_not_finite``).
+        events: core event key -> number of events (all levels).
+        resets: resets requested by the adapter.
+        n_estimates: finite estimates returned by the core.
+    """
+
+    def __init__(
+        self, estimator: Any, description: Any, settings: Any, adapter: AdapterSettings, *, strict: bool = False
+    ) -> None:
+        self.strict = strict
+        self.model_joints = frozenset(description.joint_names)
+        self.imu_frame_of_core = str(description.imu.frame_id)
+        self._imu_frames_of_description = frozenset(f for f in (description.imu.frame_id, description.imu.link) if f)
+        self.rejected: Counter[str] = Counter()
+        self.events: Counter[str] = Counter()
+        self.resets = 0
+        self.n_estimates = 0
+        self._checked_joint_names: tuple[str, ...] | None = None
+        self.set_core(estimator, settings)
+        self.set_adapter(adapter)
+        self.restart_outputs()
+
+    # ------------------------------------------------------------------------------------------ set-up
+
+    def set_core(self, estimator: Any, settings: Any) -> None:
+        """Use another estimator and/or settings (a settings change in the node)."""
+        self.estimator = estimator
+        self.settings = settings
+        self._backwards_tolerance_ns = int(settings.out_of_order_tolerance_s * NS_PER_S)
+        self._needs_effort = settings.contact.source == "torque"
+
+    def set_adapter(self, adapter: AdapterSettings) -> None:
+        """Change the adapter parameters (live parameters of the node)."""
+        self.adapter = adapter
+        frame = adapter.imu_frame_id
+        if frame == "*":
+            self.imu_frames: frozenset[str] | None = None
+        elif frame:
+            self.imu_frames = frozenset({frame})
+        else:
+            self.imu_frames = self._imu_frames_of_description
+        self._max_gap_ns = int(adapter.max_time_gap_s * NS_PER_S)
+        self.odom_period_ns = _period_ns(adapter.odometry_rate_hz)
+        self.contacts_period_ns = _period_ns(adapter.contacts_rate_hz)
+
+    def restart_outputs(self) -> None:
+        """After a reset or at the start: the next stamp is output whatever it is."""
+        self.last_imu_ns: int | None = None
+        self.last_odometry_ns: int | None = None
+        self.odom_slot: int | None = None
+        self.contacts_slot: int | None = None
+
+    # ---------------------------------------------------------------------------------------- helpers
+
+    def _skip(self, key: str, message: str, level: str = "warn") -> Outputs:
+        self.rejected[key] += 1
+        return Outputs(notes=(Event(key, message, level),))
+
+    def _reset(self, reason: str, key: str, notes: list[Event]) -> None:
+        self.rejected[key] += 1
+        notes.append(Event(key, f"{reason}: resetting the filter"))
+        self.estimator.reset(reason)  # reported by the core as a "reset" event
+        self.resets += 1
+        self.restart_outputs()
+
+    # -------------------------------------------------------------------------------------------- inputs
+
+    def on_imu_msg(self, msg: Any) -> Outputs:
+        """A ``sensor_msgs/Imu`` message (rclpy or rosbags)."""
+        try:
+            sample = messages.imu_sample_from_msg(msg)
+        except messages.MessageError as exc:
+            key = "imu_not_finite" if "finite" in str(exc) else "imu_bad_message"
+            return self._skip(key, f"IMU sample skipped: {exc}")
+        except Exception as exc:
+            if self.strict:
+                raise
+            return self._skip("imu_bad_message", f"IMU sample skipped: {exc}")
+        return self.on_imu(sample)
+
+    def on_imu(self, sample: Any) -> Outputs:
+        """An ``ImuSample``."""
+        frames = self.imu_frames
+        if frames is not None and sample.frame_id not in frames:
+            return self._skip(
+                "imu_frame_id",
+                f"IMU sample skipped: frame_id {sample.frame_id!r} is not the IMU's {sorted(frames)} "
+                "(set the parameter imu_frame_id, '*' accepts any)",
+            )
+        stamp_ns = sample.stamp_ns
+        if stamp_ns <= 0:
+            return self._skip("stamp_zero", "IMU sample skipped: zero or negative stamp")
+        notes: list[Event] = []
+        # Time going backwards (a looping bag) is detected and reset by the core (events stamp_backwards,
+        # reset); a forward gap larger than max_time_gap_s is reset here.
+        last = self.last_imu_ns
+        if last is not None:
+            dt_ns = stamp_ns - last
+            if dt_ns > self._max_gap_ns:
+                self._reset(f"gap of {dt_ns / NS_PER_S:.3f} s in the IMU stamps", "stamp_gap", notes)
+            elif dt_ns < -self._backwards_tolerance_ns:
+                last = None
+        if last is None or stamp_ns > last:
+            self.last_imu_ns = stamp_ns
+        if sample.frame_id != self.imu_frame_of_core:  # an accepted alias (imu_frame_id): the core's frame
+            sample = dataclasses.replace(sample, frame_id=self.imu_frame_of_core)
+        return self._step(self.estimator.add_imu, sample, notes)
+
+    def on_joints_msg(self, msg: Any) -> Outputs:
+        """A ``sensor_msgs/JointState`` message."""
+        try:
+            sample = messages.joint_sample_from_msg(msg)
+        except messages.MessageError as exc:
+            text = str(exc)
+            key = (
+                "joint_not_finite"
+                if "finite" in text
+                else "joint_bad_lengths"
+                if " but " in text
+                else "joint_bad_message"
+            )
+            return self._skip(key, f"joint sample skipped: {text}")
+        except Exception as exc:
+            if self.strict:
+                raise
+            return self._skip("joint_bad_message", f"joint sample skipped: {exc}")
+        return self.on_joints(sample)
+
+    def on_joints(self, sample: Any) -> Outputs:
+        """A ``JointSample``."""
+        if sample.stamp_ns <= 0:
+            return self._skip("stamp_zero", "joint sample skipped: zero or negative stamp")
+        if sample.names != self._checked_joint_names:  # the names of a stream rarely change: check them once
+            names = set(sample.names)
+            missing = self.model_joints - names
+            if missing:
+                return self._skip("joint_missing_names", f"joint sample skipped: missing joints {sorted(missing)}")
+            unknown = names - self.model_joints
+            if unknown:
+                return self._skip(
+                    "joint_unknown_names", f"joint sample skipped: joints {sorted(unknown)} are not in the model"
+                )
+            self._checked_joint_names = sample.names
+        if sample.effort is None and self._needs_effort:
+            return self._skip(
+                "joint_effort_missing",
+                "joint sample skipped: empty effort, but contact.source is 'torque' (needs joint torques)",
+            )
+        return self._step(self.estimator.add_joints, sample, None)
+
+    def on_foot_forces_msg(self, msg: Any) -> Outputs:
+        """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
+        try:
+            sample = messages.foot_force_sample_from_msg(msg)
+        except Exception as exc:  # any conversion failure, also offline (as before the extraction)
+            return self._skip("foot_force_bad_message", f"foot-force sample skipped: {exc}")
+        return self.on_foot_forces(sample)
+
+    def on_foot_forces(self, sample: Any) -> Outputs:
+        """A ``FootForceSample``."""
+        return self._step(self.estimator.add_foot_forces, sample, None)
+
+    # ---------------------------------------------------------------------------------------- the step
+
+    def _step(self, add: Any, sample: Any, notes: list[Event] | None) -> Outputs:
+        """Feed one sample to the core, collect its events, decide what to output."""
+        est = self.estimator
+        if self.strict:
+            estimate = add(sample)
+        else:
+            try:
+                estimate = add(sample)
+            except Exception as exc:  # the node never dies on one sample
+                self.rejected["core_error"] += 1
+                if notes is None:
+                    notes = []
+                notes.append(
+                    Event("core_error", f"estimator failed on a sample ({type(exc).__name__}: {exc})", "error")
+                )
+                estimate = None
+        events = est.pop_events()
+        if events:
+            if notes is None:
+                notes = []
+            for event in events:
+                self.events[event.key] += 1
+                notes.append(event)
+                if event.key == "reset":
+                    self.last_odometry_ns = None
+                    self.odom_slot = None
+                    self.contacts_slot = None
+        if not isinstance(estimate, Estimate):
+            return Outputs(notes=notes or (), sample=sample)
+        buf = pack_estimate(estimate)
+        if buf is None:
+            if notes is None:
+                notes = []
+            self._reset("the estimate is not finite", "estimate_not_finite", notes)
+            return Outputs(notes=notes, sample=sample)
+        self.n_estimates += 1
+        stamp_ns = estimate.stamp_ns
+        # Odometry and TF once per stamp, in increasing stamp order: when an IMU sample and a joint sample share
+        # a stamp, the first estimate at that stamp is output (tf2 also rejects repeated stamps).
+        odometry = False
+        last = self.last_odometry_ns
+        if last is None or stamp_ns > last:
+            self.last_odometry_ns = stamp_ns
+            period = self.odom_period_ns
+            slot = stamp_ns // period if period else None
+            if slot is None or slot != self.odom_slot:  # odometry_rate_hz: first estimate of each period
+                self.odom_slot = slot
+                odometry = True
+        contacts = False
+        if estimate.feet:
+            period = self.contacts_period_ns
+            slot = stamp_ns // period if period else None
+            if slot is None or slot != self.contacts_slot:  # contacts_rate_hz
+                self.contacts_slot = slot
+                contacts = True
+        # tuple.__new__ directly: a third of the cost of the NamedTuple constructor, on every estimate
+        return _new_tuple(Outputs, (estimate, buf, odometry, contacts, notes or (), sample))
+
+
+_new_tuple = tuple.__new__
+
+
+__all__ = ["AdapterSettings", "EstimatorStream", "Outputs", "pack_estimate"]

@@ -1,0 +1,366 @@
+"""The adapter rules of ``io.stream.EstimatorStream`` without ROS: hand-built samples, a fake core.
+
+The fake core records what reaches it and returns a finite estimate (with feet for joint samples) at the
+sample's stamp, so each test checks one rule by what the core saw, what the stream says to output, and the
+cause counts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from robot_state_estimator.estimation.types import Estimate, Event, FootForceSample, FootState, ImuSample, JointSample
+from robot_state_estimator.io import bags, messages
+from robot_state_estimator.io.stream import AdapterSettings, EstimatorStream, Outputs, pack_estimate
+
+S = 1_000_000_000  # 1 s in ns
+T0 = 100 * S
+
+
+class FakeCore:
+    """Stand-in for ``RobotStateEstimator``: records calls, returns finite estimates, reset emits an event."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, str]] = []
+        self.resets: list[str] = []
+        self.events: list[Event] = []
+        self.joint_estimates = True
+
+    @staticmethod
+    def estimate(stamp_ns: int, feet: bool = False) -> Estimate:
+        z = np.zeros(3)
+        foot = FootState("FL_foot", True, np.array([0.0, 0.0, 50.0]), np.zeros(6), True, 1.0)
+        return Estimate(
+            stamp_ns, z, np.array([0.0, 0.0, 0.0, 1.0]), z, z, np.eye(6), np.eye(6), z, z, (foot,) if feet else ()
+        )
+
+    def add_imu(self, s):
+        self.calls.append(("imu", s.stamp_ns, s.frame_id))
+        return self.estimate(s.stamp_ns)
+
+    def add_joints(self, s):
+        self.calls.append(("joints", s.stamp_ns, ""))
+        return self.estimate(s.stamp_ns, feet=True) if self.joint_estimates else None
+
+    def add_foot_forces(self, s):
+        self.calls.append(("feet", s.stamp_ns, ""))
+
+    def pop_events(self):
+        out, self.events = self.events, []
+        return out
+
+    def reset(self, reason):
+        self.resets.append(reason)
+        self.events.append(Event("reset", f"filter reset: {reason}", "warn"))
+
+
+DESC = SimpleNamespace(joint_names=("a", "b"), imu=SimpleNamespace(frame_id="imu", link="imu_link"))
+
+
+def settings(source: str = "auto", tolerance_s: float = 0.05):
+    return SimpleNamespace(out_of_order_tolerance_s=tolerance_s, contact=SimpleNamespace(source=source))
+
+
+def make(strict: bool = False, source: str = "auto", **adapter) -> tuple[EstimatorStream, FakeCore]:
+    core = FakeCore()
+    return EstimatorStream(core, DESC, settings(source), AdapterSettings(**adapter), strict=strict), core
+
+
+def imu(stamp_ns: int, frame: str = "imu") -> ImuSample:
+    return ImuSample(stamp_ns, np.zeros(3), np.array([0.0, 0.0, 9.81]), None, frame)
+
+
+def joints(stamp_ns: int, names=("a", "b"), effort=None) -> JointSample:
+    return JointSample(stamp_ns, tuple(names), np.zeros(len(names)), None, effort)
+
+
+def keys(out: Outputs) -> list[str]:
+    return [n.key for n in out.notes]
+
+
+# ------------------------------------------------------------------------------------------ settings
+
+
+def test_adapter_settings_from_node_parameters():
+    a = AdapterSettings.from_params({"imu_frame_id": "*", "max_time_gap_s": 2, "robot": "go1", "qos_depth": 5})
+    assert a == AdapterSettings(imu_frame_id="*", max_time_gap_s=2.0)
+    assert isinstance(a.max_time_gap_s, float)
+    assert AdapterSettings.from_params({}) == AdapterSettings()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.max_time_gap_s = 1.0  # type: ignore[misc]
+
+
+def test_the_module_does_not_import_rclpy():
+    import subprocess
+
+    code = "import sys, robot_state_estimator.io.stream; sys.exit(int('rclpy' in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+# --------------------------------------------------------------------------------------- IMU frame
+
+
+def test_imu_frame_of_the_description_and_its_link_are_accepted_others_skipped():
+    st, core = make()
+    assert st.on_imu(imu(T0, "imu")).estimate is not None
+    out = st.on_imu(imu(T0 + 1_000_000, "imu_link"))  # the link: accepted, renamed to the core's frame
+    assert out.sample.frame_id == "imu"
+    out = st.on_imu(imu(T0 + 2_000_000, "camera"))
+    assert out == Outputs(notes=out.notes) and keys(out) == ["imu_frame_id"]
+    assert "'camera'" in out.notes[0].message and "imu_frame_id" in out.notes[0].message
+    assert core.calls == [("imu", T0, "imu"), ("imu", T0 + 1_000_000, "imu")]
+    assert st.rejected == {"imu_frame_id": 1}
+
+
+def test_imu_frame_id_parameter_alias_and_star():
+    st, core = make(imu_frame_id="my_imu")
+    st.on_imu(imu(T0, "imu"))  # the description's frame is no longer accepted
+    st.on_imu(imu(T0 + 1, "my_imu"))
+    assert core.calls == [("imu", T0 + 1, "imu")]  # alias renamed to the core's frame
+    assert st.rejected == {"imu_frame_id": 1}
+
+    st, core = make(imu_frame_id="*")
+    st.on_imu(imu(T0, "anything"))
+    st.on_imu(imu(T0 + 1, ""))
+    assert [c[2] for c in core.calls] == ["imu", "imu"] and not st.rejected
+
+
+# -------------------------------------------------------------------------------------- zero stamps
+
+
+def test_zero_and_negative_stamps_are_skipped():
+    st, core = make()
+    for out in (st.on_imu(imu(0)), st.on_imu(imu(-5)), st.on_joints(joints(0))):
+        assert keys(out) == ["stamp_zero"] and out.estimate is None and out.sample is None
+    assert core.calls == [] and st.rejected == {"stamp_zero": 3}
+
+
+# ------------------------------------------------------------------------------ gap and backwards
+
+
+def test_forward_gap_resets_then_processes_the_sample():
+    st, core = make(max_time_gap_s=0.5)
+    st.on_imu(imu(T0))
+    st.on_imu(imu(T0 + 500_000_000))  # exactly the gap: no reset
+    out = st.on_imu(imu(T0 + 1_100_000_000))  # 0.6 s: reset, then processed
+    assert core.resets == ["gap of 0.600 s in the IMU stamps"]
+    assert keys(out) == ["stamp_gap", "reset"]  # the adapter's note, then the core's reset event
+    assert out.notes[0].message == "gap of 0.600 s in the IMU stamps: resetting the filter"
+    assert out.estimate is not None and out.odometry  # after a reset the next stamp is output
+    assert st.rejected == {"stamp_gap": 1} and st.events == {"reset": 1} and st.resets == 1
+    assert [c[1] for c in core.calls] == [T0, T0 + 500_000_000, T0 + 1_100_000_000]
+
+
+def test_time_going_backwards_is_left_to_the_core_and_not_a_gap():
+    st, core = make(max_time_gap_s=0.5)
+    st.on_imu(imu(T0 + S))
+    st.on_imu(imu(T0 + 900_000_000))  # 0.1 s back (> tolerance 0.05): passed on, the core resets
+    st.on_imu(imu(T0 + 901_000_000))
+    assert not core.resets and not st.rejected
+    assert [c[1] for c in core.calls] == [T0 + S, T0 + 900_000_000, T0 + 901_000_000]
+    # the gap reference followed the new clock: 0.6 s after it is a gap again
+    st.on_imu(imu(T0 + 1_501_000_000))
+    assert st.rejected == {"stamp_gap": 1}
+
+
+def test_small_backwards_step_keeps_the_gap_reference():
+    st, _ = make(max_time_gap_s=0.5)
+    st.on_imu(imu(T0 + S))
+    st.on_imu(imu(T0 + S - 10_000_000))  # 10 ms back: within the tolerance, last stamp stays
+    assert st.last_imu_ns == T0 + S
+
+
+def test_live_max_time_gap_change():
+    st, core = make(max_time_gap_s=0.5)
+    st.on_imu(imu(T0))
+    st.set_adapter(AdapterSettings(max_time_gap_s=2.0))
+    st.on_imu(imu(T0 + S))
+    assert not core.resets
+
+
+# ------------------------------------------------------------------------------------------- joints
+
+
+def test_joint_name_rules():
+    st, core = make()
+    assert keys(st.on_joints(joints(T0, names=("a",)))) == ["joint_missing_names"]
+    assert keys(st.on_joints(joints(T0, names=("a", "b", "c")))) == ["joint_unknown_names"]
+    assert st.on_joints(joints(T0, names=("b", "a"))).estimate is not None  # order does not matter
+    assert keys(st.on_joints(joints(T0 + 1, names=("a",)))) == ["joint_missing_names"]  # checked again on change
+    assert st.rejected == {"joint_missing_names": 2, "joint_unknown_names": 1}
+    assert core.calls == [("joints", T0, "")]
+
+
+def test_torque_contacts_need_efforts():
+    st, core = make(source="torque")
+    assert keys(st.on_joints(joints(T0))) == ["joint_effort_missing"]
+    assert st.on_joints(joints(T0, effort=np.zeros(2))).estimate is not None
+    st2, _ = make(source="auto")
+    assert st2.on_joints(joints(T0)).estimate is not None
+    assert st.rejected == {"joint_effort_missing": 1}
+    assert core.calls == [("joints", T0, "")]
+
+
+def test_settings_change_applies_to_the_rules():
+    st, core = make(source="auto")
+    st.set_core(core, settings(source="torque"))
+    assert keys(st.on_joints(joints(T0))) == ["joint_effort_missing"]
+
+
+# ---------------------------------------------------------------------------- once per stamp, order
+
+
+def test_odometry_once_per_stamp_in_increasing_order_contacts_every_joint_update():
+    st, core = make()
+    a = st.on_imu(imu(T0))
+    b = st.on_joints(joints(T0))  # same stamp: no odometry, but its feet are output
+    c = st.on_imu(imu(T0 + 1_000_000))
+    d = st.on_joints(joints(T0 + 1_000_000))
+    assert (a.odometry, b.odometry, c.odometry, d.odometry) == (True, False, True, False)
+    assert (a.contacts, b.contacts, d.contacts) == (False, True, True)
+    # an estimate at an older stamp (a delayed joint sample applied at the filter time) is not output
+    core.add_joints = lambda s: FakeCore.estimate(T0, feet=True)
+    e = st.on_joints(joints(T0 + 2_000_000))
+    assert e.estimate is not None and not e.odometry and e.contacts
+
+
+def test_a_core_reset_restarts_the_output_order():
+    st, core = make()
+    st.on_imu(imu(T0 + S))
+    core.events.append(Event("stamp_backwards", "time went backwards", "warn"))
+    core.reset("time went backwards")
+    out = st.on_imu(imu(T0))  # the core reset itself: an older stamp is output again
+    assert keys(out) == ["stamp_backwards", "reset"] and out.odometry
+    assert st.events == {"stamp_backwards": 1, "reset": 1} and not st.rejected
+
+
+# -------------------------------------------------------------------------------------- decimation
+
+
+def test_odometry_rate_first_estimate_of_each_period():
+    st, _ = make(odometry_rate_hz=100.0)
+    outs = [st.on_imu(imu(T0 + k * 1_000_000)) for k in range(25)]  # 1 kHz for 25 ms
+    assert [o.estimate.stamp_ns for o in outs if o.odometry] == [T0, T0 + 10_000_000, T0 + 20_000_000]
+    assert all(o.estimate is not None for o in outs)  # the filter runs on every sample
+
+
+def test_contacts_rate_first_joint_update_of_each_period():
+    st, _ = make(contacts_rate_hz=200.0)
+    outs = [st.on_joints(joints(T0 + 1 + k * 1_000_000)) for k in range(12)]
+    assert [o.estimate.stamp_ns for o in outs if o.contacts] == [T0 + 1, T0 + 5_000_001, T0 + 10_000_001]
+    st.set_adapter(AdapterSettings(contacts_rate_hz=0.0))  # live change: every update again
+    assert all(st.on_joints(joints(T0 + 20_000_000 + k)).contacts for k in range(3))
+
+
+def test_periods_and_reset_of_the_slots():
+    st, core = make(odometry_rate_hz=100.0, contacts_rate_hz=50.0, max_time_gap_s=0.5)
+    assert (st.odom_period_ns, st.contacts_period_ns) == (10_000_000, 20_000_000)
+    st.on_imu(imu(T0))
+    assert not st.on_imu(imu(T0 + 1_000_000)).odometry
+    core.reset("requested")
+    # the core's reset event (popped with this step, before the output decision) restarts the slots: the
+    # estimate is output although its 10 ms period already had one
+    assert st.on_imu(imu(T0 + 2_000_000)).odometry is True
+    assert not st.on_imu(imu(T0 + 3_000_000)).odometry
+    st.on_imu(imu(T0 + 4_000_000 + S))  # a gap: reset by the stream, slots restart
+    assert st.odom_slot == (T0 + 4_000_000 + S) // 10_000_000
+
+
+# ---------------------------------------------------------------------------------- non-finite guard
+
+
+def test_non_finite_estimate_is_not_output_and_resets():
+    st, core = make()
+    bad = FakeCore.estimate(T0)
+    core.add_imu = lambda s: dataclasses.replace(bad, stamp_ns=s.stamp_ns, v_base_in_base=np.array([0, np.nan, 0]))
+    out = st.on_imu(imu(T0))
+    assert out.estimate is None and out.buf is None and not out.odometry
+    assert keys(out) == ["estimate_not_finite"]
+    assert out.notes[0].message == "the estimate is not finite: resetting the filter"
+    assert core.resets == ["the estimate is not finite"] and st.rejected == {"estimate_not_finite": 1}
+    assert st.last_imu_ns is None and st.n_estimates == 0
+
+
+def test_non_finite_foot_wrench_is_caught_too():
+    st, core = make()
+    est = FakeCore.estimate(T0, feet=True)
+    foot = dataclasses.replace(est.feet[0], wrench_in_foot=np.array([0, 0, np.inf, 0, 0, 0]))
+    core.add_joints = lambda s: dataclasses.replace(est, feet=(foot,))
+    assert keys(st.on_joints(joints(T0))) == ["estimate_not_finite"]
+
+
+def test_finite_estimate_comes_with_its_packed_buffer():
+    st, _ = make()
+    out = st.on_joints(joints(T0))
+    np.testing.assert_array_equal(out.buf, pack_estimate(out.estimate))
+    assert st.n_estimates == 1
+
+
+# -------------------------------------------------------------------------- messages, errors, counts
+
+
+def _imu_msg(sample: ImuSample):
+    return messages.imu_msg(bags.default_types(), sample)
+
+
+def _joint_msg(sample: JointSample):
+    return messages.joint_state_msg(bags.default_types(), sample)
+
+
+def test_message_conversion_causes():
+    st, core = make()
+    assert keys(st.on_imu_msg(_imu_msg(dataclasses.replace(imu(T0), angular_velocity=np.array([np.nan, 0, 0]))))) == [
+        "imu_not_finite"
+    ]
+    nan_joint = _joint_msg(dataclasses.replace(joints(T0), position=np.array([0.0, np.nan])))
+    assert keys(st.on_joints_msg(nan_joint)) == ["joint_not_finite"]
+    short = _joint_msg(joints(T0))
+    short.position = short.position[:1]
+    assert keys(st.on_joints_msg(short)) == ["joint_bad_lengths"]
+    assert keys(st.on_foot_forces_msg(object())) == ["foot_force_bad_message"]
+    assert st.on_imu_msg(_imu_msg(imu(T0))).estimate is not None
+    assert st.on_joints_msg(_joint_msg(joints(T0))).estimate is not None
+    ff = FootForceSample(T0, ("FL_foot",), np.array([10.0]))
+    assert st.on_foot_forces(ff) == Outputs(sample=ff)
+    assert st.rejected == {
+        "imu_not_finite": 1,
+        "joint_not_finite": 1,
+        "joint_bad_lengths": 1,
+        "foot_force_bad_message": 1,
+    }
+    assert [c[0] for c in core.calls] == ["imu", "joints", "feet"]
+
+
+def test_unexpected_errors_are_causes_for_the_node_and_raise_offline():
+    st, core = make()
+    assert keys(st.on_imu_msg(object())) == ["imu_bad_message"]
+    assert keys(st.on_joints_msg(object())) == ["joint_bad_message"]
+
+    def boom(sample):
+        raise RuntimeError("boom")
+
+    core.add_imu = boom
+    out = st.on_imu(imu(T0))
+    assert keys(out) == ["core_error"] and out.notes[0].level == "error" and "boom" in out.notes[0].message
+    assert st.rejected == {"imu_bad_message": 1, "joint_bad_message": 1, "core_error": 1}
+
+    strict, core = make(strict=True)
+    with pytest.raises(AttributeError):
+        strict.on_imu_msg(object())
+    core.add_imu = boom
+    with pytest.raises(RuntimeError, match="boom"):
+        strict.on_imu(imu(T0))
+
+
+def test_core_events_are_counted_by_key_and_passed_on_in_order():
+    st, core = make()
+    core.events += [Event("imu_out_of_order", "old sample", "warn"), Event("initialized", "ok", "info")]
+    out = st.on_imu(imu(T0))
+    assert [(n.key, n.level) for n in out.notes] == [("imu_out_of_order", "warn"), ("initialized", "info")]
+    assert st.events == {"imu_out_of_order": 1, "initialized": 1} and not st.rejected
+    assert st.on_imu(imu(T0 + 1)).notes == ()  # the normal path carries no notes
