@@ -58,7 +58,12 @@ class RobotDescription:
             return self.imus[0]
         if not self.imus:
             raise DescriptionError(
-                Problem(ErrorCode.SENSOR_NOT_FOUND, f'robot {self.name!r} has no IMU sensor (<sensor type="imu">)')
+                Problem(
+                    ErrorCode.SENSOR_NOT_FOUND,
+                    f'robot {self.name!r} has no IMU sensor (<sensor type="imu">): add one to the IMU link '
+                    '(SDFormat), or a <gazebo reference="LINK"> block holding one (URDF), as the bundled '
+                    "config/robots/*.urdf.xacro do",
+                )
             )
         names = [f"{i.name} (on {i.link})" for i in self.imus]
         raise DescriptionError(

@@ -29,11 +29,11 @@ def _slip(text: str) -> tuple[str, float]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the ``simulate`` sub-command."""
-    parser.add_argument("--robot", choices=sorted(ROBOTS), default="go1")
-    parser.add_argument("--gait", choices=GAITS, default="trot")
+    parser.add_argument("--robot", choices=sorted(ROBOTS), default="go1", help="bundled robot (config/robots)")
+    parser.add_argument("--gait", choices=GAITS, default="trot", help="motion to generate")
     parser.add_argument("--duration", type=float, default=20.0, help="run length (s)")
     parser.add_argument("--output", required=True, help="output folder (bag/, robot_description.urdf, run.yaml)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random draw (noise, jitter)")
     parser.add_argument("--imu-rate", type=float, default=1000.0, help="IMU rate (Hz)")
     parser.add_argument("--joint-rate", type=float, default=1000.0, help="joint state rate (Hz)")
     parser.add_argument("--jitter", type=float, default=0.0, help="uniform stamp jitter (s), < half a period")
@@ -43,9 +43,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed", type=float, default=None, help="forward speed (m/s); default per robot")
     parser.add_argument("--yaw-rate", type=float, default=0.0, help="constant turn rate (rad/s)")
     parser.add_argument("--slip", type=_slip, default=None, metavar="FOOT@START_S", help="a foot slip event")
-    parser.add_argument("--slip-displacement", type=float, nargs=2, default=(0.03, 0.0), metavar=("DX", "DY"))
+    parser.add_argument(
+        "--slip-displacement",
+        type=float,
+        nargs=2,
+        default=(0.03, 0.0),
+        metavar=("DX", "DY"),
+        help="slip displacement (m, world x y)",
+    )
     parser.add_argument("--slip-duration", type=float, default=0.05, help="slip duration (s)")
-    parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
+    parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="rosbag2 storage")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing bag in --output")
 
 

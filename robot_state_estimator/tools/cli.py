@@ -1,13 +1,16 @@
-"""The ``robot-state-estimator`` command line: one entry point, one sub-command per offline tool.
+"""The robot-state-estimator command line: one entry point, one sub-command per offline tool.
 
 Each sub-command lives in its own module, which provides ``add_arguments(parser)`` and ``run(args) -> int``;
-modules are imported only when their sub-command runs, so ``--help`` stays fast.
+modules are imported only when their sub-command runs, so ``--help`` stays fast. The project's own errors
+(a bad description, settings, bag, mapping, ...) end the command with one line naming the problem and exit
+code 2; set ``RSE_DEBUG=1`` to get the traceback instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 #: sub-command -> (module, one-line help)
@@ -30,13 +33,50 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: (module, class) of the errors that mean bad input, not a bug: reported in one line.
+USER_ERRORS: tuple[tuple[str, str], ...] = (
+    ("robot_state_estimator.description.errors", "DescriptionError"),
+    ("robot_state_estimator.estimation.errors", "EstimationError"),
+    ("robot_state_estimator.sensors.errors", "SensorError"),
+    ("robot_state_estimator.simulation.errors", "SimulationError"),
+    ("robot_state_estimator.io.bags", "BagError"),
+    ("robot_state_estimator.io.messages", "MessageError"),
+    ("robot_state_estimator.tools.replay", "ReplayError"),
+    ("robot_state_estimator.tools.csv_import", "CsvImportError"),
+    ("robot_state_estimator.tools.ground_truth", "GroundTruthError"),
+    ("robot_state_estimator.tools.trajectory", "MetricsError"),
+    ("robot_state_estimator.tools.bench", "BenchError"),
+)
+
+
+def _is_user_error(exc: BaseException) -> bool:
+    if isinstance(exc, (FileNotFoundError, KeyError)):  # missing files, unknown bundled robot names
+        return True
+    for module_name, class_name in USER_ERRORS:
+        module = sys.modules.get(module_name)  # only modules that ran can have raised
+        if module is not None and isinstance(exc, getattr(module, class_name)):
+            return True
+    return False
+
+
 def _run(command: str, argv: list[str]) -> int:
     module_name, help_text = SUBCOMMANDS[command]
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"robot-state-estimator {command}", description=help_text)
+    parser = argparse.ArgumentParser(
+        prog=f"robot-state-estimator {command}",
+        description=help_text,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     module.add_arguments(parser)
     args = parser.parse_args(argv)
-    return int(module.run(args) or 0)
+    try:
+        return int(module.run(args) or 0)
+    except Exception as exc:
+        if os.environ.get("RSE_DEBUG") or not _is_user_error(exc):
+            raise
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"robot-state-estimator {command}: error: {message}", file=sys.stderr)
+        return 2
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -171,10 +171,6 @@ def run(args: argparse.Namespace) -> int:
                     "go1",
                     "--ground-truth",
                     str(data / "go1_ground_truth.csv"),
-                    # the bundled description's <noise> models the simulated 1 kHz IMU, not the real Go1's 400 Hz
-                    # one: use the settings' noise densities (config/go1.yaml) for the real recording
-                    "--set",
-                    "ekf.use_description_noise=false",
                     "--output",
                     str(real_out / "odometry"),
                     "--tum",
