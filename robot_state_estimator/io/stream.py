@@ -16,6 +16,12 @@ The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both fee
   first estimate at that stamp is output), decimated by ``odometry_rate_hz`` (the first estimate of each
   ``stamp // period`` slot); wrenches and contact states for every estimate with feet, decimated by
   ``contacts_rate_hz``. After a reset the next stamp is output whatever it is.
+- Lost samples are detected from the stamps of each stream (IMU, joint states, foot forces): a running
+  period (the median of the last ``LOSS_WINDOW`` positive stamp differences) is kept per stream, and a stamp
+  difference of more than 1.5 periods counts ``round(gap / period) - 1`` lost samples (``lost``, keys
+  ``imu_lost``, ``joint_states_lost``, ``foot_forces_lost``; note of the same key, level warn). A difference
+  above ``max_time_gap_s`` is a gap in the data (the IMU's ``stamp_gap`` reset), not a loss; time going
+  backwards restarts the detection, a repeated or slightly older stamp is ignored.
 - Every skipped sample or reset is counted by its stable cause key (``rejected``), every core event by its key
   (``events``); both use the keys of the node's ``rejected.<cause>`` diagnostics.
 
@@ -106,6 +112,75 @@ class AdapterSettings:
         return cls(**values)
 
 
+#: Stable keys of the lost-sample counts (``EstimatorStream.lost``), one per input stream.
+LOST_KEYS: tuple[str, ...] = ("imu_lost", "joint_states_lost", "foot_forces_lost")
+#: Number of positive stamp differences whose median is a stream's period (recomputed every window).
+LOSS_WINDOW = 15
+
+_LOSS_HINT = "raise qos_depth, lower the input rate, or set odometry_rate_hz/contacts_rate_hz"
+
+
+class StampLossCounter:
+    """Lost samples of one stream, from its stamps (module doc). ``check`` costs a few hundred ns.
+
+    Args:
+        key: the stable count key (``imu_lost`` ...).
+        what: the stream in messages ("IMU", "joint").
+
+    Attributes:
+        period_ns: the current period estimate (0 until ``LOSS_WINDOW`` differences were seen).
+        lost: lost samples so far.
+    """
+
+    __slots__ = ("_diffs", "_last", "_threshold_ns", "key", "lost", "period_ns", "what")
+
+    def __init__(self, key: str, what: str) -> None:
+        self.key = key
+        self.what = what
+        self.lost = 0
+        self.period_ns = 0
+        self._threshold_ns = 0  # 1.5 periods; 0 = no period yet
+        self._last: int | None = None
+        self._diffs: list[int] = []
+
+    def check(self, stamp_ns: int, max_gap_ns: int, backwards_tolerance_ns: int) -> int:
+        """Take one stamp; return the number of samples lost just before it (usually 0)."""
+        last = self._last
+        if last is None:
+            self._last = stamp_ns
+            return 0
+        d = stamp_ns - last
+        if d <= 0:
+            if d < -backwards_tolerance_ns:
+                self._last = stamp_ns  # time went back (a looping bag): start again from here
+            return 0
+        self._last = stamp_ns
+        if d > max_gap_ns:
+            return 0  # a gap in the data (stamp_gap), not a loss
+        diffs = self._diffs
+        diffs.append(d)
+        if len(diffs) >= LOSS_WINDOW:
+            diffs.sort()
+            self.period_ns = period = diffs[LOSS_WINDOW // 2]
+            self._threshold_ns = period + (period >> 1)
+            diffs.clear()
+        threshold = self._threshold_ns
+        if threshold and d > threshold:
+            n = round(d / self.period_ns) - 1
+            self.lost += n
+            return n
+        return 0
+
+    def note(self, n: int, stamp_ns: int) -> Event:
+        """The warning for ``n`` samples lost before ``stamp_ns``."""
+        period_s = self.period_ns / NS_PER_S
+        return Event(
+            self.key,
+            f"{n} {self.what} samples lost before stamp {stamp_ns / NS_PER_S:.6f} s (period {period_s * 1e3:.3g} ms; "
+            f"{self.lost} so far): the input queue overflows or the sender drops them; {_LOSS_HINT}",
+        )
+
+
 def _period_ns(rate_hz: float) -> int:
     return round(NS_PER_S / rate_hz) if rate_hz > 0 else 0
 
@@ -148,6 +223,7 @@ class EstimatorStream:
             ``estimate_not_finite``).
         events: core event key -> number of events (all levels).
         resets: resets requested by the adapter.
+        lost: key (``LOST_KEYS``) -> samples lost before reaching the adapter, detected from the stamps.
         n_estimates: finite estimates returned by the core.
     """
 
@@ -162,6 +238,10 @@ class EstimatorStream:
         self.events: Counter[str] = Counter()
         self.resets = 0
         self.n_estimates = 0
+        self.lost: Counter[str] = Counter(dict.fromkeys(LOST_KEYS, 0))
+        self._imu_loss = StampLossCounter("imu_lost", "IMU")
+        self._joint_loss = StampLossCounter("joint_states_lost", "joint")
+        self._foot_loss = StampLossCounter("foot_forces_lost", "foot-force")
         self._checked_joint_names: tuple[str, ...] | None = None
         self.set_core(estimator, settings)
         self.set_adapter(adapter)
@@ -203,6 +283,13 @@ class EstimatorStream:
         self.rejected[key] += 1
         return Outputs(notes=(Event(key, message, level),))
 
+    def _lost(self, counter: StampLossCounter, n: int, stamp_ns: int, notes: list[Event] | None) -> list[Event]:
+        self.lost[counter.key] += n
+        if notes is None:
+            notes = []
+        notes.append(counter.note(n, stamp_ns))
+        return notes
+
     def _reset(self, reason: str, key: str, notes: list[Event]) -> None:
         self.rejected[key] += 1
         notes.append(Event(key, f"{reason}: resetting the filter"))
@@ -238,6 +325,9 @@ class EstimatorStream:
         if stamp_ns <= 0:
             return self._skip("stamp_zero", "IMU sample skipped: zero or negative stamp")
         notes: list[Event] = []
+        n_lost = self._imu_loss.check(stamp_ns, self._max_gap_ns, self._backwards_tolerance_ns)
+        if n_lost:
+            self._lost(self._imu_loss, n_lost, stamp_ns, notes)
         # Time going backwards (a looping bag) is detected and reset by the core (events stamp_backwards,
         # reset); a forward gap larger than max_time_gap_s is reset here.
         last = self.last_imu_ns
@@ -275,7 +365,8 @@ class EstimatorStream:
 
     def on_joints(self, sample: Any) -> Outputs:
         """A ``JointSample``."""
-        if sample.stamp_ns <= 0:
+        stamp_ns = sample.stamp_ns
+        if stamp_ns <= 0:
             return self._skip("stamp_zero", "joint sample skipped: zero or negative stamp")
         if sample.names != self._checked_joint_names:  # the names of a stream rarely change: check them once
             names = set(sample.names)
@@ -293,7 +384,11 @@ class EstimatorStream:
                 "joint_effort_missing",
                 "joint sample skipped: empty effort, but contact.source is 'torque' (needs joint torques)",
             )
-        return self._step(self.estimator.add_joints, sample, None)
+        notes = None
+        n_lost = self._joint_loss.check(stamp_ns, self._max_gap_ns, self._backwards_tolerance_ns)
+        if n_lost:
+            notes = self._lost(self._joint_loss, n_lost, stamp_ns, None)
+        return self._step(self.estimator.add_joints, sample, notes)
 
     def on_foot_forces_msg(self, msg: Any) -> Outputs:
         """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
@@ -305,7 +400,13 @@ class EstimatorStream:
 
     def on_foot_forces(self, sample: Any) -> Outputs:
         """A ``FootForceSample``."""
-        return self._step(self.estimator.add_foot_forces, sample, None)
+        notes = None
+        stamp_ns = sample.stamp_ns
+        if stamp_ns > 0:
+            n_lost = self._foot_loss.check(stamp_ns, self._max_gap_ns, self._backwards_tolerance_ns)
+            if n_lost:
+                notes = self._lost(self._foot_loss, n_lost, stamp_ns, None)
+        return self._step(self.estimator.add_foot_forces, sample, notes)
 
     # ---------------------------------------------------------------------------------------- the step
 
@@ -371,4 +472,4 @@ class EstimatorStream:
 _new_tuple = tuple.__new__
 
 
-__all__ = ["AdapterSettings", "EstimatorStream", "Outputs", "pack_estimate"]
+__all__ = ["LOST_KEYS", "AdapterSettings", "EstimatorStream", "Outputs", "StampLossCounter", "pack_estimate"]

@@ -6,8 +6,10 @@ robot (model name of the description):
 - ``<node>: inputs``: ``imu_rate_hz``, ``joint_states_rate_hz``, ``foot_forces_rate_hz``,
   ``odometry_rate_hz``, ``imu_received``, ``joint_states_received``, ``odometry_published``,
   ``rejected_total`` and one ``rejected.<cause>`` per cause in ``REJECT_KEYS`` (always present, 0 when
-  nothing was rejected, plus any other cause the core reported). Level WARN when samples were rejected
-  since the previous report or no IMU arrived while the description is loaded; ERROR without a
+  nothing was rejected, plus any other cause the core reported), ``lost_total`` and ``imu_lost``,
+  ``joint_states_lost``, ``foot_forces_lost`` (samples that never reached the node, detected from the
+  stamps; not in ``rejected_total``). Level WARN when samples were lost or rejected since the previous
+  report or no IMU arrived while the description is loaded; ERROR without a
   description.
 - ``<node>: filter``: ``status``, ``resets``, ``last_reset_reason``, ``last_stamp_s``,
   ``position_std_m``, ``velocity_std_m_s``, ``attitude_std_rad`` (square roots of the largest diagonal
@@ -30,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from robot_state_estimator.estimation.types import Estimate
+from robot_state_estimator.io.stream import LOST_KEYS
 
 OK = b"\x00"
 WARN = b"\x01"
@@ -85,6 +88,7 @@ class DiagnosticsState:
     covariance_ok: bool = True
     foot_rejected_updates: Counter[str] = field(default_factory=Counter)
     has_description: bool = False
+    lost: Counter[str] = field(default_factory=Counter)  # the stream's lost-sample counts (io.stream.LOST_KEYS)
 
 
 def _covariance_spd(cov: np.ndarray) -> bool:
@@ -117,6 +121,7 @@ class DiagnosticsBuilder:
         self._node_name = node_name
         self._last_report = time.monotonic()
         self._last_reject_total = 0
+        self._last_lost_total = 0
         self.hardware_id = ""
 
     def _kv(self, key: str, value: Any) -> Any:
@@ -170,8 +175,23 @@ class DiagnosticsBuilder:
         values += [(f"rejected.{k}", reject_counts.get(k, 0)) for k in keys]
         new_rejects = total - self._last_reject_total
         self._last_reject_total = total
+        lost_total = sum(state.lost.values())
+        values.append(("lost_total", lost_total))
+        values += [(k, state.lost.get(k, 0)) for k in LOST_KEYS]
+        new_lost = lost_total - self._last_lost_total
+        self._last_lost_total = lost_total
         if not state.has_description:
             level, message = ERROR, "waiting for the robot description"
+        elif new_lost > 0:
+            level, message = (
+                WARN,
+                (
+                    f"{new_lost} input samples lost since the last report (raise qos_depth, lower the input rate, "
+                    "or set odometry_rate_hz/contacts_rate_hz)"
+                ),
+            )
+            if new_rejects > 0:
+                message += f"; {new_rejects} samples rejected"
         elif new_rejects > 0:
             level, message = WARN, f"{new_rejects} samples rejected since the last report"
         elif imu_rate == 0.0:

@@ -32,7 +32,7 @@ from std_msgs.msg import String
 
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.settings import settings_from_flat
-from robot_state_estimator.io.stream import AdapterSettings, EstimatorStream, Outputs
+from robot_state_estimator.io.stream import LOST_KEYS, AdapterSettings, EstimatorStream, Outputs
 from robot_state_estimator.ros.diagnostics import DiagnosticsBuilder, DiagnosticsState, covariances_ok
 from robot_state_estimator.ros.message_types import TYPES
 from robot_state_estimator.ros.outputs import OutputMessages
@@ -171,6 +171,7 @@ class EstimatorNode(Node):
             tf_child_frame=str(self._p["tf_child_frame"] or self._base_frame),
             hardware_id=self._diag_builder.hardware_id,
         )
+        self._diag.lost = stream.lost
         self._stream = stream  # fresh output state: the next stamp is published whatever it is
         self.get_logger().info(
             f"estimating {self._diag_builder.hardware_id or 'robot'}: base {self._base_frame}, "
@@ -274,6 +275,9 @@ class EstimatorNode(Node):
     def _log_notes(self, notes: Any) -> None:
         """Log (throttled per cause) and count the stream's notes: its own causes and the core's events."""
         for event in notes:
+            if event.key in LOST_KEYS:  # samples lost before the node: counted by the stream, not rejections
+                self._report.warn(event.key, event.message, count=False)
+                continue
             if event.level == "error":
                 self._report.error(event.key, event.message)
             elif event.level == "info":

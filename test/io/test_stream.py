@@ -364,3 +364,84 @@ def test_core_events_are_counted_by_key_and_passed_on_in_order():
     assert [(n.key, n.level) for n in out.notes] == [("imu_out_of_order", "warn"), ("initialized", "info")]
     assert st.events == {"imu_out_of_order": 1, "initialized": 1} and not st.rejected
     assert st.on_imu(imu(T0 + 1)).notes == ()  # the normal path carries no notes
+
+
+# ------------------------------------------------------------------------------ lost samples (from the stamps)
+
+MS = 1_000_000
+
+
+def test_lost_imu_samples_are_counted_from_the_stamp_gaps():
+    st, core = make(max_time_gap_s=0.5)
+    stamps = [T0 + i * MS for i in range(20)]  # 1 kHz: the period is learnt from the first 15 differences
+    stamps += [T0 + 22 * MS]  # 2 lost (20, 21)
+    stamps += [T0 + 23 * MS, T0 + 24 * MS]
+    stamps += [T0 + 30 * MS]  # 5 lost
+    outs = [st.on_imu(imu(t)) for t in stamps]
+    assert st.lost == {"imu_lost": 7, "joint_states_lost": 0, "foot_forces_lost": 0}
+    assert [keys(o) for o in outs].count(["imu_lost"]) == 2
+    note = outs[len(stamps) - 4].notes[0]
+    assert note.key == "imu_lost" and note.level == "warn" and "2 IMU samples lost" in note.message
+    assert "qos_depth" in note.message and "odometry_rate_hz" in note.message
+    assert not st.rejected  # a loss is not a rejection
+    assert [c[1] for c in core.calls] == stamps  # every sample that arrived is processed
+
+
+def test_jitter_below_one_and_a_half_periods_is_no_loss_and_no_period_no_count():
+    st, _ = make()
+    st.on_imu(imu(T0))
+    st.on_imu(imu(T0 + 10 * MS))  # a gap before any period is known: not counted
+    rng = np.random.default_rng(0)
+    for i in range(11, 400):  # 1 kHz stamped with +-0.15 ms of jitter (differences 0.7..1.3 ms)
+        st.on_imu(imu(T0 + i * MS + int(rng.integers(-150_000, 150_000))))
+    assert st.lost["imu_lost"] == 0
+
+
+def test_the_period_follows_the_median_with_many_losses():
+    st, _ = make()
+    t = T0
+    expected = 0
+    for i in range(300):  # 2 ms period, every third difference skips one or two samples (40 % lost)
+        skip = (i % 3 == 0) * (1 + i % 2)
+        t += 2 * MS * (1 + skip)
+        if i >= 15:
+            expected += skip
+        st.on_joints(joints(t))
+    counter = st._joint_loss
+    assert counter.period_ns == 2 * MS
+    assert st.lost["joint_states_lost"] >= expected - 2 and st.lost["joint_states_lost"] <= expected
+
+
+def test_the_gap_reset_is_not_counted_as_a_loss_and_backwards_restarts():
+    st, _ = make(max_time_gap_s=0.5)
+    for i in range(20):
+        st.on_imu(imu(T0 + i * MS))
+    out = st.on_imu(imu(T0 + 19 * MS + 600 * MS))  # 0.6 s: the gap reset, not 599 lost samples
+    assert keys(out) == ["stamp_gap", "reset"] and st.lost["imu_lost"] == 0
+    st.on_imu(imu(T0))  # a looping bag: 0.6 s back, restart from here
+    st.on_imu(imu(T0 + MS))
+    assert st.lost["imu_lost"] == 0
+    st.on_imu(imu(T0 + 4 * MS))  # the period is kept: 2 lost
+    st.on_imu(imu(T0 + 4 * MS))  # a repeated stamp: nothing
+    st.on_imu(imu(T0 + 3 * MS))  # slightly older (within the tolerance): nothing
+    assert st.lost["imu_lost"] == 2
+    # joint samples: the same rules, under their own key
+    for i in range(20):
+        st.on_joints(joints(T0 + i * 2 * MS))
+    st.on_joints(joints(T0 + 19 * 2 * MS + 8 * MS))
+    assert st.lost["joint_states_lost"] == 3 and st.lost["imu_lost"] == 2
+
+
+def test_loss_check_costs_well_under_two_microseconds():
+    import time
+
+    from robot_state_estimator.io.stream import StampLossCounter
+
+    c = StampLossCounter("imu_lost", "IMU")
+    stamps = [T0 + i * MS + (i % 7 == 0) * MS for i in range(200_000)]
+    check = c.check
+    t = time.perf_counter()
+    for s in stamps:
+        check(s, S, 50 * MS)
+    per_call = (time.perf_counter() - t) / len(stamps)
+    assert per_call < 2e-6, per_call

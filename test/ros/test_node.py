@@ -291,3 +291,51 @@ def test_output_rates_decimate_odometry_tf_and_contacts(ros_context) -> None:
         assert not h.node.set_parameters([Parameter("contacts_rate_hz", value=-1.0)])[0].successful
     finally:
         h.close()
+
+
+def _inputs_status(harness: Harness) -> Any:
+    name = f"{harness.node.get_fully_qualified_name()}: inputs"
+    for array in reversed(harness.out["diagnostics"]):
+        for status in array.status:
+            if status.name == name:
+                return status
+    return None
+
+
+@pytest.fixture
+def quiet_harness(ros_context, request):
+    """A harness whose diagnostics timer does not fire during the test (reports are triggered by hand)."""
+    name = request.node.name.replace("[", "_").replace("]", "")
+    h = Harness(ros_context, f"/{name}", robot="go1", diagnostics_period_s=60.0)
+    yield h
+    h.close()
+
+
+def test_lost_samples_are_detected_from_the_stamps_and_reported(quiet_harness: Harness) -> None:
+    harness = quiet_harness
+    # A publisher that skips stamps (as a best-effort queue that overflows): IMU samples 200-202 and 400-404
+    # and joint samples 300-301 of a 500 Hz stream are never sent.
+    skip_imu = {*range(200, 203), *range(400, 405)}
+    skip_joints = {300, 301}
+    steps = [
+        step
+        for k, step in enumerate(standing(T0, 1.0))
+        if not (step.kind == "imu" and k // 2 in skip_imu) and not (step.kind == "joints" and k // 2 in skip_joints)
+    ]
+    harness.publish(steps)
+    harness.out["diagnostics"].clear()
+    harness.node._publish_diagnostics()  # the timer runs every second; trigger one now
+    assert spin_until(harness.executor, lambda: _inputs_status(harness) is not None)
+    status = _inputs_status(harness)
+    values = {kv.key: kv.value for kv in status.values}
+    assert int(values["imu_lost"]) == len(skip_imu)
+    assert int(values["joint_states_lost"]) == len(skip_joints)
+    assert int(values["lost_total"]) == len(skip_imu) + len(skip_joints)
+    assert int(values["rejected_total"]) == 0  # nothing was rejected: the samples never arrived
+    assert status.level == b"\x01" and "lost" in status.message and "qos_depth" in status.message
+    # the next report without new losses is OK again
+    harness.publish(standing(T0 + 10**9, 0.1))
+    harness.out["diagnostics"].clear()
+    harness.node._publish_diagnostics()
+    assert spin_until(harness.executor, lambda: _inputs_status(harness) is not None)
+    assert _inputs_status(harness).level == b"\x00", _inputs_status(harness).message
