@@ -20,6 +20,7 @@ diagnostics, and never reach the filter; nothing non-finite is ever published.
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 import rclpy
@@ -52,6 +53,12 @@ NODE_NAME = "robot_state_estimator"
 
 class StartupError(RuntimeError):
     """The node cannot start: bad description source, unreadable settings, TF unavailable."""
+
+
+#: s, joint states arriving without any IMU message for this long are warned about (``no_imu``).
+NO_IMU_AFTER_S = 2.0
+#: s, at most one ``no_imu`` warning per this period.
+NO_IMU_WARN_PERIOD_S = 5.0
 
 
 class EstimatorNode(Node):
@@ -103,8 +110,8 @@ class EstimatorNode(Node):
                 raise
 
         depth = int(p["qos_depth"])
-        self.create_subscription(Imu, "imu/data", self._on_imu, sensor_qos(depth))
-        self.create_subscription(JointState, "joint_states", self._on_joints, sensor_qos(depth))
+        self._imu_sub = self.create_subscription(Imu, "imu/data", self._on_imu, sensor_qos(depth))
+        self._joints_sub = self.create_subscription(JointState, "joint_states", self._on_joints, sensor_qos(depth))
         if p["use_foot_forces"]:
             self.create_subscription(JointState, "foot_forces", self._on_foot_forces, sensor_qos(depth))
 
@@ -124,6 +131,13 @@ class EstimatorNode(Node):
 
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(float(p["diagnostics_period_s"]), self._publish_diagnostics, clock=steady)
+        # joint states without IMU: checked off the hot path, from the receive counters
+        self._no_imu_after_s = NO_IMU_AFTER_S
+        self._no_imu_report = ThrottledReporter(self.get_logger().name, period_s=NO_IMU_WARN_PERIOD_S)
+        self._no_imu_warning = ""  # the last no_imu warning (tests)
+        self._imu_seen = (0, time.monotonic())  # IMU count, steady time it last changed (or the start)
+        self._joints_seen = 0
+        self.create_timer(0.5, self._check_imu_arrives, clock=steady)
 
     # ------------------------------------------------------------------------------------------ set-up
 
@@ -315,6 +329,24 @@ class EstimatorNode(Node):
                 if foot.in_contact and not foot.update_accepted:
                     self._diag.foot_rejected_updates[foot.name] += 1
         self._diag.last_estimate = est
+
+    def _check_imu_arrives(self) -> None:
+        """Warn (every ``NO_IMU_WARN_PERIOD_S``) while joint states arrive but no IMU for ``NO_IMU_AFTER_S``."""
+        now = time.monotonic()
+        imu_count, since = self._imu_seen
+        if self._diag.imu.count != imu_count:
+            self._imu_seen = (self._diag.imu.count, now)
+            since = now
+        joints = self._diag.joints.count
+        joints_arrive = joints != self._joints_seen
+        self._joints_seen = joints
+        if joints_arrive and now - since > self._no_imu_after_s:
+            what = "no IMU message" if self._diag.imu.count == 0 else f"no IMU message for {now - since:.0f} s"
+            self._no_imu_warning = (
+                f"joint states arrive on {self._joints_sub.topic_name} but {what} on {self._imu_sub.topic_name}: "
+                "is the IMU driver publishing there (remap imu/data:=<its topic>), with a matching QoS?"
+            )
+            self._no_imu_report.warn("no_imu", self._no_imu_warning, count=False)
 
     def _publish_diagnostics(self) -> None:
         if self._diag.last_estimate is not None:

@@ -339,3 +339,22 @@ def test_lost_samples_are_detected_from_the_stamps_and_reported(quiet_harness: H
     harness.node._publish_diagnostics()
     assert spin_until(harness.executor, lambda: _inputs_status(harness) is not None)
     assert _inputs_status(harness).level == b"\x00", _inputs_status(harness).message
+
+
+def test_joint_states_without_imu_log_a_warning_naming_the_imu_topic(quiet_harness: Harness) -> None:
+    harness = quiet_harness
+    node = harness.node
+    node._no_imu_after_s = 0.3  # 2 s on a robot; shortened for the test
+    steps = [s for s in standing(T0, 2.0, rate_hz=200.0) if s.kind == "joints"]
+    ns = node.get_namespace().rstrip("/")
+    sent = iter(steps)
+
+    def feed_until_warned() -> bool:
+        step = next(sent, None)
+        if step is not None:
+            harness.joint_pub.publish(step.msg)
+        return bool(node._no_imu_warning)
+
+    assert spin_until(harness.executor, feed_until_warned, timeout_s=10.0)
+    assert f"{ns}/imu/data" in node._no_imu_warning and f"{ns}/joint_states" in node._no_imu_warning
+    assert node._diag.imu.count == 0 and node.reject_counts.get("no_imu", 0) == 0
