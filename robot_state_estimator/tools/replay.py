@@ -415,13 +415,26 @@ def apply_overrides(settings: Any, node_params: dict[str, Any], items: list[str]
     return (settings_from_flat(flat, base=settings) if flat else settings), params
 
 
+def check_robot(robot: str | None) -> None:
+    """Refuse a ``--robot`` that is not a bundled robot, whatever else would be used.
+
+    Raises:
+        ReplayError: ``robot`` is not in ``common.paths.BUNDLED_ROBOTS``; the message names the known ones.
+    """
+    from robot_state_estimator.common.paths import BUNDLED_ROBOTS
+
+    if robot is not None and robot not in BUNDLED_ROBOTS:
+        raise ReplayError(f"unknown bundled robot {robot!r} (--robot); known: {', '.join(sorted(BUNDLED_ROBOTS))}")
+
+
 def resolve_description(input_path: str | Path, description: str | None, robot: str | None) -> str:
     """The description to use: ``--description``, else ``robot_description.urdf`` next to the input (what
     ``simulate`` writes), else the bundled robot's.
 
     Raises:
-        ReplayError: none found.
+        ReplayError: none found, or ``robot`` is not a bundled robot (also when another description is used).
     """
+    check_robot(robot)
     if description:
         return str(description)
     p = Path(input_path)
@@ -437,7 +450,12 @@ def resolve_description(input_path: str | Path, description: str | None, robot: 
 
 
 def resolve_config(config: str | None, robot: str | None) -> str | None:
-    """``--config``, else ``config/<robot>.yaml`` when it exists, else None (defaults)."""
+    """``--config``, else ``config/<robot>.yaml`` when it exists, else None (defaults).
+
+    Raises:
+        ReplayError: ``robot`` is not a bundled robot.
+    """
+    check_robot(robot)
     if config:
         return config
     if robot:

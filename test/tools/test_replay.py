@@ -205,6 +205,18 @@ def test_replay_errors_name_the_problem(sim_run, tmp_path):
     assert replay.run(argparse.Namespace(input=str(tmp_path / "missing"))) == 1
 
 
+def test_an_unknown_bundled_robot_is_an_error_even_with_a_description_next_to_the_bag(sim_run, capsys):
+    run_dir, _ = sim_run
+    assert (run_dir / "robot_description.urdf").exists()  # would otherwise be used silently
+    with pytest.raises(replay.ReplayError, match=r"unknown bundled robot 'go2'.*anymal_c, go1, solo12"):
+        _run_replay_cli([str(run_dir / "bag"), "--robot", "go2", "--no-ground-truth"])
+    parser = argparse.ArgumentParser()
+    replay.add_arguments(parser)
+    args = parser.parse_args([str(run_dir / "bag"), "--robot", "go2", "--description", "x.urdf", "--config", "y"])
+    assert replay.run(args) == 1
+    assert "known: anymal_c, go1, solo12" in capsys.readouterr().err
+
+
 def test_set_overrides_settings_and_node_parameters():
     settings, params = replay.split_config(None)
     s2, p2 = replay.apply_overrides(settings, params, ["ekf.foot_gate_nis=20", "max_time_gap_s=2", "imu_frame_id=*"])
