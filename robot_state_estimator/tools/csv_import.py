@@ -247,7 +247,9 @@ def import_csv(
     """
     from robot_state_estimator.io import bags, messages
 
-    table = read_table(csv_path, mapping, rows=rows)
+    full = read_table(csv_path, mapping)
+    n_source = len(full[mapping.time_column])
+    table = {k: v[rows] for k, v in full.items()} if rows is not None else full
     samples = samples_from_table(table, mapping)
     if not samples:
         raise CsvImportError(f"{csv_path}: no rows to import")
@@ -264,10 +266,51 @@ def import_csv(
             bag.write(mapping.joints_topic, messages.joint_state_msg(types, joints), stamp)
             if foot is not None:
                 bag.write(mapping.foot_topic, messages.foot_force_msg(types, foot), stamp)
+    source_t = full[mapping.time_column][[0, -1]] * mapping.time_scale_ns + mapping.time_offset_s * 1e9
+    imported = range(n_source)[rows] if rows is not None else range(n_source)
+    write_import_source(
+        output,
+        {
+            "source": str(Path(csv_path).resolve()),
+            "source_rows": n_source,
+            "source_span_s": [float(round(t) / 1e9) for t in source_t],
+            "rows": [imported.start, imported.stop],
+            "span_s": [samples[0][0] / 1e9, samples[-1][0] / 1e9],
+        },
+    )
     topics = {mapping.imu.topic: "sensor_msgs/msg/Imu", mapping.joints_topic: "sensor_msgs/msg/JointState"}
     if mapping.feet:
         topics[mapping.foot_topic] = "sensor_msgs/msg/JointState"
     return ImportSummary(Path(output), len(samples), samples[0][0], samples[-1][0], topics)
+
+
+#: Written inside the bag directory by ``import_csv``: where the rows came from (read by ``replay``).
+IMPORT_SOURCE_FILE = "import_source.yaml"
+
+
+def write_import_source(bag_dir: str | Path, info: dict[str, Any]) -> Path:
+    """Write ``IMPORT_SOURCE_FILE`` in ``bag_dir``: the source CSV, its row count and full time span
+    (``source_span_s``: first and last stamp of all its rows, s), the imported ``rows`` (start, stop) and
+    their ``span_s``. A slice of a recording then knows the span that the recording's unstamped ground truth
+    covers (rosbag2 readers ignore the extra file)."""
+    path = Path(bag_dir) / IMPORT_SOURCE_FILE
+    header = "# written by robot-state-estimator import-csv: the CSV this bag was imported from\n"
+    path.write_text(header + yaml.safe_dump(info, sort_keys=False))
+    return path
+
+
+def read_import_source(bag: str | Path) -> dict[str, Any] | None:
+    """The ``IMPORT_SOURCE_FILE`` of a bag imported by ``import_csv`` (in the bag directory, or next to a bag
+    file), or None when there is none or it is unreadable."""
+    p = Path(bag)
+    path = p / IMPORT_SOURCE_FILE if p.is_dir() else p.parent / IMPORT_SOURCE_FILE
+    if path.is_file():
+        try:
+            info = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError):
+            return None
+        return info if isinstance(info, dict) else None
+    return None
 
 
 def _parse_rows(text: str | None) -> slice | None:

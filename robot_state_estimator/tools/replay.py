@@ -685,6 +685,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="'bag' (the Odometry topic of the input), a bag, a TUM file, or an unstamped mocap CSV; "
         "default: the input's ground-truth topic when present",
     )
+    parser.add_argument(
+        "--time-span",
+        nargs=2,
+        type=float,
+        metavar=("T0", "T1"),
+        help="s, in the input's stamps: the span the rows of an unstamped ground-truth CSV cover (the full "
+        "recording when INPUT is a slice of it); default: the source span recorded by import-csv "
+        "(import_source.yaml), else the replayed span",
+    )
     parser.add_argument("--no-ground-truth", action="store_true", help="do not evaluate")
     parser.add_argument("--gt-topic", default="/ground_truth/odom", help="ground-truth nav_msgs/Odometry topic")
     parser.add_argument("--gt-contacts-topic", default="/ground_truth/contacts", help="ground-truth contact topic")
@@ -712,6 +721,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--imu-frame-id", help="accepted IMU frame_id ('*' = any); default: the description's")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--title", default="", help="title of the metrics table and plots")
+
+
+def ground_truth_time_span(
+    inp: Path, input_span_s: tuple[float, float], time_span: list[float] | tuple[float, float] | None
+) -> tuple[tuple[float, float], str]:
+    """The span (s, input stamps) that an unstamped ground truth's rows are spread over, and a line saying so.
+
+    ``--time-span`` when given; else the full span of the CSV the input was imported from, when import-csv
+    recorded it (``import_source.yaml``) and it differs from the replayed span (the input is a slice); else
+    the replayed span, with a warning that a slice of a longer recording needs ``--time-span``.
+    """
+    from robot_state_estimator.tools.csv_import import IMPORT_SOURCE_FILE, read_import_source
+
+    if time_span is not None:
+        t0, t1 = (float(t) for t in time_span)
+        if not t1 > t0:
+            raise ReplayError(f"--time-span: T1 ({t1}) must be after T0 ({t0})")
+        return (t0, t1), f"unstamped ground truth spread over --time-span {t0:.3f} .. {t1:.3f} s"
+    info = read_import_source(inp) if is_bag(inp) or inp.is_dir() else None
+    source_span = info.get("source_span_s") if info else None
+    if isinstance(source_span, list) and len(source_span) == 2:
+        t0, t1 = float(source_span[0]), float(source_span[1])
+        if abs(t0 - input_span_s[0]) < 1e-6 and abs(t1 - input_span_s[1]) < 1e-6:
+            return (t0, t1), (
+                f"unstamped ground truth spread over the replayed span {t0:.3f} .. {t1:.3f} s, the whole source "
+                f"recording ({IMPORT_SOURCE_FILE}: {info.get('source', '?')})"
+            )
+        if t1 > t0:
+            return (t0, t1), (
+                f"unstamped ground truth spread over the span of the source recording, {t0:.3f} .. {t1:.3f} s "
+                f"({IMPORT_SOURCE_FILE}: {info.get('source', '?')}); the input is a slice of it "
+                f"({input_span_s[0]:.3f} .. {input_span_s[1]:.3f} s); --time-span T0 T1 overrides"
+            )
+    t0, t1 = input_span_s
+    return (t0, t1), (
+        f"WARNING: unstamped ground truth spread over the replayed span {t0:.3f} .. {t1:.3f} s: if the input is a "
+        "slice of a longer recording, the metrics are meaningless; pass --time-span T0 T1 (the span, in the "
+        "input's stamps, that the ground-truth rows cover)"
+    )
 
 
 def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | None]:
@@ -752,13 +800,16 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
             if args.gt_topic in bags.bag_topics(inp):
                 spec = "bag"
         if spec is not None:
+            span, span_note = ground_truth_time_span(inp, result.input_span_s, getattr(args, "time_span", None))
             gt = load_ground_truth(
                 spec,
                 input_bag=inp,
                 topic=args.gt_topic,
                 contacts_topic=args.gt_contacts_topic,
-                time_span_s=result.input_span_s,  # unstamped rows are spread over the recording
+                time_span_s=span,  # unstamped rows are spread over the recording
             )
+            if not gt.stamped:
+                print(span_note)
     res = None
     if gt is not None:
         res = evaluate_replay(

@@ -101,3 +101,66 @@ def test_go1_data_is_found_from_the_cwd_and_the_environment(tmp_path, monkeypatc
     assert find_go1_data() == fake
     monkeypatch.setenv("RSE_GO1_DATA", str(tmp_path / "nowhere"))
     assert find_go1_data() is None
+
+
+def test_replay_ground_truth_time_span_rules(tmp_path):
+    from robot_state_estimator.tools import replay
+
+    bag = tmp_path / "bag"
+    bag.mkdir()
+    span = (10.0, 20.0)
+    # --time-span wins
+    assert replay.ground_truth_time_span(bag, span, [5.0, 30.0])[0] == (5.0, 30.0)
+    with pytest.raises(replay.ReplayError, match="--time-span"):
+        replay.ground_truth_time_span(bag, span, [30.0, 5.0])
+    # nothing recorded: the replayed span, with a clear warning
+    got, note = replay.ground_truth_time_span(bag, span, None)
+    assert got == span and note.startswith("WARNING") and "--time-span" in note
+    # import-csv recorded a longer source: the input is a slice, the source span is used
+    info = {
+        "source": "rec.csv",
+        "source_rows": 100,
+        "source_span_s": [0.0, 40.0],
+        "rows": [25, 50],
+        "span_s": [10.0, 20.0],
+    }
+    csv_import.write_import_source(bag, info)
+    assert csv_import.read_import_source(bag) == info
+    got, note = replay.ground_truth_time_span(bag, span, None)
+    assert got == (0.0, 40.0) and "slice" in note and "WARNING" not in note
+    # the whole source: no warning
+    csv_import.write_import_source(bag, {**info, "source_span_s": [10.0, 20.0]})
+    got, note = replay.ground_truth_time_span(bag, span, None)
+    assert got == span and "whole source" in note and "WARNING" not in note
+
+
+@pytest.mark.data
+@needs_go1
+def test_replay_of_a_slice_against_unstamped_ground_truth(tmp_path, capsys):
+    import argparse
+    import shutil
+
+    from robot_state_estimator.tools import replay
+
+    csv_import.import_csv(GO1_CSV, _mapping(), tmp_path / "bag", rows=slice(0, 6000))
+    info = csv_import.read_import_source(tmp_path / "bag")
+    assert info["rows"] == [0, 6000] and info["source_rows"] > 6000
+    assert info["source_span_s"][0] == info["span_s"][0] and info["source_span_s"][1] > info["span_s"][1] + 10
+
+    def run(*extra: str) -> tuple[dict, str]:
+        parser = argparse.ArgumentParser()
+        replay.add_arguments(parser)
+        argv = [str(tmp_path / "bag"), "--robot", "go1", "--ground-truth", str(GO1_DIR / "go1_ground_truth.csv")]
+        _, res = replay.run_cli(parser.parse_args([*argv, "--no-progress", *extra]))
+        return res, capsys.readouterr().out
+
+    res, out = run()  # the span recorded by import-csv
+    assert "span of the source recording" in out and "WARNING" not in out
+    assert res["ate_4dof_pct"] < 2.0  # the full run gives about 1 %
+    span = [str(t) for t in info["source_span_s"]]
+    res_explicit, out = run("--time-span", *span)
+    assert "--time-span" in out and res_explicit["ate_4dof_pct"] == pytest.approx(res["ate_4dof_pct"])
+    shutil.move(tmp_path / "bag" / csv_import.IMPORT_SOURCE_FILE, tmp_path / "elsewhere.yaml")
+    res_slice, out = run()  # not known to be a slice: spread over the slice, with a warning
+    assert "WARNING" in out and "--time-span" in out
+    assert res_slice["ate_4dof_pct"] > 3 * res["ate_4dof_pct"]  # the nonsense the warning is about
