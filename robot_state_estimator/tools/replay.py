@@ -322,6 +322,8 @@ class ReplayResult:
         wall_s: wall time of the estimation loop (reading excluded), s.
         read_s: wall time to read and deserialize the bag, s.
         skipped, events: counts by cause (driver rules; core events).
+        lost: samples missing from the recording, detected from the stamp gaps (``io.stream.LOST_KEYS``, only
+            the non-zero ones).
         resets: filter resets by the driver.
         gyro_yaw_rate: ``(t_s, gyro z in the base frame rad/s)`` of the IMU input (time alignment).
         input_span_s: first and last input stamp, s (the span unstamped ground truth is spread over).
@@ -343,6 +345,7 @@ class ReplayResult:
     metrics: dict[str, Any] | None = None
     ground_truth: GroundTruth | None = None
     description: Any = None
+    lost: dict[str, int] = field(default_factory=dict)
 
     @property
     def realtime_factor(self) -> float:
@@ -360,6 +363,7 @@ class ReplayResult:
             "samples_per_s": self.n_inputs / self.wall_s if self.wall_s > 0 else None,
             "realtime_factor": self.realtime_factor,
             "skipped": self.skipped,
+            "lost": self.lost,
             "events": self.events,
             "resets": self.resets,
         }
@@ -574,6 +578,7 @@ def replay(
         wall_s=wall,
         read_s=read_s,
         skipped=dict(driver.skipped),
+        lost={k: n for k, n in driver.stream.lost.items() if n},
         events=dict(driver.events),
         resets=driver.resets,
         gyro_yaw_rate=_gyro_signal(driver),
@@ -786,7 +791,9 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
         f"replayed {inp}: {s['n_inputs']} messages over {s['input_duration_s']:.2f} s "
         f"in {s['estimation_wall_s']:.2f} s "
         f"({s['samples_per_s']:.0f} samples/s, {s['realtime_factor']:.1f}x real time); "
-        f"{s['n_estimates']} estimates" + (f"; skipped {s['skipped']}" if s["skipped"] else "")
+        f"{s['n_estimates']} estimates"
+        + (f"; skipped {s['skipped']}" if s["skipped"] else "")
+        + (f"; samples missing from the recording (stamp gaps) {s['lost']}" if s["lost"] else "")
     )
     traj = result.log.trajectory()
     if args.tum:

@@ -54,6 +54,7 @@ def test_replay_reproduces_the_ground_truth(replayed):
     assert res["contacts"]["all"]["precision"] > 0.98
     assert res["contacts"]["all"]["recall"] > 0.98
     assert result.skipped == {}
+    assert result.lost == {} and result.summary()["lost"] == {}  # a complete recording: no stamp gaps
     assert result.resets == 0
 
 
@@ -203,6 +204,22 @@ def test_replay_errors_name_the_problem(sim_run, tmp_path):
             options=replay.ReplayOptions(imu_topic="/nope"),
         )
     assert replay.run(argparse.Namespace(input=str(tmp_path / "missing"))) == 1
+
+
+def test_samples_missing_from_a_recording_are_reported(sim_run, tmp_path, capsys):
+    run_dir, _ = sim_run
+    msgs = bags.read_messages_in_stamp_order(run_dir / "bag", ["/imu/data", "/joint_states"])
+    imu_stamps = sorted({m.log_time_ns for m in msgs if m.topic == "/imu/data"})
+    dropped = set(imu_stamps[500:503])  # three IMU samples missing from the recording
+    with bags.BagWriter(tmp_path / "bag") as out:
+        for m in msgs:
+            if not (m.topic == "/imu/data" and m.log_time_ns in dropped):
+                out.write(m.topic, m.msg, m.log_time_ns)
+    result, _ = _run_replay_cli(
+        [str(tmp_path / "bag"), "--description", str(run_dir / "robot_description.urdf"), "--no-ground-truth"]
+    )
+    assert result.lost == {"imu_lost": 3}
+    assert "samples missing from the recording (stamp gaps) {'imu_lost': 3}" in capsys.readouterr().out
 
 
 def test_an_unknown_bundled_robot_is_an_error_even_with_a_description_next_to_the_bag(sim_run, capsys):
