@@ -19,8 +19,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # (this machine's pip config names local indexes that may not exist: drop those warnings)
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt" \
     2> >(grep -v "^WARNING: Location" >&2)
+  # setuptools' editable build prints banners on stderr: keep them in a log, show it only on failure
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e "$root" \
-    2> >(grep -v -e "^WARNING: Location" -e "BuildBackendWarning" -e "warnings.warn" >&2)
+    >"$venv/.editable-install.log" 2>&1 || { cat "$venv/.editable-install.log" >&2; exit 1; }
   echo "$want" >"$stamp"
 fi
 if ! "$venv/bin/python" -c "import tf2_msgs.msg" >/dev/null 2>&1; then
