@@ -324,21 +324,32 @@ class BaseEkf:
         """True once a state has been set."""
         return self.stamp_ns is not None
 
-    def initial_covariance(self, R_world_base: FloatArray) -> FloatArray:
+    def initial_covariance(
+        self,
+        R_world_base: FloatArray,
+        *,
+        velocity_std: float | None = None,
+        roll_pitch_std: float | None = None,
+        gyro_bias_std: float | None = None,
+    ) -> FloatArray:
         """(15, 15) initial covariance from the settings (never zero).
 
         The roll/pitch/yaw stddevs are about the world axes; they are mapped to the right (body)
         perturbation with ``R^T Sigma_W R``. Bias stddevs are the larger of the settings and the SDF turn-on
-        bias spread.
+        bias spread. ``velocity_std``, ``roll_pitch_std`` and ``gyro_bias_std`` override the settings'
+        ``initial_*`` values when given (the initialisation from a moving window).
         """
         s = self.settings
+        v_std = s.initial_velocity_std if velocity_std is None else velocity_std
+        rp_std = s.initial_roll_pitch_std if roll_pitch_std is None else roll_pitch_std
+        bg_std = s.initial_gyro_bias_std if gyro_bias_std is None else gyro_bias_std
         P = np.zeros((N_STATES, N_STATES))
         P[P_SL, P_SL] = np.eye(3) * s.initial_position_std**2
-        P[V_SL, V_SL] = np.eye(3) * s.initial_velocity_std**2
-        Sigma_theta_world = np.diag([s.initial_roll_pitch_std**2, s.initial_roll_pitch_std**2, s.initial_yaw_std**2])
+        P[V_SL, V_SL] = np.eye(3) * v_std**2
+        Sigma_theta_world = np.diag([rp_std**2, rp_std**2, s.initial_yaw_std**2])
         P[TH_SL, TH_SL] = R_world_base.T @ Sigma_theta_world @ R_world_base
         P[BA_SL, BA_SL] = np.diag(np.maximum(s.initial_accel_bias_std, self.noise.accel_bias_prior_std) ** 2)
-        P[BG_SL, BG_SL] = np.diag(np.maximum(s.initial_gyro_bias_std, self.noise.gyro_bias_prior_std) ** 2)
+        P[BG_SL, BG_SL] = np.diag(np.maximum(bg_std, self.noise.gyro_bias_prior_std) ** 2)
         return P
 
     def initialize(
@@ -402,6 +413,43 @@ class BaseEkf:
             p_world_base=p_world_base,
             gyro_bias=gyro_imu_mean,
         )
+
+    def initialize_moving(
+        self,
+        stamp_ns: int,
+        *,
+        accel_imu_mean: FloatArray,
+        gyro_imu: FloatArray,
+        accel_imu: FloatArray,
+        p_world_base: FloatArray,
+        v_base_in_base: FloatArray,
+    ) -> None:
+        """Initialise on a moving robot: roll and pitch from the mean specific force, yaw 0, gyro bias 0.
+
+        Over whole gait cycles the base acceleration averages to about zero, so the mean specific force is
+        about ``R^T (-g_W)``. The covariance uses ``init_moving_roll_pitch_std``, ``init_moving_velocity_std``
+        and ``init_moving_gyro_bias_std`` of the settings.
+
+        Args:
+            stamp_ns: filter time (ns).
+            accel_imu_mean: (3,) m/s^2, mean specific force in S over the window.
+            gyro_imu: (3,) rad/s, the current gyro reading in S (for the angular rate, not the bias).
+            accel_imu: (3,) m/s^2, the current specific force in S.
+            p_world_base: (3,) m, initial position.
+            v_base_in_base: (3,) m/s, initial velocity in B.
+        """
+        s = self.settings
+        f_base = self.R_base_imu @ np.asarray(accel_imu_mean, dtype=float)
+        R = rotation_from_gravity(f_base)
+        self._gyro_imu = np.array(gyro_imu, dtype=float)
+        self._accel_imu = np.array(accel_imu, dtype=float)
+        P = self.initial_covariance(
+            R,
+            velocity_std=s.init_moving_velocity_std,
+            roll_pitch_std=s.init_moving_roll_pitch_std,
+            gyro_bias_std=s.init_moving_gyro_bias_std,
+        )
+        self.initialize(stamp_ns, R_world_base=R, p_world_base=p_world_base, v_base_in_base=v_base_in_base, P=P)
 
     # ------------------------------------------------------------------------------------------------------
     # Propagation

@@ -27,13 +27,24 @@ window whose gyro standard deviation is below ``ekf.init_max_gyro_std_rad_s`` on
 accelerometer norm is within ``ekf.init_max_accel_deviation_m_s2`` of g counts as static (standing still):
 roll, pitch and gyro bias from
 them, yaw 0, position ``ekf.initial_position`` with the height put above the stance feet when joints have
-been seen. Or call :meth:`RobotStateEstimator.initialize_state` with an explicit state.
+been seen. When no window counted as static ``ekf.init_timeout_s`` of IMU time after the first IMU sample
+(0 disables this; e.g. a node started, or a recording replayed from, mid-trot), the filter initialises from
+the moving robot anyway (event ``initialized_moving``): roll and pitch from the mean specific force since that
+first sample (over whole gait cycles the base acceleration averages to about zero), gyro bias 0 (the window
+mean is the body's turning, not the bias), yaw 0, velocity from the leg kinematics of the last joint sample
+(the feet within ``contact.kinematic_on_height_m`` of the lowest one taken as stance; 0 without joint
+velocities), position as above, and the larger stddevs ``ekf.init_moving_roll_pitch_std``,
+``ekf.init_moving_velocity_std``, ``ekf.init_moving_gyro_bias_std``. The static path is unchanged: a static
+window found by the timeout always wins. Or call :meth:`RobotStateEstimator.initialize_state` with an
+explicit state.
 
 Event keys (stable; level ``warn`` unless noted): ``imu_shape``, ``imu_nan``, ``imu_out_of_range``,
 ``imu_frame_id`` (info; the sample is still used), ``imu_dt_nonpositive``, ``imu_out_of_order``, ``imu_gap``,
-``stamp_backwards``, ``reset``, ``initialized`` (info), ``joint_shape``, ``joint_nan``, ``duplicate_joint``,
-``unknown_joint``, ``missing_joint``, ``joint_dt_nonpositive``, ``joint_out_of_order``, ``joint_too_old``,
-``joint_queue_overflow``, ``foot_force_shape``, ``foot_force_nan``, ``unknown_foot``,
+``stamp_backwards``, ``reset``, ``initialized`` (info), ``initialized_moving`` (warn: initialised from a
+moving window after ``ekf.init_timeout_s``, attitude and velocity less certain), ``joint_shape``,
+``joint_nan``, ``duplicate_joint``, ``unknown_joint``, ``missing_joint``, ``joint_dt_nonpositive``,
+``joint_out_of_order``, ``joint_too_old``, ``joint_queue_overflow``, ``foot_force_shape``, ``foot_force_nan``,
+``unknown_foot``,
 ``contact_source_unavailable``, ``foot_gated`` (info: a stance foot failed the chi-square gate),
 ``filter_diverged`` (error: non-finite state, estimator reset).
 """
@@ -209,6 +220,10 @@ class RobotStateEstimator:
         ekf.omega_base = np.zeros(3)
         ekf.P = ekf.initial_covariance(ekf.R_world_base)
         self._init_window: deque[tuple[FloatArray, FloatArray]] = deque(maxlen=self.settings.ekf.init_imu_samples)
+        self._init_start_ns: int | None = None  # first IMU stamp of this initialisation
+        self._init_accel_sum = np.zeros(3)  # specific force summed since then (the moving fallback)
+        self._init_count = 0
+        self._init_qdot_valid = False
         self._last_imu_stamp_ns: int | None = None
         self._last_joint_stamp_ns: int | None = None
         self._have_joints = False
@@ -371,8 +386,13 @@ class RobotStateEstimator:
         s = self.settings.ekf
         window = self._init_window
         window.append((gyro, accel))
+        if self._init_start_ns is None:
+            self._init_start_ns = stamp
+        self._init_accel_sum += accel
+        self._init_count += 1
+        timed_out = s.init_timeout_s > 0.0 and (stamp - self._init_start_ns) >= s.init_timeout_s * _NS
         if len(window) < s.init_imu_samples:
-            return None
+            return self._initialize_moving(stamp, gyro, accel) if timed_out else None
         gyros = np.array([g for g, _ in window])
         accels = np.array([a for _, a in window])
         gyro_mean = gyros.mean(axis=0)
@@ -382,7 +402,8 @@ class RobotStateEstimator:
             accel_norm_mean = float(np.linalg.norm(accels, axis=1).mean())
             moving = moving or abs(accel_norm_mean - s.gravity_m_s2) > s.init_max_accel_deviation_m_s2
         if moving:
-            return None  # slide the window on
+            # slide the window on, or give up waiting for a static one
+            return self._initialize_moving(stamp, gyro, accel) if timed_out else None
         self.ekf.initialize_static(
             stamp, accel_imu_mean=accel_mean, gyro_imu_mean=gyro_mean, p_world_base=np.array(s.initial_position)
         )
@@ -393,6 +414,47 @@ class RobotStateEstimator:
             self.ekf.p_world_base[2] = -float(np.mean(heights))
         self._event("initialized", f"initialised from {len(window)} static IMU samples", "info")
         # Joint samples held during initialisation that are older than now are not replayed.
+        while self._pending and self._pending[0].stamp_ns <= stamp:
+            self._pending.popleft()
+        return self._finish_step(())
+
+    def _initialize_moving(self, stamp: int, gyro: FloatArray, accel: FloatArray) -> Estimate | None:
+        """The fallback after ``ekf.init_timeout_s`` without a static window (see the module docstring)."""
+        s = self.settings.ekf
+        ekf = self.ekf
+        accel_mean = self._init_accel_sum / max(self._init_count, 1)
+        ekf.initialize_moving(
+            stamp,
+            accel_imu_mean=accel_mean,
+            gyro_imu=gyro,
+            accel_imu=accel,
+            p_world_base=np.array(s.initial_position),
+            v_base_in_base=np.zeros(3),
+        )
+        ekf.set_imu(stamp, gyro, accel)
+        how = "no joints yet"
+        if self._have_joints:
+            self.kin.update(self._q_joints)
+            heights = self.kin.p_base_foot @ ekf.R_world_base[2, :]
+            stance = np.flatnonzero(heights - heights.min() <= self.settings.contact.kinematic_on_height_m)
+            if s.initial_height_from_feet:
+                ekf.p_world_base[2] = -float(np.mean(heights[stance]))
+            if self._init_qdot_valid:
+                r = self.kin.p_base_foot[stance]
+                J = self.kin.J_base_foot[stance]
+                # v_B = -(J_i qdot) - omega x r_i, averaged over the lowest feet.
+                v = -(J @ self._qdot_joints) - r @ skew(ekf.omega_base).T
+                ekf.v_base_in_base = v.mean(axis=0)
+                how = f"velocity from {stance.size} stance feet"
+            else:
+                how = "no joint velocities yet: velocity 0"
+        self._event(
+            "initialized_moving",
+            f"no static IMU window within ekf.init_timeout_s={s.init_timeout_s} s: initialised from a moving "
+            f"window of {self._init_count} IMU samples (yaw 0, gyro bias 0, {how}); roll/pitch stddev "
+            f"{s.init_moving_roll_pitch_std} rad, velocity stddev {s.init_moving_velocity_std} m/s",
+            "warn",
+        )
         while self._pending and self._pending[0].stamp_ns <= stamp:
             self._pending.popleft()
         return self._finish_step(())
@@ -510,6 +572,7 @@ class RobotStateEstimator:
         if not self.ekf.initialized:
             self._q_joints = prepared.q
             self._qdot_joints = prepared.qdot
+            self._init_qdot_valid = prepared.qdot_valid
             return None
         ekf_stamp = int(self.ekf.stamp_ns or 0)
         if stamp > ekf_stamp:

@@ -100,6 +100,17 @@ class EkfSettings:
             large, does not); 0 disables the check.
         init_max_accel_deviation_m_s2: m/s^2, and when its mean accelerometer norm is within this of
             ``gravity_m_s2`` (standing up, being carried); 0 disables.
+        init_timeout_s: s of IMU time, when no window counted as static this long after the first IMU sample,
+            initialise from the moving robot anyway (roll and pitch from the mean specific force since that
+            first sample, yaw 0, gyro bias 0, velocity from the leg kinematics); 0 disables (wait for a static
+            window however long it takes).
+        init_moving_roll_pitch_std: rad, initial roll and pitch stddev of the initialisation from a moving
+            robot (the mean base acceleration over the timeout tilts the mean specific force by about
+            ``|a| / g``: 0.05 rad for 0.5 m/s^2; 0.1 doubles the attitude transient of the real Go1 trot).
+        init_moving_velocity_std: m/s, initial velocity stddev (per axis) of the initialisation from a moving
+            robot.
+        init_moving_gyro_bias_std: rad/s, initial gyroscope bias stddev of the initialisation from a moving
+            robot (the bias is not averaged: the prior spread of the gyro's turn-on bias).
         max_dt_s: s, largest IMU period that is propagated; a larger gap is refused and the filter
             re-anchors its clock (and inflates the velocity covariance).
         static_bias_lock: while the robot is static (small gyro, still joints, all feet in contact), apply a
@@ -134,6 +145,10 @@ class EkfSettings:
     init_imu_samples: int = 100
     init_max_gyro_std_rad_s: float = 0.05
     init_max_accel_deviation_m_s2: float = 0.5
+    init_timeout_s: float = 1.0
+    init_moving_roll_pitch_std: float = 0.05
+    init_moving_velocity_std: float = 0.5
+    init_moving_gyro_bias_std: float = 0.01
     max_dt_s: float = 0.05
     static_bias_lock: bool = False
     static_gyro_threshold_rad_s: float = 0.02
@@ -157,6 +172,9 @@ class EkfSettings:
             initial_yaw_std=self.initial_yaw_std,
             initial_accel_bias_std=self.initial_accel_bias_std,
             initial_gyro_bias_std=self.initial_gyro_bias_std,
+            init_moving_roll_pitch_std=self.init_moving_roll_pitch_std,
+            init_moving_velocity_std=self.init_moving_velocity_std,
+            init_moving_gyro_bias_std=self.init_moving_gyro_bias_std,
             max_dt_s=self.max_dt_s,
             zero_rate_noise_rad_s=self.zero_rate_noise_rad_s,
             gravity_m_s2=self.gravity_m_s2,
@@ -171,6 +189,7 @@ class EkfSettings:
             foot_gate_nis=self.foot_gate_nis,
             init_max_gyro_std_rad_s=self.init_max_gyro_std_rad_s,
             init_max_accel_deviation_m_s2=self.init_max_accel_deviation_m_s2,
+            init_timeout_s=self.init_timeout_s,
             static_gyro_threshold_rad_s=self.static_gyro_threshold_rad_s,
             static_joint_velocity_threshold_rad_s=self.static_joint_velocity_threshold_rad_s,
         )

@@ -66,7 +66,9 @@ class AnalyticMotion:
         return R_SB @ w, R_SB @ f_at_imu
 
 
-def feed_run(est: RobotStateEstimator, run, *, imu_transform=None, use_effort: bool = True) -> dict:
+def feed_run(
+    est: RobotStateEstimator, run, *, imu_transform=None, use_effort: bool = True, start_ns: int | None = None
+) -> dict:
     """Feed a simulated run (``robot_state_estimator.simulation.SimulatedRun``) in stamp order.
 
     Args:
@@ -74,6 +76,7 @@ def feed_run(est: RobotStateEstimator, run, *, imu_transform=None, use_effort: b
         run: the simulated run.
         imu_transform: optional ``f(k) -> (gyro, accel)`` replacing the run's IMU sample k.
         use_effort: pass the joint efforts (torque-based contacts) or not.
+        start_ns: feed only the samples stamped at or after this (a run joined mid-way); None = all.
 
     Returns:
         dict of arrays: ``imu_gt`` (ground-truth row of each IMU estimate), ``v``, ``p``, ``quat``, ``P_twist``,
@@ -85,6 +88,8 @@ def feed_run(est: RobotStateEstimator, run, *, imu_transform=None, use_effort: b
     for k, i in enumerate(run.joint_index):
         events.append((int(run.stamps_ns[i]), 0, k))
     events.sort()
+    if start_ns is not None:
+        events = [ev for ev in events if ev[0] >= start_ns]
     out: dict[str, list] = {
         k: [] for k in ("imu_gt", "v", "p", "quat", "P_twist", "P_pose", "joint_gt", "contacts", "forces")
     }

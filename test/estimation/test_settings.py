@@ -62,6 +62,8 @@ def test_flat_round_trip_and_base() -> None:
         ({"contact.source": "magic"}, "contact.source"),
         ({"contact.on_threshold": 10.0, "contact.off_threshold": 20.0}, "off_threshold"),
         ({"ekf.initial_position": [0, 0]}, "initial_position"),
+        ({"ekf.init_timeout_s": -1.0}, "ekf.init_timeout_s"),
+        ({"ekf.init_moving_roll_pitch_std": 0.0}, "ekf.init_moving_roll_pitch_std"),
         ({"robot_state_estimator": {"x": 1}}, "ros__parameters"),
     ],
 )
