@@ -84,7 +84,7 @@ def pack_estimate(est: Estimate) -> np.ndarray | None:
 
 @dataclass(frozen=True)
 class AdapterSettings:
-    """The adapter parameters of the node (same names, defaults and meaning as in docs/node.md).
+    """The adapter parameters of the node (same names, defaults and meaning as in README.md, "Parameters").
 
     Attributes:
         imu_frame_id: accepted ``header.frame_id`` of IMU samples; "" = the description's IMU frame (its

@@ -8,7 +8,7 @@ optionally ``foot_forces`` (sensor_msgs/JointState, name = foot frames, effort =
 Outputs, stamped with the stamp of the measurement that produced them (never ``now()``): ``odometry``
 (nav_msgs/Odometry), the TF ``odom_frame -> tf_child_frame`` on ``/tf``, ``contact_wrench/<foot>``
 (geometry_msgs/WrenchStamped in the foot frame), ``contact_states`` (diagnostic_msgs/DiagnosticArray, one
-status per foot) and ``/diagnostics``. See docs/node.md.
+status per foot) and ``/diagnostics``. See README.md, "The ROS 2 node".
 
 The input and output rules (IMU frame, zero stamps, gap reset, joint names, once-per-stamp odometry,
 output decimation, the non-finite guard) are ``io.stream.EstimatorStream``'s, shared with the offline
@@ -62,7 +62,7 @@ NO_IMU_WARN_PERIOD_S = 5.0
 
 
 class EstimatorNode(Node):
-    """Floating-base state estimator node (see the module docstring and docs/node.md).
+    """Floating-base state estimator node (see the module docstring and README.md, "The ROS 2 node").
 
     Args:
         node_name: ROS node name (``robot_state_estimator``; the settings files key on it).
