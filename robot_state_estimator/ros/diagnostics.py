@@ -8,7 +8,12 @@ robot (model name of the description):
   ``rejected_total`` and one ``rejected.<cause>`` per cause in ``REJECT_KEYS`` (always present, 0 when
   nothing was rejected, plus any other cause the core reported), ``lost_total`` and ``imu_lost``,
   ``joint_states_lost``, ``foot_forces_lost`` (samples that never reached the node, detected from the
-  stamps; not in ``rejected_total``). Level WARN when samples were lost or rejected since the previous
+  stamps; not in ``rejected_total``), ``latency_p50_ms``, ``latency_p99_ms``, ``latency_samples`` (time from
+  the input stamp to the odometry publish, ``time.time_ns() - stamp``, over the odometry published since the
+  previous report; only while ``use_sim_time`` is false and the difference is within [0, 10 s], i.e. when the
+  stamps are wall-clock time; ``nan`` and 0 samples otherwise) and ``processing_p50_ms``,
+  ``processing_p99_ms``, ``processing_samples`` (steady time from the entry of the input's callback to the
+  odometry publish, meaningful for any stamps). Level WARN when samples were lost or rejected since the previous
   report or no IMU arrived while the description is loaded; ERROR without a
   description.
 - ``<node>: filter``: ``status``, ``resets``, ``last_reset_reason``, ``last_stamp_s``,
@@ -74,6 +79,50 @@ class _RateCounter:
         return r
 
 
+#: Capacity of the latency rings: the values of one report period at 1 kHz odometry for up to ~8 s; with a
+#: longer period or a higher rate the percentiles are over the most recent ``LATENCY_RING_SIZE`` values.
+LATENCY_RING_SIZE = 8192
+
+
+class LatencyRing:
+    """Fixed-size ring of the recent latencies (ns): ``add`` stores into a preallocated list (no growth)."""
+
+    __slots__ = ("_buf", "_i", "_n", "_size")
+
+    def __init__(self, size: int = LATENCY_RING_SIZE) -> None:
+        self._buf = [0] * size
+        self._size = size
+        self._i = 0  # next slot
+        self._n = 0  # values added since the last ``take``
+
+    def add(self, value_ns: int) -> None:
+        i = self._i
+        self._buf[i] = value_ns
+        i += 1
+        self._i = 0 if i == self._size else i
+        self._n += 1
+
+    @property
+    def pending(self) -> int:
+        """Values added since the last ``take``."""
+        return self._n
+
+    def take(self) -> tuple[float, float, int]:
+        """``(p50_ms, p99_ms, n)`` of the values added since the last call (the most recent ``size`` of them
+        when more); ``(nan, nan, 0)`` without values. Resets the count."""
+        n = min(self._n, self._size)
+        self._n = 0
+        if n == 0:
+            return float("nan"), float("nan"), 0
+        i = self._i
+        if n <= i:
+            values = self._buf[i - n : i]
+        else:
+            values = self._buf[i - n :] + self._buf[:i]
+        p50, p99 = np.percentile(np.asarray(values, dtype=np.float64), (50, 99)) / 1e6
+        return float(p50), float(p99), n
+
+
 @dataclass
 class DiagnosticsState:
     """What the node tells the diagnostics: counters, the last estimate, reset history."""
@@ -89,6 +138,8 @@ class DiagnosticsState:
     foot_rejected_updates: Counter[str] = field(default_factory=Counter)
     has_description: bool = False
     lost: Counter[str] = field(default_factory=Counter)  # the stream's lost-sample counts (io.stream.LOST_KEYS)
+    latency: LatencyRing = field(default_factory=LatencyRing)  # input stamp -> odometry publish (wall clock)
+    processing: LatencyRing = field(default_factory=LatencyRing)  # callback entry -> odometry publish
 
 
 def _covariance_spd(cov: np.ndarray) -> bool:
@@ -178,6 +229,16 @@ class DiagnosticsBuilder:
         lost_total = sum(state.lost.values())
         values.append(("lost_total", lost_total))
         values += [(k, state.lost.get(k, 0)) for k in LOST_KEYS]
+        lat50, lat99, lat_n = state.latency.take()
+        proc50, proc99, proc_n = state.processing.take()
+        values += [
+            ("latency_p50_ms", lat50),
+            ("latency_p99_ms", lat99),
+            ("latency_samples", lat_n),
+            ("processing_p50_ms", proc50),
+            ("processing_p99_ms", proc99),
+            ("processing_samples", proc_n),
+        ]
         new_lost = lost_total - self._last_lost_total
         self._last_lost_total = lost_total
         if not state.has_description:

@@ -57,6 +57,8 @@ class StartupError(RuntimeError):
 
 #: s, joint states arriving without any IMU message for this long are warned about (``no_imu``).
 NO_IMU_AFTER_S = 2.0
+#: ns, a stamp-to-publish latency above this (or negative) means the stamps are not wall-clock time: not recorded.
+MAX_STAMP_LATENCY_NS = 10 * 10**9
 #: s, at most one ``no_imu`` warning per this period.
 NO_IMU_WARN_PERIOD_S = 5.0
 
@@ -97,6 +99,10 @@ class EstimatorNode(Node):
         self._base_frame = p["base_frame"]
         self._wrench_pubs: dict[str, Any] = {}
         self._outputs: OutputMessages | None = None
+        # latency of the odometry (diagnostics): from the input stamp when stamps are wall-clock time (not with
+        # sim time), and from the entry of the input's callback (steady clock) in any case
+        self._stamp_latency = not self.get_parameter("use_sim_time").value
+        self._t_entry_ns = 0
 
         self._odom_pub = self.create_publisher(self._types.Odometry, "odometry", output_qos())
         self._contacts_pub = self.create_publisher(self._types.DiagnosticArray, "contact_states", output_qos())
@@ -226,7 +232,9 @@ class EstimatorNode(Node):
             if self._stream is not None:
                 self._stream.set_core(self._est, new_settings)
         for param in params:
-            if param.name == "publish_tf":
+            if param.name == "use_sim_time":
+                self._stamp_latency = not param.value
+            elif param.name == "publish_tf":
                 if param.value and self._tf is None:
                     try:
                         self._tf = self._make_tf()
@@ -263,14 +271,17 @@ class EstimatorNode(Node):
     # -------------------------------------------------------------------------------------------- inputs
 
     def _on_imu(self, msg: Imu) -> None:
+        self._t_entry_ns = time.perf_counter_ns()
         self._diag.imu.tick()
         self._feed(EstimatorStream.on_imu_msg, msg, "IMU")
 
     def _on_joints(self, msg: JointState) -> None:
+        self._t_entry_ns = time.perf_counter_ns()
         self._diag.joints.tick()
         self._feed(EstimatorStream.on_joints_msg, msg, "joint")
 
     def _on_foot_forces(self, msg: JointState) -> None:
+        self._t_entry_ns = time.perf_counter_ns()
         self._diag.foot_forces.tick()
         self._feed(EstimatorStream.on_foot_forces_msg, msg, "foot-force")
 
@@ -311,6 +322,7 @@ class EstimatorNode(Node):
         stamp_ns = est.stamp_ns
         if odometry:
             self._odom_pub.publish(msgs.fill_odometry(stamp_ns, buf))
+            self._record_latency(stamp_ns)
             self._diag.odometry.tick()
             if self._p["publish_tf"] and self._tf is not None:
                 self._tf.sendTransform(msgs.fill_transform(stamp_ns, buf))
@@ -329,6 +341,15 @@ class EstimatorNode(Node):
                 if foot.in_contact and not foot.update_accepted:
                     self._diag.foot_rejected_updates[foot.name] += 1
         self._diag.last_estimate = est
+
+    def _record_latency(self, stamp_ns: int) -> None:
+        """After an odometry publish: processing time since the callback entry, and the time since the input
+        stamp when it is wall-clock time (not with sim time; only a difference within [0, MAX_STAMP_LATENCY_NS])."""
+        self._diag.processing.add(time.perf_counter_ns() - self._t_entry_ns)
+        if self._stamp_latency:
+            d = time.time_ns() - stamp_ns
+            if 0 <= d <= MAX_STAMP_LATENCY_NS:
+                self._diag.latency.add(d)
 
     def _check_imu_arrives(self) -> None:
         """Warn (every ``NO_IMU_WARN_PERIOD_S``) while joint states arrive but no IMU for ``NO_IMU_AFTER_S``."""

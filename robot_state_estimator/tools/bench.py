@@ -10,9 +10,13 @@ Writes one JSON file per run into ``--output`` (default ``bench/results/``), nam
   contact: 4 leg-kinematics updates) and while trotting (2 feet), median and p99 in microseconds;
 - ``node``: the node (``robot_state_estimator.ros.node`` as its own process, ``ROS_AUTOMATIC_DISCOVERY_RANGE
   =LOCALHOST``, a private ``ROS_DOMAIN_ID``) fed 1 kHz ``imu/data`` + 1 kHz ``joint_states`` over loopback DDS
-  for ``--node-duration`` seconds (30 by default): latency from the input stamp (wall clock at publish) to the
-  reception of the odometry with that stamp in the feeding process (p50, p99, max; this includes the DDS trip
-  back, so it bounds the stamp-to-publish latency from above), the node's CPU use (% of one core) from
+  for ``--node-duration`` seconds (30 by default): the node's own latency as it reports it in ``/diagnostics``
+  (``node_latency_stamp_to_publish_ms``: input stamp, the wall clock at publish, to the odometry publish;
+  ``node_processing_ms``: callback entry to the odometry publish; merged over the reports of the recording
+  window: p50 = median of the per-report p50s, p99 = max of the per-report p99s), the end-to-end latency
+  ``latency_stamp_to_feeder_reception_us`` (input stamp to the reception of the odometry in the feeding
+  process: p50, p99, max; includes the DDS trip back and the feeder's own delays, as the feeder shares its
+  process and the 2 cores with the node: an upper bound), the node's CPU use (% of one core) from
   ``/proc``, its RSS at the start and end of the measurement (growth) and its peak RSS (VmHWM);
 - ``memory``: peak RSS of the benchmark process and RSS growth over the offline run.
 
@@ -38,6 +42,9 @@ from typing import Any
 import numpy as np
 
 from robot_state_estimator.estimation.types import ImuSample, JointSample
+
+#: s, the node's diagnostics period during the node benchmark (each report gives the percentiles of its period)
+DIAGNOSTICS_PERIOD_S = 1.0
 
 
 class BenchError(RuntimeError):
@@ -192,7 +199,9 @@ def bench_node(
     ``imu_rate_hz`` must be a multiple of ``joint_rate_hz`` (a joint state goes with every k-th IMU message).
 
     The feeder replays the samples of ``run`` cyclically (a standing run repeats seamlessly) with stamps set to
-    the wall clock at publish time; the odometry subscriber computes ``receive time - header.stamp``.
+    the wall clock at publish time; the odometry subscriber computes ``receive time - header.stamp`` (an upper
+    bound: it includes the trip back and the feeder's delays), and the node's ``/diagnostics`` reports of the
+    recording window give its own stamp-to-publish and processing latencies (``_merge_node_reports``).
 
     Raises:
         BenchError: rclpy missing, the node did not start or published nothing.
@@ -224,6 +233,8 @@ def bench_node(
         f"robot:={run.robot}",
         "-p",
         f"description_file:={desc_path}",
+        "-p",
+        f"diagnostics_period_s:={DIAGNOSTICS_PERIOD_S}",
         "--log-level",
         "warn",
     ]
@@ -247,10 +258,22 @@ def bench_node(
             with lock:
                 latencies.append(now - stamp_to_ns(msg.header.stamp))
 
+    reports: list[dict[str, str]] = []  # the node's "inputs" diagnostics received while recording
+    last_report = [0.0]  # monotonic time of the last "inputs" report received
+
+    def on_diagnostics(msg: Any) -> None:
+        for status in msg.status:
+            if status.name.endswith(": inputs") and "robot_state_estimator" in status.name:
+                last_report[0] = time.monotonic()
+                if recording.is_set():
+                    with lock:
+                        reports.append({kv.key: kv.value for kv in status.values})
+
     qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
     imu_pub = node.create_publisher(TYPES.Imu, "imu/data", qos)
     joint_pub = node.create_publisher(TYPES.JointState, "joint_states", qos)
     node.create_subscription(TYPES.Odometry, "odometry", on_odom, 100)
+    node.create_subscription(TYPES.DiagnosticArray, "/diagnostics", on_diagnostics, 100)
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     spinner = threading.Thread(target=executor.spin, daemon=True)
@@ -306,13 +329,18 @@ def bench_node(
                 messages.joint_state_msg(TYPES, JointSample(stamp, js.names, js.position, js.velocity, js.effort))
             )
         wall = time.monotonic() - wall0
-        time.sleep(0.2)
+        # wait for the node's next diagnostics report: it covers the end of the feed
+        feed_end = time.monotonic()
+        deadline = feed_end + 2 * DIAGNOSTICS_PERIOD_S + 1.0
+        while last_report[0] <= feed_end + 0.05 and time.monotonic() < deadline:
+            time.sleep(0.02)
         recording.clear()
         cpu1, rss1 = _cpu_seconds(proc.pid), _rss_kb(proc.pid)
         if proc.poll() is not None:
             raise BenchError(f"the node exited during the benchmark: {_stderr(proc)}")
         with lock:
             lat = list(latencies)
+            node_reports = list(reports)
         if not lat:
             raise BenchError(f"no odometry received from the node: {_stderr(proc)}")
         expected = (total - warmup) + n_joint_inputs
@@ -323,7 +351,11 @@ def bench_node(
             "feeder_late_ticks": late,
             "odometry_received": len(lat),
             "odometry_received_ratio": len(lat) / (total - warmup),
-            "latency_stamp_to_odometry_us": {
+            "node_latency_stamp_to_publish_ms": _merge_node_reports(node_reports, "latency"),
+            "node_processing_ms": _merge_node_reports(node_reports, "processing"),
+            "latency_stamp_to_feeder_reception_us": {
+                "what": "input stamp to reception of the odometry in the feeder process: an upper bound "
+                "(includes the DDS trip back and the feeder's own delays; the feeder shares the cores)",
                 "p50": float(np.percentile(lat, 50) / 1e3),
                 "p90": float(np.percentile(lat, 90) / 1e3),
                 "p99": float(np.percentile(lat, 99) / 1e3),
@@ -353,6 +385,33 @@ def bench_node(
         Path(desc_path).unlink(missing_ok=True)
         err_file.close()
     return result
+
+
+def _merge_node_reports(reports: list[dict[str, str]], prefix: str) -> dict[str, Any]:
+    """Merge the node's per-report percentiles ``<prefix>_p50_ms``/``<prefix>_p99_ms`` conservatively.
+
+    Each ``/diagnostics`` report carries the p50 and p99 of the values since the previous report; the merged
+    ``p50_ms`` is the median of the per-report p50s and ``p99_ms`` the max of the per-report p99s (an upper
+    bound of the p99 over the whole window). Reports without values (``<prefix>_samples`` 0) are skipped.
+    """
+    p50s, p99s, n = [], [], 0
+    for r in reports:
+        k = int(r.get(f"{prefix}_samples", "0") or 0)
+        p50, p99 = float(r.get(f"{prefix}_p50_ms", "nan")), float(r.get(f"{prefix}_p99_ms", "nan"))
+        if k <= 0 or not (np.isfinite(p50) and np.isfinite(p99)):
+            continue
+        p50s.append(p50)
+        p99s.append(p99)
+        n += k
+    out: dict[str, Any] = {
+        "merge": "p50 = median of the per-report p50s, p99 = max of the per-report p99s",
+        "reports": len(p50s),
+        "samples": n,
+    }
+    if p50s:
+        out["p50_ms"] = float(np.median(p50s))
+        out["p99_ms"] = float(np.max(p99s))
+    return out
 
 
 def _stderr(proc: subprocess.Popen) -> str:
@@ -444,11 +503,19 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     for key in ("node", "node_500_250"):
         n = doc.get(key)
         if n and "error" not in n:
-            lat = n["latency_stamp_to_odometry_us"]
+            lat = n["latency_stamp_to_feeder_reception_us"]
             rates = n["input_rate_hz"]
+            own = n.get("node_latency_stamp_to_publish_ms", {})
+            proc_ms = n.get("node_processing_ms", {})
+
+            def ms(d: dict[str, Any]) -> str:
+                return f"p50 {d['p50_ms']:.2f} ms, p99 {d['p99_ms']:.2f} ms" if "p50_ms" in d else "no values"
+
             lines.append(
                 f"node over DDS ({n['duration_s']:.0f} s, IMU {rates['imu']} Hz + joints {rates['joint_states']} Hz): "
-                f"latency p50 {lat['p50']:.0f} us, p99 {lat['p99']:.0f} us; odometry for "
+                f"node latency stamp to publish {ms(own)}; processing (callback to publish) {ms(proc_ms)}; "
+                f"stamp to reception in the feeder (upper bound) p50 {lat['p50'] / 1e3:.1f} ms, "
+                f"p99 {lat['p99'] / 1e3:.1f} ms; odometry for "
                 f"{100 * n['odometry_received_ratio']:.0f} % of IMU inputs; CPU {n['cpu_percent_of_one_core']:.0f} % "
                 f"of a core; RSS {n['rss_end_kb'] / 1024:.0f} MiB (growth {n['rss_growth_kb'] / 1024:+.1f} MiB)"
             )

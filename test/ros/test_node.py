@@ -3,6 +3,8 @@ subscriber of every output) until conditions hold. Real DDS, real description, r
 
 from __future__ import annotations
 
+import math
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -24,7 +26,7 @@ from robot_state_estimator.ros import qos  # noqa: E402
 from robot_state_estimator.ros.node import EstimatorNode, StartupError  # noqa: E402
 
 from .conftest import spin_until  # noqa: E402
-from .streams import GO1_FEET, bad_messages, imu_msg, standing  # noqa: E402
+from .streams import GO1_FEET, Step, bad_messages, imu_msg, joint_msg, standing  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -358,3 +360,60 @@ def test_joint_states_without_imu_log_a_warning_naming_the_imu_topic(quiet_harne
     assert spin_until(harness.executor, feed_until_warned, timeout_s=10.0)
     assert f"{ns}/imu/data" in node._no_imu_warning and f"{ns}/joint_states" in node._no_imu_warning
     assert node._diag.imu.count == 0 and node.reject_counts.get("no_imu", 0) == 0
+
+
+def _wall_clock_standing(duration_s: float, *, rate_hz: float = 500.0) -> Any:
+    """``standing`` with each stamp taken from the wall clock when the step is published (as a robot does)."""
+    last = 0
+    for k, step in enumerate(standing(T0, duration_s, rate_hz=rate_hz)):
+        if k % 2 == 0:  # IMU then joints of one stamp
+            last = max(time.time_ns(), last + 1000)
+            t = last
+        if step.kind == "imu":
+            yield Step("imu", t, imu_msg(t))
+        else:
+            yield Step("joints", t, joint_msg(t))
+
+
+def _report(harness: Harness) -> dict[str, str]:
+    harness.out["diagnostics"].clear()
+    harness.node._publish_diagnostics()  # the timer of quiet_harness does not fire; trigger one report
+    assert spin_until(harness.executor, lambda: _inputs_status(harness) is not None)
+    return {kv.key: kv.value for kv in _inputs_status(harness).values}
+
+
+def _assert_processing(values: dict[str, str]) -> None:
+    assert int(values["processing_samples"]) > 0
+    p50, p99 = float(values["processing_p50_ms"]), float(values["processing_p99_ms"])
+    assert math.isfinite(p50) and math.isfinite(p99) and 0 <= p50 <= p99
+
+
+def test_diagnostics_report_the_latency_of_wall_clock_stamps_and_not_of_bag_stamps(quiet_harness: Harness) -> None:
+    harness = quiet_harness
+    harness.publish(_wall_clock_standing(0.6))
+    assert spin_until(harness.executor, lambda: len(harness.out["odometry"]) > 100)
+    values = _report(harness)
+    n_odom = int(values["odometry_published"])
+    assert 0 < int(values["latency_samples"]) <= n_odom
+    p50, p99 = float(values["latency_p50_ms"]), float(values["latency_p99_ms"])
+    assert math.isfinite(p50) and math.isfinite(p99) and 0 <= p50 <= p99 < 10_000
+    _assert_processing(values)
+    assert int(_report(harness)["latency_samples"]) == 0  # each report covers the values since the previous one
+    # stamps that are not wall-clock time (a bag, a simulator at t = 1000 s): no stamp latency, processing still
+    harness.publish(standing(T0, 0.3))
+    values = _report(harness)
+    assert int(values["latency_samples"]) == 0
+    assert math.isnan(float(values["latency_p50_ms"])) and math.isnan(float(values["latency_p99_ms"]))
+    _assert_processing(values)
+
+
+def test_no_stamp_latency_with_sim_time(ros_context) -> None:
+    h = Harness(ros_context, "/latency_sim_time", robot="go1", diagnostics_period_s=60.0, use_sim_time=True)
+    try:
+        h.publish(_wall_clock_standing(0.4))  # wall-clock stamps, but the node runs on sim time: not measured
+        values = _report(h)
+        assert int(values["odometry_published"]) > 0
+        assert int(values["latency_samples"]) == 0 and math.isnan(float(values["latency_p99_ms"]))
+        _assert_processing(values)
+    finally:
+        h.close()
