@@ -21,6 +21,11 @@ Timing rules (all times are the samples' own stamps, integer ns; the filter neve
 - Bad samples (NaN/Inf, implausible IMU magnitudes, wrong lengths, unknown/missing/duplicate joint names) are
   skipped with an event; the state is unchanged. Events are collected and returned by
   :meth:`RobotStateEstimator.pop_events`.
+- Joint names: a joint sample must name every model joint, once (``missing_joint``, ``duplicate_joint``).
+  A name not in the model rejects the sample (``unknown_joint``), unless ``settings.ignore_unknown_joints``:
+  then such names (a gripper, a head, wheels on the same ``/joint_states``) are ignored, their values unused
+  (not even checked for NaN), and the set of ignored names is reported when it changes (``ignored_joints``,
+  info), not per sample. The name order is resolved once per tuple of names and cached.
 
 Initialisation: a sliding window of the last ``ekf.init_imu_samples`` IMU samples is averaged; the first
 window whose gyro standard deviation is below ``ekf.init_max_gyro_std_rad_s`` on every axis and whose mean
@@ -42,7 +47,9 @@ Event keys (stable; level ``warn`` unless noted): ``imu_shape``, ``imu_nan``, ``
 ``imu_frame_id`` (info; the sample is still used), ``imu_dt_nonpositive``, ``imu_out_of_order``, ``imu_gap``,
 ``stamp_backwards``, ``reset``, ``initialized`` (info), ``initialized_moving`` (warn: initialised from a
 moving window after ``ekf.init_timeout_s``, attitude and velocity less certain), ``joint_shape``,
-``joint_nan``, ``duplicate_joint``, ``unknown_joint``, ``missing_joint``, ``joint_dt_nonpositive``,
+``joint_nan``, ``duplicate_joint``, ``unknown_joint``, ``ignored_joints`` (info: with
+``ignore_unknown_joints``, the names not in the model that are ignored; reported when that set changes),
+``missing_joint``, ``joint_dt_nonpositive``,
 ``joint_out_of_order``, ``joint_too_old``, ``joint_queue_overflow``, ``foot_force_shape``, ``foot_force_nan``,
 ``unknown_foot``,
 ``contact_source_unavailable``, ``foot_gated`` (info: a stance foot failed the chi-square gate),
@@ -180,8 +187,12 @@ class RobotStateEstimator:
         self._qdot_joints = np.zeros(n_joints)
         self._n_joints = n_joints
         self._pending: deque[_PreparedJoints] = deque()
+        # Name order cache: for the last valid tuple of names, the message index of each model joint (a gather:
+        # ``q = position[gather]``); message entries of ignored names are simply not gathered.
         self._order_names: tuple[str, ...] | None = None
-        self._order = np.arange(n_joints)
+        self._gather = np.arange(n_joints)
+        self._ignore_unknown = bool(settings.ignore_unknown_joints)
+        self._ignored_reported: frozenset[str] = frozenset()
         self.contacts = np.zeros(n_feet, dtype=bool)
         self.contact_source = "none"
         self._foot_sensor_values = np.full(n_feet, np.nan)
@@ -498,51 +509,72 @@ class RobotStateEstimator:
             vel = None
         if eff is not None and eff.size == 0:
             eff = None
+        strict = not self._ignore_unknown
         for label, arr in (("position", pos), ("velocity", vel), ("effort", eff)):
             if arr is not None and arr.shape != (n,):
                 self._event("joint_shape", f"joint {label} has shape {arr.shape} for {n} names; skipped")
                 return None
-            if arr is not None and not np.isfinite(arr).all():
+            if strict and arr is not None and not np.isfinite(arr).all():
                 self._event("joint_nan", f"joint {label} at {sample.stamp_ns} ns has NaN/Inf; skipped")
                 return None
-        order: NDArray[np.intp] | None = self._order
+        gather: NDArray[np.intp] | None = self._gather
         if names != self._order_names:  # else the same names as the last valid sample: same order, checked
-            order = self._joint_order(names)
-            if order is None:
+            gather = self._joint_order(names)
+            if gather is None:
                 return None
-        q = np.empty(n)
-        q[order] = pos
+        q = pos[gather]
+        use_measured = self.settings.joint_velocity.use_measured
+        qdot_meas = None if vel is None or (strict and not use_measured) else vel[gather]
+        tau = None if eff is None else eff[gather]
+        if not strict:  # only the values of model joints must be finite (ignored ones are unused)
+            for label, arr in (("position", q), ("velocity", qdot_meas), ("effort", tau)):
+                if arr is not None and not np.isfinite(arr).all():
+                    self._event("joint_nan", f"joint {label} at {sample.stamp_ns} ns has NaN/Inf; skipped")
+                    return None
         stamp = int(sample.stamp_ns)
         qdot_est = self.joint_velocity.update(stamp, q)
-        if vel is not None and self.settings.joint_velocity.use_measured:
-            qdot = np.empty(n)
-            qdot[order] = vel
+        if qdot_meas is not None and use_measured:
+            qdot = qdot_meas
             valid = True
         else:
             qdot, valid = qdot_est, self.joint_velocity.valid
-        tau = None
-        if eff is not None:
-            tau = np.empty(n)
-            tau[order] = eff
         return _PreparedJoints(stamp, q, qdot, valid, tau)
 
     def _joint_order(self, names: tuple[str, ...]) -> NDArray[np.intp] | None:
-        """Pinocchio index of each name (remembered for the next samples), or None with an event."""
+        """Message index of each model joint (remembered for the next samples), or None with an event.
+
+        Names not in the model are an error (``unknown_joint``) unless ``settings.ignore_unknown_joints``: then
+        they are left out, and a change of the set of ignored names is reported (``ignored_joints``, info).
+        """
         n = len(names)
         if len(set(names)) != n:
             self._event("duplicate_joint", "joint sample has duplicate names; skipped")
             return None
-        unknown = [name for name in names if name not in self._joint_index]
-        if unknown:
+        index = self._joint_index
+        unknown = [name for name in names if name not in index]
+        if unknown and not self._ignore_unknown:
             self._event("unknown_joint", f"unknown joint name(s) {unknown}; skipped")
             return None
-        if n != len(self.joint_names):
-            missing = [name for name in self.joint_names if name not in set(names)]
+        if n - len(unknown) != len(self.joint_names):
+            present = set(names)
+            missing = [name for name in self.joint_names if name not in present]
             self._event("missing_joint", f"joint sample lacks {missing}; skipped")
             return None
-        order = np.fromiter((self._joint_index[name] for name in names), dtype=np.intp, count=n)
-        self._order_names, self._order = names, order
-        return order
+        gather = np.empty(len(self.joint_names), dtype=np.intp)
+        for i, name in enumerate(names):
+            j = index.get(name)
+            if j is not None:
+                gather[j] = i
+        self._order_names, self._gather = names, gather
+        ignored = frozenset(unknown)
+        if ignored and ignored != self._ignored_reported:
+            self._event(
+                "ignored_joints",
+                f"joint(s) {sorted(ignored)} are not in the model; ignored (ignore_unknown_joints)",
+                "info",
+            )
+        self._ignored_reported = ignored
+        return gather
 
     def add_joints(self, sample: JointSample) -> Estimate | None:
         """Add joint positions (and velocities / efforts when present), matched by name.

@@ -296,6 +296,10 @@ class EstimatorSettings:
         contact: contact detection and force estimation.
         joint_velocity: joint-velocity estimation from positions.
         foot_frames: foot frame names; empty = take them from the description (``desc.foot_frames()``).
+        ignore_unknown_joints: accept joint samples that also name joints not in the model (a gripper, a head,
+            wheels on the same ``/joint_states``): those names and their values are ignored, reported once per
+            change of the ignored set (event ``ignored_joints``, info). False = such samples are rejected
+            (``unknown_joint``). A sample lacking a model joint is rejected either way.
         max_measurement_delay_s: s, a joint sample older than the filter time by at most this is applied
             at the filter time (its velocity information is still current enough); older ones are dropped.
         max_pending_joint_samples: joint samples ahead of the IMU are held, at most this many (oldest dropped).
@@ -307,6 +311,7 @@ class EstimatorSettings:
     contact: ContactSettings = field(default_factory=ContactSettings)
     joint_velocity: JointVelocitySettings = field(default_factory=JointVelocitySettings)
     foot_frames: tuple[str, ...] = ()
+    ignore_unknown_joints: bool = False
     max_measurement_delay_s: float = 0.02
     max_pending_joint_samples: int = 200
     out_of_order_tolerance_s: float = 0.05

@@ -9,8 +9,11 @@ The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both fee
 - An IMU stamp more than ``max_time_gap_s`` after the previous one resets the filter (``stamp_gap``), then the
   sample is processed; time going backwards (by more than ``out_of_order_tolerance_s``) is left to the core,
   which resets itself (events ``stamp_backwards``, ``reset``).
-- Joint samples must name exactly the model's joints (``joint_missing_names``, ``joint_unknown_names``); with
-  ``contact.source: torque`` a sample without efforts is skipped (``joint_effort_missing``).
+- Joint samples must name every model joint (``joint_missing_names``) and, unless the estimator setting
+  ``ignore_unknown_joints`` is on, no other joint (``joint_unknown_names``); with it on, samples with extra
+  names go to the core, which ignores those names and reports them when their set changes (core event
+  ``ignored_joints``, info). With ``contact.source: torque`` a sample without efforts is skipped
+  (``joint_effort_missing``). The check runs once per tuple of names (cached).
 - A non-finite estimate is never output: the filter is reset (``estimate_not_finite``).
 - Odometry and TF once per stamp, in increasing stamp order (when an IMU and a joint sample share a stamp, the
   first estimate at that stamp is output), decimated by ``odometry_rate_hz`` (the first estimate of each
@@ -213,7 +216,8 @@ class EstimatorStream:
         estimator: the core ``RobotStateEstimator`` (``add_imu``, ``add_joints``, ``add_foot_forces``,
             ``pop_events``, ``reset``).
         description: its ``RobotDescription`` (``joint_names``, ``imu.frame_id``, ``imu.link``).
-        settings: its ``EstimatorSettings`` (``out_of_order_tolerance_s``, ``contact.source``).
+        settings: its ``EstimatorSettings`` (``out_of_order_tolerance_s``, ``contact.source``,
+            ``ignore_unknown_joints``).
         adapter: the adapter parameters.
         strict: re-raise unexpected exceptions of the message conversion and of the core (offline tools);
             False (the node) turns them into the causes ``*_bad_message`` and ``core_error``.
@@ -255,6 +259,9 @@ class EstimatorStream:
         self.settings = settings
         self._backwards_tolerance_ns = int(settings.out_of_order_tolerance_s * NS_PER_S)
         self._needs_effort = settings.contact.source == "torque"
+        # getattr: settings-like objects without the field keep the strict rule (the default)
+        self._ignore_unknown_joints = bool(getattr(settings, "ignore_unknown_joints", False))
+        self._checked_joint_names = None  # the joint-name rule may have changed
 
     def set_adapter(self, adapter: AdapterSettings) -> None:
         """Change the adapter parameters (live parameters of the node)."""
@@ -374,7 +381,7 @@ class EstimatorStream:
             if missing:
                 return self._skip("joint_missing_names", f"joint sample skipped: missing joints {sorted(missing)}")
             unknown = names - self.model_joints
-            if unknown:
+            if unknown and not self._ignore_unknown_joints:
                 return self._skip(
                     "joint_unknown_names", f"joint sample skipped: joints {sorted(unknown)} are not in the model"
                 )

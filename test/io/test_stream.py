@@ -62,8 +62,12 @@ class FakeCore:
 DESC = SimpleNamespace(joint_names=("a", "b"), imu=SimpleNamespace(frame_id="imu", link="imu_link"))
 
 
-def settings(source: str = "auto", tolerance_s: float = 0.05):
-    return SimpleNamespace(out_of_order_tolerance_s=tolerance_s, contact=SimpleNamespace(source=source))
+def settings(source: str = "auto", tolerance_s: float = 0.05, ignore_unknown_joints: bool = False):
+    return SimpleNamespace(
+        out_of_order_tolerance_s=tolerance_s,
+        contact=SimpleNamespace(source=source),
+        ignore_unknown_joints=ignore_unknown_joints,
+    )
 
 
 def make(strict: bool = False, source: str = "auto", **adapter) -> tuple[EstimatorStream, FakeCore]:
@@ -194,6 +198,26 @@ def test_joint_name_rules():
     assert keys(st.on_joints(joints(T0 + 1, names=("a",)))) == ["joint_missing_names"]  # checked again on change
     assert st.rejected == {"joint_missing_names": 2, "joint_unknown_names": 1}
     assert core.calls == [("joints", T0, "")]
+
+
+def test_unknown_joint_names_pass_to_the_core_with_ignore_unknown_joints():
+    st, core = make()
+    st.set_core(core, settings(ignore_unknown_joints=True))
+    assert st.on_joints(joints(T0, names=("gripper", "a", "b"))).estimate is not None
+    assert st.on_joints(joints(T0 + 1, names=("gripper", "a", "b"))).estimate is not None  # cached check
+    assert keys(st.on_joints(joints(T0 + 2, names=("gripper", "a")))) == ["joint_missing_names"]  # still an error
+    assert st.rejected == {"joint_missing_names": 1}
+    assert core.calls == [("joints", T0, ""), ("joints", T0 + 1, "")]
+    # the rule follows a settings change, also for names already checked
+    st.on_joints(joints(T0 + 3, names=("gripper", "a", "b")))
+    st.set_core(core, settings())
+    assert keys(st.on_joints(joints(T0 + 4, names=("gripper", "a", "b")))) == ["joint_unknown_names"]
+
+
+def test_settings_without_the_field_keep_the_strict_rule():
+    st, _ = make()
+    st.set_core(st.estimator, SimpleNamespace(out_of_order_tolerance_s=0.05, contact=SimpleNamespace(source="auto")))
+    assert keys(st.on_joints(joints(T0, names=("a", "b", "c")))) == ["joint_unknown_names"]
 
 
 def test_torque_contacts_need_efforts():
@@ -445,3 +469,42 @@ def test_loss_check_costs_well_under_two_microseconds():
         check(s, S, 50 * MS)
     per_call = (time.perf_counter() - t) / len(stamps)
     assert per_call < 2e-6, per_call
+
+
+# ------------------------------------------------------------------ extra joints with the real core
+
+
+@pytest.mark.parametrize("ignore", [False, True])
+def test_extra_joints_through_stream_and_core(ignore: bool):
+    """Stream and core agree: with ``ignore_unknown_joints`` a gripper joint is ignored (reported once), without
+    it the stream rejects the sample before the core."""
+    import pinocchio as pin
+
+    from robot_state_estimator.common.robots import example_robot_urdf
+    from robot_state_estimator.description.types import ImuSpec
+    from robot_state_estimator.estimation import EkfSettings, EstimatorSettings, RobotStateEstimator
+
+    model = pin.buildModelFromUrdf(str(example_robot_urdf("go1")), pin.JointModelFreeFlyer())
+    settings = EstimatorSettings(ekf=EkfSettings(init_imu_samples=10), ignore_unknown_joints=ignore)
+    imu_spec = ImuSpec(name="imu", link="base", frame_id="imu_link")
+    feet = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+    core = RobotStateEstimator(model, imu_spec, feet, settings, base_link="base")
+    desc = SimpleNamespace(joint_names=core.joint_names, imu=imu_spec)
+    st = EstimatorStream(core, desc, settings, AdapterSettings(), strict=True)
+    q = pin.neutral(model)[7:]
+    names = ("gripper_joint", *core.joint_names)
+    n_joint_estimates = 0
+    for k in range(50):
+        stamp = T0 + k * 1_000_000
+        st.on_imu(ImuSample(stamp, np.zeros(3), np.array([0.0, 0.0, 9.81]), None, "imu_link"))
+        out = st.on_joints(JointSample(stamp, names, np.r_[0.5, q], None, None))
+        n_joint_estimates += out.estimate is not None
+    if ignore:
+        assert st.rejected.get("joint_unknown_names", 0) == 0
+        assert st.events["ignored_joints"] == 1
+        assert "unknown_joint" not in st.events
+        assert n_joint_estimates > 30
+    else:
+        assert st.rejected["joint_unknown_names"] == 50
+        assert "ignored_joints" not in st.events and "unknown_joint" not in st.events
+        assert n_joint_estimates == 0
