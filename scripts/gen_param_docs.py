@@ -45,9 +45,13 @@ def updated(readme_text: str) -> str:
 
 
 def main() -> int:
+    args = sys.argv[1:]
+    if args not in ([], ["--check"]):
+        print(__doc__)
+        return 0 if args in (["-h"], ["--help"]) else 2
     text = README.read_text()
     new = updated(text)
-    if "--check" in sys.argv[1:]:
+    if args == ["--check"]:
         if new != text:
             print("README.md parameter tables are out of date: run .venv/bin/python scripts/gen_param_docs.py")
             return 1
