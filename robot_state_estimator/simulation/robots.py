@@ -1,8 +1,8 @@
 """The legged robots the generator knows: model, feet, standing posture, IMU and gait defaults.
 
-Models come from the bundled descriptions (``config/robots/<robot>.urdf.xacro``, with their ``<gazebo>`` IMU
-block) through :func:`robot_state_estimator.description.load_description` when that parser is available,
-else from example-robot-data's URDF with a hand-built :class:`ImuSpec` mirroring the bundled xacro.
+Models and IMUs come from the bundled descriptions (``config/robots/<robot>.urdf.xacro``, with their
+``<gazebo>`` IMU block) through :func:`robot_state_estimator.description.load_description`: the description is
+the one source of the IMU's pose and noise.
 Standing postures are the ``standing`` reference configurations of example-robot-data's SRDF files.
 """
 
@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from robot_state_estimator.common.robots import example_robot_data_share, example_robot_urdf
-from robot_state_estimator.description.types import ImuSpec, NoiseSpec, NoiseType
+from robot_state_estimator.common.paths import robot_description_path
+from robot_state_estimator.common.robots import example_robot_data_share
+from robot_state_estimator.description import load_description
+from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.simulation.errors import SimulationError
 
 
@@ -37,12 +39,6 @@ class _RobotInfo:
     feet: tuple[str, str, str, str]  # front-left, front-right, hind-left, hind-right
     srdf: str
     gait: GaitDefaults
-    imu_link: str
-    gyro_stddev: float
-    gyro_bias_stddev: float
-    accel_stddev: float
-    accel_bias_stddev: float
-    imu_rate_hz: float
 
 
 ROBOTS: dict[str, _RobotInfo] = {
@@ -50,34 +46,16 @@ ROBOTS: dict[str, _RobotInfo] = {
         feet=("FL_foot", "FR_foot", "RL_foot", "RR_foot"),
         srdf="go1_description/srdf/go1.srdf",
         gait=GaitDefaults(0.5, 0.8, 0.06, 0.4, 0.2),
-        imu_link="imu_link",
-        gyro_stddev=5.46e-3,
-        gyro_bias_stddev=9.7e-6,
-        accel_stddev=3.84e-2,
-        accel_bias_stddev=2.0e-2,
-        imu_rate_hz=1000.0,
     ),
     "solo12": _RobotInfo(
         feet=("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"),
         srdf="solo_description/srdf/solo.srdf",
         gait=GaitDefaults(0.4, 0.7, 0.05, 0.25, 0.12),
-        imu_link="base_link",
-        gyro_stddev=1.37e-3,
-        gyro_bias_stddev=4.85e-5,
-        accel_stddev=3.07e-2,
-        accel_bias_stddev=3.9e-4,
-        imu_rate_hz=1000.0,
     ),
     "anymal_c": _RobotInfo(
         feet=("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT"),
         srdf="anymal_c_simple_description/srdf/anymal.srdf",
         gait=GaitDefaults(0.8, 1.2, 0.1, 0.4, 0.2),
-        imu_link="imu_link",
-        gyro_stddev=2.47e-3,
-        gyro_bias_stddev=4.85e-5,
-        accel_stddev=8.32e-3,
-        accel_bias_stddev=1.5e-4,
-        imu_rate_hz=400.0,
     ),
 }
 
@@ -98,7 +76,7 @@ class SimRobot:
             models point feet, so an estimator taking the foot radius from this description uses point
             feet too (``RobotDescription.foot_radius`` = 0).
         gait: gait defaults.
-        source: ``"description"`` or ``"example-robot-data"`` (where model and IMU came from).
+        source: where model and IMU came from (always ``"description"``: the bundled description).
     """
 
     name: str
@@ -115,24 +93,6 @@ class SimRobot:
     def joint_names(self) -> tuple[str, ...]:
         """Actuated joint names in pinocchio order."""
         return tuple(self.model.names[i] for i in range(2, self.model.njoints))
-
-
-def _fallback_imu(robot: str) -> ImuSpec:
-    info = ROBOTS[robot]
-
-    def axis(stddev: float, bias_stddev: float) -> NoiseSpec:
-        return NoiseSpec(type=NoiseType.GAUSSIAN, stddev=stddev, bias_stddev=bias_stddev)
-
-    gyro = axis(info.gyro_stddev, info.gyro_bias_stddev)
-    accel = axis(info.accel_stddev, info.accel_bias_stddev)
-    return ImuSpec(
-        name="imu_sensor",
-        link=info.imu_link,
-        frame_id="imu_sensor",
-        update_rate=info.imu_rate_hz,
-        angular_velocity_noise=(gyro, gyro, gyro),
-        linear_acceleration_noise=(accel, accel, accel),
-    )
 
 
 def _standing(robot: str, model: pin.Model, feet: tuple[str, ...]) -> np.ndarray:
@@ -189,28 +149,8 @@ def load_sim_robot(robot: str) -> SimRobot:
     if robot not in ROBOTS:
         raise SimulationError(f"unknown robot {robot!r}; known: {sorted(ROBOTS)}")
     info = ROBOTS[robot]
-    model = imu = None
-    base_link = ""
-    xml = ""
-    source = "example-robot-data"
-    try:
-        from robot_state_estimator.common.paths import robot_description_path
-        from robot_state_estimator.description import load_description
-    except ImportError:
-        load_description = None  # type: ignore[assignment]
-    if load_description is not None:
-        desc = load_description(robot_description_path(robot))
-        model, imu, base_link, xml = desc.model, desc.imu, desc.base_link, desc.xml
-        source = "description"
-    else:
-        urdf = example_robot_urdf(robot)
-        model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
-        imu = _fallback_imu(robot)
-        xml = urdf.read_text()
-        for frame in model.frames:
-            if frame.parentJoint == 1 and frame.type == pin.FrameType.BODY:
-                base_link = frame.name
-                break
+    desc = load_description(robot_description_path(robot))
+    model, imu, base_link, xml = desc.model, desc.imu, desc.base_link, desc.xml
     for foot in info.feet:
         if not model.existFrame(foot):
             raise SimulationError(f"{robot}: foot frame {foot!r} not in the model")
@@ -224,5 +164,5 @@ def load_sim_robot(robot: str) -> SimRobot:
         base_link=base_link,
         description_xml=point_feet_description(xml, info.feet),
         gait=info.gait,
-        source=source,
+        source="description",
     )
