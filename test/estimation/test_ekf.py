@@ -49,6 +49,20 @@ def boxminus(a: BaseEkf, b: BaseEkf) -> np.ndarray:
     )
 
 
+def innovation_jacobian_fd(ekf: BaseEkf, innovation, eps: float = 1e-7) -> np.ndarray:
+    """Forward-difference Jacobian on the manifold of ``-innovation(x)`` (the measurement model's H: the
+    innovation y - h(x) moves by -H dx), perturbing each error state by ``eps`` with :func:`boxplus`."""
+    y0 = innovation(ekf)
+    H_fd = np.zeros((len(y0), N_STATES))
+    for j in range(N_STATES):
+        pert = copy.deepcopy(ekf)
+        dx = np.zeros(N_STATES)
+        dx[j] = eps
+        boxplus(pert, dx)
+        H_fd[:, j] = -(innovation(pert) - y0) / eps
+    return H_fd
+
+
 def random_state_ekf(rng: np.random.Generator, X_base_imu: pin.SE3) -> BaseEkf:
     ekf = make_ekf(X_base_imu)
     ekf.initialize(
@@ -98,31 +112,15 @@ def test_leg_measurement_jacobian_matches_finite_differences(mount: str) -> None
         return e.leg_velocity_measurement("foot", y, r_foot).innovation
 
     H = ekf.leg_velocity_measurement("foot", np.zeros(3), r_foot).H
-    eps = 1e-7
-    H_fd = np.zeros((3, N_STATES))
-    y0 = innovation(ekf)
-    for j in range(N_STATES):
-        pert = copy.deepcopy(ekf)
-        dx = np.zeros(N_STATES)
-        dx[j] = eps
-        boxplus(pert, dx)
-        H_fd[:, j] = -(innovation(pert) - y0) / eps
-    np.testing.assert_allclose(H, H_fd, atol=1e-6)
+    np.testing.assert_allclose(H, innovation_jacobian_fd(ekf, innovation), atol=1e-6)
 
 
 def test_zero_rate_jacobian_matches_finite_differences() -> None:
     rng = np.random.default_rng(3)
     ekf = random_state_ekf(rng, MOUNTS["rotated_offset"])
     m0 = ekf.zero_rate_measurement()
-    eps = 1e-7
-    for j in range(N_STATES):
-        pert = copy.deepcopy(ekf)
-        dx = np.zeros(N_STATES)
-        dx[j] = eps
-        boxplus(pert, dx)
-        np.testing.assert_allclose(
-            -(pert.zero_rate_measurement().innovation - m0.innovation) / eps, m0.H[:, j], atol=1e-6
-        )
+    H_fd = innovation_jacobian_fd(ekf, lambda e: e.zero_rate_measurement().innovation)
+    np.testing.assert_allclose(H_fd, m0.H, atol=1e-6)
 
 
 def test_joseph_update_keeps_covariance_spd_and_symmetric() -> None:
@@ -398,13 +396,4 @@ def test_rolling_foot_measurement_jacobian_matches_finite_differences(mount: str
     _, c0, H_th0 = measured(ekf)
     H = ekf.leg_velocity_measurement("foot", np.zeros(3), c0, attitude_jacobian=H_th0).H
     assert np.abs(H[:, TH_SL]).max() > 1e-3  # the attitude block is there
-    eps = 1e-7
-    H_fd = np.zeros((3, N_STATES))
-    y0 = innovation(ekf)
-    for j in range(N_STATES):
-        pert = copy.deepcopy(ekf)
-        dx = np.zeros(N_STATES)
-        dx[j] = eps
-        boxplus(pert, dx)
-        H_fd[:, j] = -(innovation(pert) - y0) / eps
-    np.testing.assert_allclose(H, H_fd, atol=1e-6)
+    np.testing.assert_allclose(H, innovation_jacobian_fd(ekf, innovation), atol=1e-6)
