@@ -29,6 +29,7 @@ IMPORT_TO_KEY = {
     "xacro": "xacro",
     "numpy": "python3-numpy",
     "scipy": "python3-scipy",
+    "numba": "python3-numba",
     "yaml": "python3-yaml",
     "matplotlib": "python3-matplotlib",
     "tqdm": "python3-tqdm",
