@@ -94,6 +94,21 @@ BG_SL = slice(12, 15)
 _I3 = np.eye(3)
 _I15 = np.eye(N_STATES)
 
+#: Layout of :meth:`BaseEkf.output_vector` (91,) float64: name -> slice. Quaternion ``x y z w``; covariances
+#: 6 x 6 row-major in ROS conventions (:meth:`BaseEkf.pose_covariance`, :meth:`BaseEkf.twist_covariance`).
+OUTPUT_SLICES: dict[str, slice] = {
+    "p_world_base": slice(0, 3),  # m, in W
+    "quat_world_base_xyzw": slice(3, 7),
+    "v_base_in_base": slice(7, 10),  # m/s, in B
+    "omega_base": slice(10, 13),  # rad/s, in B
+    "pose_covariance": slice(13, 49),  # (x, y, z, rot x, rot y, rot z), position in W, rotation about W axes
+    "twist_covariance": slice(49, 85),  # (linear, angular), both in B
+    "accel_bias": slice(85, 88),  # m/s^2, in S
+    "gyro_bias": slice(88, 91),  # rad/s, in S
+}
+#: length of :meth:`BaseEkf.output_vector`
+OUTPUT_SIZE = 91
+
 
 @dataclass(frozen=True)
 class ImuNoise:
@@ -843,6 +858,22 @@ class BaseEkf:
         C += C.T
         C *= 0.5
         return C
+
+    def output_vector(self) -> FloatArray:
+        """All outputs in one new (91,) float64 array, laid out as :data:`OUTPUT_SLICES`: ``p_world_base`` (3),
+        :meth:`quat_world_base_xyzw` (4), ``v_base_in_base`` (3), ``omega_base`` (3), :meth:`pose_covariance`
+        (36, row-major), :meth:`twist_covariance` (36, row-major), ``accel_bias`` (3), ``gyro_bias`` (3); the
+        same values as those attributes and methods."""
+        out = np.empty(OUTPUT_SIZE)
+        out[0:3] = self.p_world_base
+        out[3:7] = self.quat_world_base_xyzw()
+        out[7:10] = self.v_base_in_base
+        out[10:13] = self.omega_base
+        out[13:49] = self.pose_covariance().ravel()
+        out[49:85] = self.twist_covariance().ravel()
+        out[85:88] = self.accel_bias
+        out[88:91] = self.gyro_bias
+        return out
 
     def state_is_finite(self) -> bool:
         """True when the state and covariance contain no NaN/Inf (one sum: NaN and Inf propagate)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 
 import numpy as np
 import pinocchio as pin
@@ -14,6 +15,8 @@ from robot_state_estimator.estimation import BaseEkf, ContactForceEstimator, Ekf
 from robot_state_estimator.estimation.ekf import (
     BG_SL,
     N_STATES,
+    OUTPUT_SIZE,
+    OUTPUT_SLICES,
     P_SL,
     TH_SL,
     V_SL,
@@ -108,6 +111,33 @@ def test_output_covariances_equal_dense_mapping(mount: int) -> None:
     ref = T @ ekf.P @ T.T
     ref[3:, 3:] += ekf.R_base_imu @ np.diag(ekf.noise.gyro_sample_stddev**2) @ ekf.R_base_imu.T
     np.testing.assert_allclose(ekf.twist_covariance(), ref, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("mount", range(len(MOUNTS)))
+def test_output_vector_equals_the_output_methods(mount: int) -> None:
+    rng = np.random.default_rng(15 + mount)
+    ekf = random_ekf(rng, MOUNTS[mount])
+    assert ekf.propagate_to(1_000_000) is None
+    out = ekf.output_vector()
+    assert out.shape == (OUTPUT_SIZE,) and out.dtype == np.float64
+    stops = sorted((sl.start, sl.stop) for sl in OUTPUT_SLICES.values())
+    assert stops[0][0] == 0 and stops[-1][1] == OUTPUT_SIZE
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(stops))  # contiguous, no overlap
+    expected = {
+        "p_world_base": ekf.p_world_base,
+        "quat_world_base_xyzw": ekf.quat_world_base_xyzw(),
+        "v_base_in_base": ekf.v_base_in_base,
+        "omega_base": ekf.omega_base,
+        "pose_covariance": ekf.pose_covariance().ravel(),
+        "twist_covariance": ekf.twist_covariance().ravel(),
+        "accel_bias": ekf.accel_bias,
+        "gyro_bias": ekf.gyro_bias,
+    }
+    assert set(expected) == set(OUTPUT_SLICES)
+    for name, value in expected.items():
+        np.testing.assert_allclose(out[OUTPUT_SLICES[name]], value, rtol=0, atol=1e-15, err_msg=name)
+    out[:] = np.nan  # a new array: the filter is untouched
+    assert ekf.state_is_finite() and np.isfinite(ekf.output_vector()).all()
 
 
 def test_quaternion_equals_pinocchio_on_every_branch() -> None:
