@@ -4,8 +4,9 @@ Layout of ``out_dir``::
 
     out_dir/
       bag/                      rosbag2 directory (mcap by default; metadata.yaml + bag_0.mcap)
-      robot_description.urdf    the description the run was generated from (with its <gazebo> IMU block)
-      run.yaml                  settings (incl. seed), robot, frames, topics, summary numbers
+      robot_description.urdf    the description the run was generated from (with its <gazebo> IMU block; with
+                                the foot collision spheres for rolling feet, without them for point feet)
+      run.yaml                  settings (incl. seed and foot model), robot, frames, feet, topics, summary
 
 Topics (stamps = sample stamps; log time = stamp):
 
@@ -16,7 +17,8 @@ Topics (stamps = sample stamps; log time = stamp):
   frame, at every ground-truth sample (the union of IMU and joint stamps); covariance diagonal
   ``GROUND_TRUTH_VARIANCE`` (never all zero, per the project conventions).
 - ``/ground_truth/contact_wrench/<foot>`` (geometry_msgs/WrenchStamped): ground reaction on the foot,
-  expressed in the foot frame (``frame_id`` = foot frame), at the joint stamps.
+  expressed in the foot frame (``frame_id`` = foot frame) about its origin (on a spherical foot the force
+  acts at the contact point, ``rho`` below the centre: torque ``(-rho e_z) x f``), at the joint stamps.
 - ``/ground_truth/contacts`` (diagnostic_msgs/DiagnosticArray): one status per foot, as built by
   :func:`robot_state_estimator.io.messages.contact_states_msg` (``values``: ``contact`` "1"/"0",
   ``normal_force`` N, ``update_accepted`` always "0" here), at the joint stamps.
@@ -215,6 +217,7 @@ def write_run_bag(
             "imu_link": run.imu.link,
             "feet": list(run.feet),
         },
+        "feet": {"model": run.foot_model, "radii_m": [float(r) for r in run.foot_radii]},
         "joint_names": list(run.joint_names),
         "topics": {
             "imu": TOPIC_IMU,

@@ -1,36 +1,61 @@
 """Generate a dynamically consistent legged-robot run with exact ground truth (see :func:`simulate`).
 
-Pipeline (all at the union of the IMU and joint stamps):
+Pipeline, one sample after the other at the union of the IMU and joint stamps:
 
-1. base trajectory and foot plans, in closed form (:mod:`.trajectory`);
-2. leg joints by Newton inverse kinematics per sample (foot positions in W, warm-started from the previous
-   sample extrapolated with its velocity and acceleration), to ``|error| < 1e-12 m``;
-3. joint velocities and accelerations from the foot motion through the leg Jacobians, not finite
-   differences: ``J_leg qdot = v_F - J_base v_base`` and
-   ``J_leg qddot = a_F - (J_base a_base + Jdot v)`` (classical foot accelerations, ``LOCAL_WORLD_ALIGNED``);
-4. ``tau_full = RNEA(q, v, a) = M a + h``; stance-foot forces ``f`` (world axes, at the foot frame origins)
-   from the unactuated rows ``J_c,base^T f = tau_full[:6]``: the least-squares solution closest to an equal
-   share of the weight (``f = f_ref + pinv(A) (w - A f_ref)``), exact whenever the contacts can balance the
-   base (three or more feet; friction cones are checked and violations counted);
-5. joint torques ``tau = tau_full[6:] - J_c,joints^T f``; what the contacts cannot balance is kept in
+1. base trajectory, gait schedule and footholds in closed form (:mod:`.trajectory`);
+2. foot origin targets: in stance the foothold plus the planned slip plus, for a rolling sphere, the rolling
+   displacement of its centre (below); in swing a quintic :class:`~.trajectory.SwingSegment` from the state
+   the foot had at lift-off to the state it must have at touch-down (position, velocity, acceleration);
+3. leg joints by Newton inverse kinematics on the foot origins (warm-started from the previous sample
+   extrapolated with its velocity and acceleration), to ``|error| < 1e-12 m``;
+4. joint velocities and accelerations through the leg Jacobians, not finite differences: in swing
+   ``J_leg qdot = v_F - J_base v_base`` (foot origin, ``LOCAL_WORLD_ALIGNED``); in stance the same rows of the
+   contact-point Jacobian ``J_c = J_lin - [d]x J_ang`` with the contact point's velocity (zero, or the slip's);
+   accelerations from the classical accelerations, ``J_c a + (c_lin - [d]x c_ang) = a_contact`` (``c`` the
+   drift: the classical acceleration with zero joint accelerations);
+5. ``tau_full = RNEA(q, v, a) = M a + h``; stance forces ``f`` (world axes) act at the contact points, from the
+   unactuated rows ``J_c,base^T f = tau_full[:6]``: the least-squares solution closest to an equal share of
+   the weight (``f = f_ref + pinv(A) (w - A f_ref)``), exact whenever the contacts can balance the base
+   (three or more feet; friction cones are checked and violations counted);
+6. joint torques ``tau = tau_full[6:] - J_c,joints^T f``; what the contacts cannot balance is kept in
    ``base_residual_wrench``;
-6. IMU readings from :class:`~robot_state_estimator.sensors.ImuModel` (ideal, then gz-sensors noise), joint
+7. IMU readings from :class:`~robot_state_estimator.sensors.ImuModel` (ideal, then gz-sensors noise), joint
    readings with optional encoder and torque noise.
+
+Rolling spherical feet (``foot_model="sphere"``, radius ``rho`` from the description, sphere centred at the
+foot frame origin). The lowest point of the sphere is ``c = p_F + d`` with ``d = -rho e_z`` (W); without slip
+the body point there is at rest: ``v_F + omega_F x d = 0``, so the centre moves with
+``v_F = omega_F x (rho e_z) = [d]x omega_F`` and ``a_F = [d]x alpha_F`` (``e_z`` and ``d`` constant), where
+``omega_F``, ``alpha_F`` are the foot's angular velocity and acceleration in W (which depend on the joint
+velocities, so the constraint is solved on the joints, step 4). The rolling displacement is integrated from
+one sample to the next with a third-order Taylor step, ``r += h v + h^2 a / 2 + h^3 j / 6``, ``j`` from the
+backward difference of the last two accelerations (local error ``O(h^4)``: about 1e-13 m per 1 ms step on a
+Go1 trot); at touch-down it starts from the rolling velocity and acceleration the swing ended with, which
+are computed when the swing begins (base state at touch-down, inverse kinematics on the foothold, the
+constraint). So, at every sample, the contact body point's velocity from ``(q, v)`` is zero to rounding,
+and ``q`` follows ``v`` to the integration error (see ``test/simulation/test_rolling.py`` for the numbers).
+Point feet (``rho = 0``) are the special case ``d = 0``: the foot origin rests in stance, the swing is the
+quintic smoothstep between footholds.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pinocchio as pin
 
 from robot_state_estimator.sensors.imu_model import ImuModel
 from robot_state_estimator.simulation.errors import SimulationError
-from robot_state_estimator.simulation.robots import SimRobot, load_sim_robot
+from robot_state_estimator.simulation.robots import SimRobot, load_sim_robot, point_feet_description
 from robot_state_estimator.simulation.run import SimulatedRun
 from robot_state_estimator.simulation.settings import SimulationSettings
 from robot_state_estimator.simulation.trajectory import (
     BaseMotion,
+    BaseState,
+    FootPlan,
     FootSlip,
+    SwingSegment,
     evaluate_base,
     plan_feet,
 )
@@ -43,6 +68,8 @@ PHASE_OFFSETS = {
 
 IK_TOLERANCE_M = 1e-12
 IK_MAX_ITERATIONS = 50
+#: s, the step of the forward difference giving the rolling jerk at touch-down.
+TOUCHDOWN_DT_S = 1e-5
 
 
 def make_stamps(rate_hz: float, duration_s: float, jitter_s: float, rng: np.random.Generator) -> np.ndarray:
@@ -57,7 +84,7 @@ def make_stamps(rate_hz: float, duration_s: float, jitter_s: float, rng: np.rand
     return base[base <= round(duration_s * 1e9)]
 
 
-def _base_motion(settings: SimulationSettings, robot: SimRobot, period: float) -> BaseMotion:
+def _base_motion(settings: SimulationSettings, robot: SimRobot, period: float, z0: float) -> BaseMotion:
     gait = settings.gait
     moving = gait in ("trot", "walk")
     speed = settings.speed_m_s
@@ -68,7 +95,7 @@ def _base_motion(settings: SimulationSettings, robot: SimRobot, period: float) -
         yaw_rate=settings.yaw_rate_rad_s if moving else 0.0,
         turn_amplitude=settings.turn_amplitude_rad if gait == "walk" else 0.0,
         turn_period=settings.turn_period_s,
-        z0=float(robot.q_standing[2]),
+        z0=z0,
         z_amplitude=settings.body_height_amplitude_m if moving else 0.0,
         roll_amplitude=settings.body_roll_amplitude_rad if moving else 0.0,
         pitch_amplitude=settings.body_pitch_amplitude_rad if moving else 0.0,
@@ -96,23 +123,129 @@ class _Legs:
                 raise SimulationError(f"foot {model.frames[fid].name}: expected a 3-joint revolute leg")
 
 
+def _skew(v: np.ndarray) -> np.ndarray:
+    """(3, 3) ``[v]x`` with ``[v]x w = v x w``."""
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def _ik_step(J_leg: np.ndarray, errs: np.ndarray) -> np.ndarray:
+    """Newton steps (nf, 3) rad of stacked 3-joint legs for foot errors ``errs`` (nf, 3) m: damped and clamped
+    to 0.2 rad when far (the first sample, a touch-down posture), plain Newton close to the solution."""
+    if float(np.abs(errs).max()) > 1e-3:
+        JT = np.transpose(J_leg, (0, 2, 1))
+        steps = np.linalg.solve(JT @ J_leg + 1e-6 * np.eye(3), (JT @ errs[..., None]))[..., 0]
+        norms = np.linalg.norm(steps, axis=1, keepdims=True)
+        return steps * np.minimum(1.0, 0.2 / np.maximum(norms, 1e-300))
+    return np.linalg.solve(J_leg, errs[..., None])[..., 0]
+
+
+class _Rolling:
+    """The rolling displacement of every foot origin in its current stance, carried from sample to sample.
+
+    Attributes (per foot, W): ``r`` (nf, 3) m, the displacement since the stance began; ``v``, ``a`` (nf, 3) its
+    velocity (m/s) and acceleration (m/s^2) at the previous sample; ``a_prev`` (nf, 3) the acceleration one
+    sample earlier, ``h_prev`` (nf,) s before; ``has_prev`` (nf,) whether ``a_prev`` belongs to this stance;
+    ``jerk0`` (nf, 3) m/s^3 the jerk at touch-down, used until two accelerations of the stance are known.
+    """
+
+    def __init__(self, nf: int) -> None:
+        self.r = np.zeros((nf, 3))
+        self.v = np.zeros((nf, 3))
+        self.a = np.zeros((nf, 3))
+        self.a_prev = np.zeros((nf, 3))
+        self.h_prev = np.ones(nf)
+        self.has_prev = np.zeros(nf, dtype=bool)
+        self.jerk0 = np.zeros((nf, 3))
+
+    def extrapolated(self, h: float, feet: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Displacement, velocity, acceleration ((m, 3) each) of the feet ``feet`` (m,) ``h`` s after the
+        previous sample: a third-order Taylor step, the jerk from the backward difference of the accelerations
+        (``jerk0`` on the first stance sample)."""
+        a = self.a[feet]
+        jerk = np.where(self.has_prev[feet, None], (a - self.a_prev[feet]) / self.h_prev[feet, None], self.jerk0[feet])
+        v = self.v[feet]
+        return (
+            self.r[feet] + h * v + (0.5 * h * h) * a + (h * h * h / 6.0) * jerk,
+            v + h * a + (0.5 * h * h) * jerk,
+            a + h * jerk,
+        )
+
+
+def _rolling_contact(
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    fid: int,
+    iv: np.ndarray,
+    Dx: np.ndarray,
+    v_base: np.ndarray,
+    a_base: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Velocity (3,) m/s and acceleration (3,) m/s^2 (W) of a rolling foot's origin in configuration ``q``
+    with the base twist ``v_base`` (6,) and its derivative ``a_base`` (6,) (pinocchio layout), the contact
+    point at rest: leg velocities from ``J_c v = 0``, accelerations from ``J_c a + c_drift = 0``; the origin
+    moves with ``omega_F x (rho e_z) = [d]x omega_F`` and ``[d]x alpha_F`` (``Dx = [d]x``, ``d = -rho e_z``)."""
+    nv = model.nv
+    pin.computeJointJacobians(model, data, q)
+    J6 = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)
+    Jc = J6[:3] - Dx @ J6[3:]
+    v = np.zeros(nv)
+    v[:6] = v_base
+    v[iv] = np.linalg.solve(Jc[:, iv], -Jc[:, :6] @ v_base)
+    a = np.zeros(nv)
+    a[:6] = a_base
+    pin.forwardKinematics(model, data, q, v, a)
+    drift = pin.getFrameClassicalAcceleration(model, data, fid, pin.LOCAL_WORLD_ALIGNED)
+    qdd = np.linalg.solve(Jc[:, iv], -(drift.linear - Dx @ drift.angular))
+    omega = J6[3:] @ v
+    alpha = drift.angular + J6[3:, iv] @ qdd
+    return Dx @ omega, Dx @ alpha
+
+
+def _touchdown_posture(
+    model: pin.Model, data: pin.Data, q: np.ndarray, fid: int, iq: np.ndarray, iv: np.ndarray, target: np.ndarray
+) -> np.ndarray:
+    """``q`` with the joints of one leg moved (Newton, from ``q``) to put the foot origin at ``target`` (3,) m."""
+    q = q.copy()
+    for _ in range(IK_MAX_ITERATIONS + 1):
+        pin.computeJointJacobians(model, data, q)
+        err = target - pin.updateFramePlacement(model, data, fid).translation
+        if float(np.abs(err).max()) < IK_TOLERANCE_M:
+            return q
+        J = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:3, iv]
+        q[iq] += _ik_step(J[None], err[None])[0]
+    raise SimulationError(f"touch-down posture of {model.frames[fid].name} out of reach (target {target})")
+
+
 def _whole_body(
     robot: SimRobot,
+    q_start: np.ndarray,
     t: np.ndarray,
-    base_q: np.ndarray,
-    base_v: np.ndarray,
-    base_a: np.ndarray,
-    foot_p: np.ndarray,
-    foot_v: np.ndarray,
-    foot_a: np.ndarray,
-    contact: np.ndarray,
+    base: BaseState,
+    plans: list[FootPlan],
+    touchdown_bases: list[tuple[BaseState, BaseState] | None],
+    rho: np.ndarray,
     mu: float,
 ) -> dict[str, np.ndarray | int]:
+    """Joint trajectory, torques and contact forces, one sample after the other (module docstring)."""
     model = robot.model
     data = model.createData()
+    data_td = model.createData()
     legs = _Legs(model, robot.feet)
-    n, nf = contact.shape
+    n = t.size
+    nf = len(plans)
     nq, nv = model.nq, model.nv
+    base_q, base_v, base_a = base.q_base, base.v_base, base.a_base
+    stance_p = np.empty((n, nf, 3))
+    slip_v = np.empty((n, nf, 3))
+    slip_a = np.empty((n, nf, 3))
+    contact = np.empty((n, nf), dtype=bool)
+    slipping = np.empty((n, nf), dtype=bool)
+    in_swing = np.empty((n, nf), dtype=bool)
+    phase_index = np.empty((n, nf), dtype=np.intp)
+    for i, plan in enumerate(plans):
+        stance_p[:, i], slip_v[:, i], slip_a[:, i], contact[:, i], slipping[:, i] = plan.evaluate_stance(t)
+        in_swing[:, i], phase_index[:, i] = plan.phases(t)
     Q = np.empty((n, nq))
     V = np.empty((n, nv))
     A = np.empty((n, nv))
@@ -120,6 +253,9 @@ def _whole_body(
     RES = np.empty((n, 6))
     F = np.zeros((n, nf, 3))
     W_FOOT = np.zeros((n, nf, 6))
+    P_FOOT = np.empty((n, nf, 3))
+    V_FOOT = np.empty((n, nf, 3))
+    A_FOOT = np.empty((n, nf, 3))
     weight = pin.computeTotalMass(model) * 9.81
     violations = 0
     LWA = pin.LOCAL_WORLD_ALIGNED
@@ -130,73 +266,171 @@ def _whole_body(
     feet_ix = np.arange(nf)[:, None, None]
     cols = idx_v[:, None, :]
     eye6 = np.eye(6)
-    q = robot.q_standing.copy()
+    d_world = -rho[:, None] * np.array([0.0, 0.0, 1.0])  # (nf, 3) contact point - foot origin, W
+    Dx = np.array([_skew(d) for d in d_world])  # (nf, 3, 3)
+    rolling = rho > 0.0
+    roll = _Rolling(nf)
+    segments: list[SwingSegment | None] = [None] * nf
+    touchdown = np.zeros((nf, 3, 3))  # rolling velocity, acceleration and jerk at the end of each segment
+    code = 2 * phase_index + in_swing  # (n, nf) one integer per stance (even) and swing (odd)
+    prev_code = np.full(nf, -1)
+    target_p = np.empty((nf, 3))
+    target_v = np.empty((nf, 3))
+    target_a = np.empty((nf, 3))
+    q = q_start.copy()
     qd_prev = np.zeros(nv - 6)
     qdd_prev = np.zeros(nv - 6)
     for k in range(n):
+        tk = float(t[k])
+        h = tk - float(t[k - 1]) if k > 0 else 0.0
         q[:7] = base_q[k]
         if k > 0:
-            dt = t[k] - t[k - 1]
-            q[7:] = Q[k - 1, 7:] + qd_prev * dt + 0.5 * qdd_prev * dt * dt
-        # ---- inverse kinematics (Newton on each 3-joint leg, all legs stacked)
+            q[7:] = Q[k - 1, 7:] + qd_prev * h + 0.5 * qdd_prev * h * h
+        # ---- foot targets: stance = plan (foothold + slip) + rolling; swing = segment from the lift-off state
+        same = code[k] == prev_code
+        in_stance = contact[k]
+        if rolling.any():
+            going_on = np.flatnonzero(in_stance & same & rolling)
+            if going_on.size:  # the same stance: integrate the rolling from the previous sample
+                roll.r[going_on] = roll.extrapolated(h, going_on)[0]
+            for i in np.flatnonzero(in_stance & ~same):
+                seg = segments[i]
+                if seg is None:  # the first stance: at rest
+                    roll.r[i] = 0.0
+                    roll.jerk0[i] = 0.0
+                else:  # touched down at the end of the segment, with its rolling velocity, acceleration, jerk
+                    h_td = tk - seg.t1
+                    v1, a1, j1 = touchdown[i]
+                    roll.r[i] = h_td * v1 + (0.5 * h_td * h_td) * a1 + (h_td**3 / 6.0) * j1
+                    roll.jerk0[i] = j1
+        target_p[in_stance] = stance_p[k, in_stance] + roll.r[in_stance]
+        target_v[in_stance] = slip_v[k, in_stance]  # of the contact point
+        target_a[in_stance] = slip_a[k, in_stance]
+        for i in np.flatnonzero(~in_stance):
+            if not same[i]:  # lift-off: a new swing from the state reached
+                plan, s = plans[i], int(phase_index[k, i])
+                t0, t1 = float(plan.swing_start[s]), float(plan.swing_end[s])
+                if k > 0 and prev_code[i] % 2 == 0:
+                    r0, v0, a0 = (x[0] for x in roll.extrapolated(t0 - float(t[k - 1]), np.array([i])))
+                else:
+                    r0, v0, a0 = np.zeros(3), np.zeros(3), np.zeros(3)
+                p1 = plan.footholds[s + 1]
+                touchdown[i] = 0.0
+                tds = touchdown_bases[i]
+                if rolling[i] and tds is not None:
+                    # rolling velocity and acceleration at touch-down, and at TOUCHDOWN_DT_S later for the jerk
+                    q_td = q.copy()
+                    for j, td in enumerate(tds):
+                        p_td = p1 if j == 0 else p1 + TOUCHDOWN_DT_S * v1 + (0.5 * TOUCHDOWN_DT_S**2) * a1
+                        q_td[:7] = td.q_base[s]
+                        q_td = _touchdown_posture(model, data_td, q_td, fids[i], idx_q[i], idx_v[i], p_td)
+                        v_td, a_td = _rolling_contact(
+                            model, data_td, q_td, fids[i], idx_v[i], Dx[i], td.v_base[s], td.a_base[s]
+                        )
+                        if j == 0:
+                            v1, a1 = v_td, a_td
+                    touchdown[i] = (v1, a1, (a_td - a1) / TOUCHDOWN_DT_S)
+                p0 = plan.stance_end_position(s) + r0
+                segments[i] = SwingSegment.hermite(
+                    t0, t1, (p0, v0, a0), (p1, touchdown[i, 0], touchdown[i, 1]), plan.step_height
+                )
+            seg = segments[i]
+            assert seg is not None
+            target_p[i], target_v[i], target_a[i] = seg.evaluate(tk)
+        # ---- inverse kinematics of the foot origins (Newton on each 3-joint leg, all legs stacked)
         for it in range(IK_MAX_ITERATIONS + 1):
             pin.computeJointJacobians(model, data, q)
             P = np.array([pin.updateFramePlacement(model, data, fid).translation for fid in fids])
-            errs = foot_p[k] - P
+            errs = target_p - P
             worst = float(np.abs(errs).max())
-            Js = np.array([pin.getFrameJacobian(model, data, fid, LWA)[:3] for fid in fids])  # (nf, 3, nv)
-            J_leg = Js[feet_ix, rows, cols]  # (nf, 3, 3)
+            J6 = np.array([pin.getFrameJacobian(model, data, fid, LWA) for fid in fids])  # (nf, 6, nv)
             if worst < IK_TOLERANCE_M:
                 break
             if it == IK_MAX_ITERATIONS:
                 raise SimulationError(
-                    f"inverse kinematics did not converge at t = {t[k]:.4f} s (foot error {worst:.3g} m): "
+                    f"inverse kinematics did not converge at t = {tk:.4f} s (foot error {worst:.3g} m): "
                     "a foot target is out of reach; lower the speed, step height or crouch"
                 )
-            if worst > 1e-3:  # far away (first sample): damped, clamped steps
-                JT = np.transpose(J_leg, (0, 2, 1))
-                steps = np.linalg.solve(JT @ J_leg + 1e-6 * np.eye(3), (JT @ errs[..., None]))[..., 0]
-                norms = np.linalg.norm(steps, axis=1, keepdims=True)
-                steps *= np.minimum(1.0, 0.2 / np.maximum(norms, 1e-300))
-            else:
-                steps = np.linalg.solve(J_leg, errs[..., None])[..., 0]
-            q[idx_q] += steps
-        # ---- velocities from the foot and base velocities
+            q[idx_q] += _ik_step(J6[feet_ix, rows, cols], errs)
+        stance = np.flatnonzero(contact[k])
+        # contact-point Jacobians J_c = J_lin - [d]x J_ang for stance feet, foot-origin Jacobians in swing
+        J_lin, J_ang = J6[:, :3], J6[:, 3:]
+        Jc = J_lin.copy()
+        Jc[stance] -= Dx[stance] @ J_ang[stance]
+        J_leg = Jc[feet_ix, rows, cols]  # (nf, 3, 3)
+        # ---- velocities: contact points move with the slip (at rest otherwise), swing origins as planned
         v = np.zeros(nv)
         v[:6] = base_v[k]
-        rhs = foot_v[k] - Js[:, :, :6] @ base_v[k]
+        rhs = target_v - Jc[:, :, :6] @ base_v[k]
         v[idx_v] = np.linalg.solve(J_leg, rhs[..., None])[..., 0]
-        # ---- accelerations: classical foot acceleration with zero joint accelerations is the drift term
+        # ---- accelerations: the classical accelerations with zero joint accelerations are the drift terms
         a = np.zeros(nv)
         a[:6] = base_a[k]
         pin.forwardKinematics(model, data, q, v, a)
-        drift = np.array([pin.getFrameClassicalAcceleration(model, data, fid, LWA).linear for fid in fids])
-        a[idx_v] = np.linalg.solve(J_leg, (foot_a[k] - drift)[..., None])[..., 0]
-        # ---- inverse dynamics and contact forces
+        acc0 = [pin.getFrameClassicalAcceleration(model, data, fid, LWA) for fid in fids]
+        drift_lin = np.array([m.linear for m in acc0])
+        drift_ang = np.array([m.angular for m in acc0])
+        drift = drift_lin.copy()
+        drift[stance] -= (Dx[stance] @ drift_ang[stance][..., None])[..., 0]
+        qdd = np.linalg.solve(J_leg, (target_a - drift)[..., None])[..., 0]
+        a[idx_v] = qdd
+        a_joints = a.copy()
+        a_joints[:6] = 0.0
+        omega_feet = J_ang @ v  # (nf, 3) rad/s, W
+        alpha_feet = drift_ang + J_ang @ a_joints  # (nf, 3) rad/s^2, W
+        P_FOOT[k] = target_p
+        V_FOOT[k] = J_lin @ v
+        A_FOOT[k] = drift_lin + J_lin @ a_joints
+        # ---- rolling: the foot origin moves with omega_F x (rho e_z) = [d]x omega_F (and [d]x alpha_F)
+        if rolling.any():
+            m = in_stance & rolling
+            cont = m & same
+            roll.a_prev[cont] = roll.a[cont]
+            roll.h_prev[cont] = h
+            roll.has_prev = cont
+            roll.v[m] = (Dx[m] @ omega_feet[m][..., None])[..., 0]
+            roll.a[m] = (Dx[m] @ alpha_feet[m][..., None])[..., 0]
+        prev_code = code[k]
+        # ---- inverse dynamics and contact forces (at the contact points)
         tau_full = pin.rnea(model, data, q, v, a)
-        stance = np.flatnonzero(contact[k])
         f = np.zeros((nf, 3))
         resid = tau_full.copy()
         if stance.size:
-            Ab = Js[stance, :, :6].reshape(-1, 6).T  # (6, 3 nc): generalized base force of the stance forces
+            Ab = Jc[stance, :, :6].reshape(-1, 6).T  # (6, 3 nc): generalized base force of the stance forces
             f_ref = np.zeros(3 * stance.size)
             f_ref[2::3] = weight / stance.size
             r = tau_full[:6] - Ab @ f_ref
             AAt = Ab @ Ab.T
             sol = f_ref + Ab.T @ np.linalg.solve(AAt + 1e-10 * np.trace(AAt) * eye6, r)
             f[stance] = sol.reshape(-1, 3)
-            resid -= Js[stance].reshape(-1, nv).T @ sol
+            resid -= Jc[stance].reshape(-1, nv).T @ sol
             fs = f[stance]
             violations += int(np.count_nonzero((fs[:, 2] < 0) | (np.hypot(fs[:, 0], fs[:, 1]) > mu * fs[:, 2])))
             for i in stance:
-                W_FOOT[k, i, :3] = data.oMf[fids[i]].rotation.T @ f[i]
+                R_FW = data.oMf[fids[i]].rotation.T
+                W_FOOT[k, i, :3] = R_FW @ f[i]
+                W_FOOT[k, i, 3:] = R_FW @ (Dx[i] @ f[i])  # (d x f): the force acts at the contact point
         Q[k], V[k], A[k] = q, v, a
         TAU[k] = resid[6:]
         RES[k] = resid[:6]
         F[k] = f
         qd_prev = v[6:]
         qdd_prev = a[6:]
-    return {"q": Q, "v": V, "a": A, "tau": TAU, "res": RES, "f": F, "w_foot": W_FOOT, "violations": violations}
+    return {
+        "q": Q,
+        "v": V,
+        "a": A,
+        "tau": TAU,
+        "res": RES,
+        "f": F,
+        "w_foot": W_FOOT,
+        "violations": violations,
+        "foot_p": P_FOOT,
+        "foot_v": V_FOOT,
+        "foot_a": A_FOOT,
+        "contact": contact,
+        "slipping": slipping,
+    }
 
 
 def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> SimulatedRun:
@@ -226,7 +460,18 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
     joint_index = np.searchsorted(grid_rel, joint_rel).astype(np.int64)
     t = grid_rel / 1e9
 
-    # ---- base and feet
+    # ---- foot model
+    nf = len(robot.feet)
+    radii = np.array(robot.foot_radii if robot.foot_radii else [0.0] * nf, dtype=float)
+    foot_model = settings.foot_model or ("sphere" if (radii > 0).any() else "point")
+    if foot_model == "sphere" and not (radii > 0).any():
+        raise SimulationError(
+            f"foot_model 'sphere': the description of {robot.name} has no collision sphere centred at a foot frame"
+        )
+    rho = radii if foot_model == "sphere" else np.zeros(nf)
+    settings = dataclasses.replace(settings, foot_model=foot_model)
+
+    # ---- base and feet (the base is raised by the foot radius: the lowest points of the feet on z = 0)
     gait = settings.gait
     if gait == "walk":
         period = settings.gait_period_s or robot.gait.walk_period_s
@@ -235,7 +480,9 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
         period = settings.gait_period_s or robot.gait.trot_period_s
         duty = settings.duty_factor or robot.gait.trot_duty
     step_height = settings.step_height_m if settings.step_height_m is not None else robot.gait.step_height_m
-    motion = _base_motion(settings, robot, period)
+    q_start = robot.q_standing.copy()
+    q_start[2] += float(rho.mean())
+    motion = _base_motion(settings, robot, period, float(q_start[2]))
     base = evaluate_base(motion, t)
 
     data = robot.model.createData()
@@ -250,23 +497,21 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
         step_height=step_height,
         t_gait_start=settings.settle_s,
         t_end=settings.duration_s,
+        stance_heights=rho,
     )
     if settings.slip is not None:
         _add_slip(settings, robot, plans)
-    nf = len(robot.feet)
-    n = t.size
-    foot_p = np.empty((n, nf, 3))
-    foot_v = np.empty((n, nf, 3))
-    foot_a = np.empty((n, nf, 3))
-    contact = np.empty((n, nf), dtype=bool)
-    slipping = np.empty((n, nf), dtype=bool)
-    for i, plan in enumerate(plans):
-        foot_p[:, i], foot_v[:, i], foot_a[:, i], contact[:, i], slipping[:, i] = plan.evaluate(t)
+    touchdown_bases = [
+        (evaluate_base(motion, plan.swing_end), evaluate_base(motion, plan.swing_end + TOUCHDOWN_DT_S))
+        if plan.swing_end.size
+        else None
+        for plan in plans
+    ]
 
-    wb = _whole_body(
-        robot, t, base.q_base, base.v_base, base.a_base, foot_p, foot_v, foot_a, contact, settings.friction_coefficient
-    )
+    wb = _whole_body(robot, q_start, t, base, plans, touchdown_bases, rho, settings.friction_coefficient)
     q, v, a = wb["q"], wb["v"], wb["a"]
+    contact, slipping = np.asarray(wb["contact"]), np.asarray(wb["slipping"])
+    foot_p = np.asarray(wb["foot_p"])
 
     # ---- IMU
     imu_model = ImuModel(robot.imu, robot.model, heading_rad=settings.heading_rad, rng=rng_imu)
@@ -298,7 +543,11 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
         joint_names=robot.joint_names,
         feet=tuple(robot.feet),
         imu=robot.imu,
-        description_xml=robot.description_xml,
+        description_xml=robot.description_xml
+        if foot_model == "sphere"
+        else point_feet_description(robot.description_xml, tuple(robot.feet)),
+        foot_model=foot_model,
+        foot_radii=rho,
         stamps_ns=grid_rel.astype(np.int64) + np.int64(settings.start_stamp_ns),
         q=q,
         v=v,
@@ -308,6 +557,7 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
         contact=contact,
         slipping=slipping,
         foot_positions_world=foot_p,
+        contact_points_world=foot_p - rho[None, :, None] * np.array([0.0, 0.0, 1.0]),
         contact_forces_world=np.asarray(wb["f"]),
         contact_wrenches_in_foot=np.asarray(wb["w_foot"]),
         friction_violations=int(wb["violations"]),

@@ -69,14 +69,17 @@ class SimRobot:
         model: pinocchio model with the free-flyer ``root_joint``.
         imu: the IMU spec (from the description, or hand-built).
         feet: foot frame names (front-left, front-right, hind-left, hind-right).
-        q_standing: (nq,) standing configuration with the feet on the plane z = 0 and yaw 0 at the origin.
+        q_standing: (nq,) standing configuration with the foot frame origins on the plane z = 0 and yaw 0 at
+            the origin (the generator raises the base by the foot radius for spherical feet).
         base_link: name of the base link (child frame of the ground-truth odometry).
-        description_xml: the robot description text (URDF with its ``<gazebo>`` block) to store with a run,
-            with the feet's spherical collisions removed (:func:`point_feet_description`): the generator
-            models point feet, so an estimator taking the foot radius from this description uses point
-            feet too (``RobotDescription.foot_radius`` = 0).
+        description_xml: the robot description text (URDF with its ``<gazebo>`` IMU block and the feet's
+            collision spheres), as bundled. A point-foot run stores it without the foot spheres
+            (:func:`point_feet_description`).
         gait: gait defaults.
         source: where model and IMU came from (always ``"description"``: the bundled description).
+        foot_radii: (nf,) m, per foot the radius of its collision sphere centred at the foot frame origin
+            (``RobotDescription.foot_radius``; 0 = point foot): Go1 0.02, Solo12 and ANYmal C 0 (their
+            bundled descriptions have no sphere centred at the foot frame).
     """
 
     name: str
@@ -88,6 +91,7 @@ class SimRobot:
     description_xml: str
     gait: GaitDefaults
     source: str
+    foot_radii: tuple[float, ...] = ()
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -117,8 +121,8 @@ _COLLISION_RE = re.compile(r"\s*<collision\b(?:(?!</collision>).)*?<sphere\b(?:(
 def point_feet_description(xml: str, feet: tuple[str, ...]) -> str:
     """The description with every ``<collision>`` holding a ``<sphere>`` removed from the foot links.
 
-    The generator keeps the foot frame origins fixed in stance (point feet, see :mod:`.generator`); the
-    description stored with a run must say so, or an estimator reading the foot radius from it
+    A point-foot run (``foot_model="point"``, see :mod:`.generator`) keeps the foot frame origins fixed in
+    stance; the description stored with it must say so, or an estimator reading the foot radius from it
     (``ekf.foot_radius_m`` < 0, the default) would model rolling spheres the run does not have. Only the
     foot links' sphere collisions are touched (a comment marks the change); everything else is kept as is.
     """
@@ -162,7 +166,8 @@ def load_sim_robot(robot: str) -> SimRobot:
         feet=info.feet,
         q_standing=q_standing,
         base_link=base_link,
-        description_xml=point_feet_description(xml, info.feet),
+        description_xml=xml,
         gait=info.gait,
         source="description",
+        foot_radii=tuple(float(desc.foot_radius(f)) for f in info.feet),
     )

@@ -27,7 +27,10 @@ class SimulatedRun:
         joint_names: (nj,) actuated joints in pinocchio order.
         feet: (nf,) foot frame names.
         imu: the IMU spec used (frame, noise).
-        description_xml: the robot description text.
+        description_xml: the robot description text (without the foot spheres for a point-foot run, so its
+            ``RobotDescription.foot_radius`` are the radii simulated).
+        foot_model: ``"sphere"`` or ``"point"`` (the resolved ``settings.foot_model``).
+        foot_radii: (nf,) m, the radius of each foot as simulated (0 for point feet).
         stamps_ns: (n,) int64 absolute stamps (ns).
         q: (n, nq) pinocchio configuration ``[p_WB, quat_WB xyzw, joints]``.
         v: (n, nv) ``[v_B (m/s), omega_B (rad/s), qdot]``.
@@ -38,9 +41,13 @@ class SimulatedRun:
             (e.g. moments about the line of two point feet in a trot).
         contact: (n, nf) bool, foot in contact with the ground (also while slipping).
         slipping: (n, nf) bool, foot sliding while in contact.
-        foot_positions_world: (n, nf, 3) m, foot frame origins in W.
-        contact_forces_world: (n, nf, 3) N, ground reaction force on each foot, world axes (0 in swing).
-        contact_wrenches_in_foot: (n, nf, 6) [force N, torque N m] in the foot frame (point contact: torque 0).
+        foot_positions_world: (n, nf, 3) m, foot frame origins in W (the sphere centres of spherical feet).
+        contact_points_world: (n, nf, 3) m, the lowest points of the feet in W: ``foot_positions_world - rho e_z``
+            (on the ground, z = 0, in stance; the body point there is at rest unless the foot slips).
+        contact_forces_world: (n, nf, 3) N, ground reaction force on each foot, world axes, acting at the contact
+            point (0 in swing).
+        contact_wrenches_in_foot: (n, nf, 6) [force N, torque N m] in the foot frame about its origin: force
+            ``R_WF^T f``, torque ``R_WF^T ((-rho e_z) x f)`` (0 for point feet).
         friction_violations: number of (sample, foot) pairs whose force leaves the friction cone or pulls.
         imu_index: (m,) indices of the IMU samples into ``stamps_ns``.
         imu_omega: (m, 3) rad/s gyroscope in S (noisy when ``settings.noise``).
@@ -61,6 +68,8 @@ class SimulatedRun:
     feet: tuple[str, ...]
     imu: ImuSpec
     description_xml: str
+    foot_model: str
+    foot_radii: FloatArray
     stamps_ns: NDArray[np.int64]
     q: FloatArray
     v: FloatArray
@@ -70,6 +79,7 @@ class SimulatedRun:
     contact: NDArray[np.bool_]
     slipping: NDArray[np.bool_]
     foot_positions_world: FloatArray
+    contact_points_world: FloatArray
     contact_forces_world: FloatArray
     contact_wrenches_in_foot: FloatArray
     friction_violations: int

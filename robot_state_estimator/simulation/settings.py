@@ -9,6 +9,8 @@ from typing import Any
 from robot_state_estimator.simulation.errors import SimulationError
 
 GAITS = ("stand", "stand_up", "trot", "walk")
+#: Foot contact models (None: sphere when the description has foot spheres, else point).
+FOOT_MODELS = (None, "point", "sphere")
 
 
 @dataclass(frozen=True)
@@ -19,7 +21,8 @@ class SlipEvent:
         foot: foot frame name, or its index in the robot's foot order (as a string, e.g. ``"0"``).
         start_s: time the slip starts (s from the start of the run); the foot must be in stance then.
         duration_s: slip duration (s); clipped to end before the foot lifts off.
-        displacement_m: (dx, dy) horizontal displacement in the world (m), reached with a quintic profile.
+        displacement_m: (dx, dy) horizontal displacement in the world (m), reached with a quintic profile: of
+            the foot origin for a point foot, of the contact point for a rolling sphere (whose centre also rolls).
     """
 
     foot: str = "0"
@@ -58,10 +61,12 @@ class SimulationSettings:
         slip: an optional foot slip.
         friction_coefficient: friction cone used to report violations.
         heading_rad: world heading of the IMU orientation reference (rad).
-        foot_radius_m: radius of the feet as simulated: always 0 (point feet: the foot frame origins are
-            fixed in stance). Stored in ``run.yaml`` so a replay knows the contact model; the description
-            stored with the run has its foot spheres removed to match (``simulation.robots``), so the
-            estimator's rolling-contact model (``ekf.foot_radius_m`` < 0 = from the description) is off.
+        foot_model: contact model of the feet: ``"sphere"`` (rolling spheres of the description's radii: the
+            contact point, ``rho`` below the sphere centre = foot frame origin, is at rest in stance and the
+            centre moves with ``omega_foot x (rho e_z)``), ``"point"`` (the foot frame origins rest in stance), or
+            None (the default): ``"sphere"`` when the robot's description has foot spheres (Go1), else
+            ``"point"``. The run's settings hold the resolved value; the description stored with a point-foot
+            run has its foot spheres removed, so an estimator taking the radius from it models the same feet.
     """
 
     robot: str = "go1"
@@ -92,7 +97,7 @@ class SimulationSettings:
     slip: SlipEvent | None = None
     friction_coefficient: float = 0.8
     heading_rad: float = 0.0
-    foot_radius_m: float = 0.0
+    foot_model: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -106,11 +111,8 @@ class SimulationSettings:
         max_jitter = 0.5 / max(self.imu_rate_hz, self.joint_rate_hz)
         if not 0 <= self.jitter_s < max_jitter:
             raise SimulationError(f"jitter_s must be in [0, {max_jitter}) s (half a period), got {self.jitter_s}")
-        if self.foot_radius_m != 0.0:
-            raise SimulationError(
-                "foot_radius_m must be 0: the generator simulates point feet (rolling spherical feet are not "
-                f"simulated), got {self.foot_radius_m}"
-            )
+        if self.foot_model not in FOOT_MODELS:
+            raise SimulationError(f"unknown foot_model {self.foot_model!r}; known: {list(FOOT_MODELS)}")
         if self.start_stamp_ns <= 0:
             raise SimulationError("start_stamp_ns must be > 0 (zero stamps are invalid)")
         if self.duty_factor is not None and not 0.5 <= self.duty_factor < 1.0:
@@ -122,12 +124,20 @@ class SimulationSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> SimulationSettings:
-        """Inverse of :meth:`to_dict` (unknown keys raise :class:`SimulationError`)."""
+        """Inverse of :meth:`to_dict` (unknown keys raise :class:`SimulationError`).
+
+        ``foot_radius_m: 0`` of runs written before ``foot_model`` existed (always point feet) reads as
+        ``foot_model: point``.
+        """
+        values = dict(values)
+        if "foot_radius_m" in values and "foot_model" not in values:
+            if values.pop("foot_radius_m") not in (0, 0.0):
+                raise SimulationError("foot_radius_m is obsolete (runs had point feet); use foot_model")
+            values["foot_model"] = "point"
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - names)
         if unknown:
             raise SimulationError(f"unknown simulation settings {unknown}")
-        values = dict(values)
         if isinstance(values.get("slip"), dict):
             slip = dict(values["slip"])
             if "displacement_m" in slip:

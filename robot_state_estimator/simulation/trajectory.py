@@ -14,9 +14,13 @@ Orientation ``R_WB = Rz(psi) Ry(theta) Rx(phi)``; angular velocity and accelerat
 
 pinocchio free-flyer layout: ``v = (R^T p', R^T omega_W)``, ``a = dv/dt = (R^T p'' - omega_B x v_B, R^T alpha_W)``.
 
-Feet: fixed on the ground (z = 0) in stance; in swing from lift-off point to touch-down point with a quintic
-smoothstep horizontally and ``64 h tau^3 (1 - tau)^3`` vertically (zero velocity and acceleration at both
-ends). Footholds are the nominal standing foot positions under the base at mid-stance (Raibert-style).
+Feet: the foot frame origin (a point foot, or the centre of a spherical foot) is at a given height above the
+ground in stance (0 for point feet, the radius for spheres; :meth:`FootPlan.evaluate` gives the stance part:
+foothold plus slip); in swing it follows a :class:`SwingSegment` from the lift-off state to the touch-down
+state: a quintic Hermite polynomial matching position, velocity and acceleration at both ends (for point
+feet, which rest in stance, this is the quintic smoothstep ``10 s^3 - 15 s^4 + 6 s^5`` between the footholds),
+plus ``64 h tau^3 (1 - tau)^3`` vertically (zero velocity and acceleration at both ends, apex ``h``). Footholds
+are the nominal standing foot positions under the base at mid-stance (Raibert-style).
 """
 
 from __future__ import annotations
@@ -251,6 +255,69 @@ def evaluate_base(motion: BaseMotion, t: FloatArray) -> BaseState:
 
 
 @dataclass(frozen=True)
+class SwingSegment:
+    """One swing of a foot origin, on ``[t0, t1]``: ``p(t) = sum_i c_i s^i`` with ``s = (t - t0) / T``, plus the
+    vertical bump ``64 h s^3 (1 - s)^3`` (world ``W``, m).
+
+    The quintic matches position, velocity and acceleration at both ends (quintic Hermite interpolation):
+    with ``c0 = p0``, ``c1 = T v0``, ``c2 = T^2 a0 / 2`` and the end residuals ``e0 = p1 - c0 - c1 - c2``,
+    ``e1 = T v1 - c1 - 2 c2``, ``e2 = T^2 a1 - 2 c2``: ``c3 = 10 e0 - 4 e1 + e2 / 2``, ``c4 = -15 e0 + 7 e1 - e2``,
+    ``c5 = 6 e0 - 3 e1 + e2 / 2`` (the inverse of the 3 x 3 system of the end conditions at ``s = 1``).
+
+    Attributes:
+        t0, t1: lift-off and touch-down times (s).
+        coeffs: (6, 3) polynomial coefficients (m) in powers of ``s``.
+        step_height: apex of the vertical bump (m).
+    """
+
+    t0: float
+    t1: float
+    coeffs: FloatArray
+    step_height: float
+
+    @classmethod
+    def hermite(
+        cls,
+        t0: float,
+        t1: float,
+        start: tuple[FloatArray, FloatArray, FloatArray],
+        end: tuple[FloatArray, FloatArray, FloatArray],
+        step_height: float,
+    ) -> SwingSegment:
+        """The segment from ``start = (p0, v0, a0)`` at ``t0`` to ``end = (p1, v1, a1)`` at ``t1`` (each (3,):
+        m, m/s, m/s^2 in W), with a vertical bump of apex ``step_height`` (m) on top."""
+        T = t1 - t0
+        if T <= 0:
+            raise ValueError(f"swing duration must be > 0, got {T}")
+        p0, v0, a0 = (np.asarray(x, dtype=float) for x in start)
+        p1, v1, a1 = (np.asarray(x, dtype=float) for x in end)
+        c0, c1, c2 = p0, T * v0, 0.5 * T * T * a0
+        e0 = p1 - c0 - c1 - c2
+        e1 = T * v1 - c1 - 2.0 * c2
+        e2 = T * T * a1 - 2.0 * c2
+        c3 = 10.0 * e0 - 4.0 * e1 + 0.5 * e2
+        c4 = -15.0 * e0 + 7.0 * e1 - e2
+        c5 = 6.0 * e0 - 3.0 * e1 + 0.5 * e2
+        return cls(t0, t1, np.array([c0, c1, c2, c3, c4, c5]), step_height)
+
+    def evaluate(self, t: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Position (3,) m, velocity (3,) m/s, acceleration (3,) m/s^2 in W at time ``t`` (s) in ``[t0, t1]``."""
+        T = self.t1 - self.t0
+        s = (t - self.t0) / T
+        s2, s3 = s * s, s * s * s
+        c = self.coeffs
+        p = np.array([1.0, s, s2, s3, s3 * s, s3 * s2]) @ c
+        v = np.array([0.0, 1.0, 2 * s, 3 * s2, 4 * s3, 5 * s3 * s]) @ c / T
+        a = np.array([0.0, 0.0, 2.0, 6 * s, 12 * s2, 20 * s3]) @ c / (T * T)
+        h = 64.0 * self.step_height
+        u = 1.0 - s
+        p[2] += h * s3 * u * u * u
+        v[2] += h * 3 * s2 * u * u * (1 - 2 * s) / T
+        a[2] += h * (6 * s * u * u * u - 18 * s2 * u * u + 6 * s3 * u) / (T * T)
+        return p, v, a
+
+
+@dataclass(frozen=True)
 class FootSlip:
     """A slip inside one stance: ``p(t) = foothold + d * smoothstep((t - t0) / T)`` (d in W, m)."""
 
@@ -265,7 +332,8 @@ class FootPlan:
 
     Attributes:
         swing_start, swing_end: (k,) swing intervals (s), increasing.
-        footholds: (k + 1, 3) stance positions in W (m): before the first swing, then after each swing.
+        footholds: (k + 1, 3) stance positions of the foot origin in W (m): before the first swing, then after
+            each swing (at touch-down; z = the foot radius, 0 for point feet).
         slips: stance index -> slip in that stance.
         step_height: swing apex height (m).
     """
@@ -277,25 +345,41 @@ class FootPlan:
     slips: dict[int, FootSlip]
 
     def stance_end_position(self, j: int) -> FloatArray:
+        """(3,) m, the stance part of stance ``j`` at its end: foothold plus the whole slip displacement."""
         slip = self.slips.get(j)
         return self.footholds[j] + (slip.d if slip is not None else 0.0)
 
-    def evaluate(self, t: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
-        """Foot position (n, 3) m, velocity (n, 3) m/s, acceleration (n, 3) m/s^2 in W, contact (n,) bool,
-        slipping (n,) bool at times ``t`` (n,) s."""
+    def phases(self, t: FloatArray) -> tuple[NDArray[np.bool_], NDArray[np.intp]]:
+        """Phase at times ``t`` (n,) s: ``in_swing`` (n,) bool and ``index`` (n,): the swing index in swing, the
+        stance index (0 before the first swing, j after swing j - 1) in stance."""
+        t = np.asarray(t, dtype=float)
+        idx = np.searchsorted(self.swing_start, t, side="right") - 1
+        if self.swing_start.size:
+            in_swing = (idx >= 0) & (t < self.swing_end[np.maximum(idx, 0)])
+        else:
+            in_swing = np.zeros(t.size, dtype=bool)
+        return in_swing, np.where(in_swing, idx, idx + 1)
+
+    def evaluate_stance(self, t: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """The planned stance part at times ``t`` (n,) s: position (n, 3) m (foothold plus slip displacement),
+        slip velocity (n, 3) m/s and acceleration (n, 3) m/s^2 in W, contact (n,) bool, slipping (n,) bool.
+
+        Swing rows are NaN (position) and 0 (velocity, acceleration): the generator builds each swing
+        (:class:`SwingSegment`) from the state the foot reached at lift-off. For a point foot the stance
+        position is the foot origin; for a rolling sphere the rolling displacement of its centre is added by the
+        generator, and the slip is the motion of the contact point.
+        """
         t = np.asarray(t, dtype=float)
         n = t.size
-        idx = np.searchsorted(self.swing_start, t, side="right") - 1
-        in_swing = (idx >= 0) & (t < self.swing_end[np.maximum(idx, 0)]) if self.swing_start.size else np.zeros(n, bool)
-        stance_idx = np.where(in_swing, -1, idx + 1)
-        p = np.zeros((n, 3))
+        in_swing, index = self.phases(t)
+        p = np.full((n, 3), np.nan)
         v = np.zeros((n, 3))
         a = np.zeros((n, 3))
         slipping = np.zeros(n, dtype=bool)
         st = ~in_swing
-        p[st] = self.footholds[stance_idx[st]]
+        p[st] = self.footholds[index[st]]
         for j, slip in self.slips.items():
-            m = st & (stance_idx == j)
+            m = st & (index == j)
             if not np.any(m):
                 continue
             sig = smoothstep(t[m], slip.t0, slip.T)
@@ -303,27 +387,6 @@ class FootPlan:
             v[m] = sig.dx[:, None] * slip.d
             a[m] = sig.ddx[:, None] * slip.d
             slipping[m] = (t[m] >= slip.t0) & (t[m] < slip.t0 + slip.T)
-        if np.any(in_swing):
-            k = idx[in_swing]
-            t0 = self.swing_start[k]
-            T = self.swing_end[k] - t0
-            p0 = np.array([self.stance_end_position(int(j)) for j in k])
-            p1 = self.footholds[k + 1]
-            tau = (t[in_swing] - t0) / T
-            s = tau**3 * (10 - 15 * tau + 6 * tau**2)
-            ds = 30 * tau**2 * (1 - tau) ** 2 / T
-            dds = 60 * tau * (1 - tau) * (1 - 2 * tau) / T**2
-            d = p1 - p0
-            p[in_swing] = p0 + s[:, None] * d
-            v[in_swing] = ds[:, None] * d
-            a[in_swing] = dds[:, None] * d
-            h = 64.0 * self.step_height
-            bump = tau**3 * (1 - tau) ** 3
-            dbump = 3 * tau**2 * (1 - tau) ** 2 * (1 - 2 * tau) / T
-            ddbump = (6 * tau * (1 - tau) ** 3 - 18 * tau**2 * (1 - tau) ** 2 + 6 * tau**3 * (1 - tau)) / T**2
-            p[in_swing, 2] += h * bump
-            v[in_swing, 2] += h * dbump
-            a[in_swing, 2] += h * ddbump
         return p, v, a, st, slipping
 
 
@@ -337,6 +400,7 @@ def plan_feet(
     step_height: float,
     t_gait_start: float,
     t_end: float,
+    stance_heights: FloatArray | None = None,
 ) -> list[FootPlan]:
     """Plan every foot: swing intervals from the gait phase offsets, footholds at mid-stance.
 
@@ -346,6 +410,8 @@ def plan_feet(
         phase_offsets: (nf,) gait phase offsets in cycles (None: no stepping, all feet in stance).
         period: gait period (s); duty: stance fraction; step_height: swing apex (m).
         t_gait_start: when stepping starts (s); t_end: end of the run (s).
+        stance_heights: (nf,) m, height of each foot origin above the ground in stance (the sphere radius of a
+            rolling foot); None = 0 (point feet).
     """
     nf = r_base_feet_xy.shape[0]
     plans = []
@@ -366,7 +432,11 @@ def plan_feet(
         c, s = np.cos(psi), np.sin(psi)
         r = r_base_feet_xy[i]
         footholds = np.column_stack(
-            [pxy[:, 0] + c * r[0] - s * r[1], pxy[:, 1] + s * r[0] + c * r[1], np.zeros(mids.size)]
+            [
+                pxy[:, 0] + c * r[0] - s * r[1],
+                pxy[:, 1] + s * r[0] + c * r[1],
+                np.full(mids.size, 0.0 if stance_heights is None else float(stance_heights[i])),
+            ]
         )
         footholds[0, :2] = r  # the initial stance is the standing posture at the origin
         plans.append(FootPlan(starts, ends, footholds, step_height, {}))

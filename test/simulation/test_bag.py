@@ -6,6 +6,7 @@ import numpy as np
 import yaml
 
 from robot_state_estimator.common.time import stamp_to_ns
+from robot_state_estimator.description import load_description
 from robot_state_estimator.io.bags import read_messages
 from robot_state_estimator.simulation import SimulationSettings, simulate
 from robot_state_estimator.simulation.bag import write_run_bag
@@ -19,6 +20,11 @@ def test_round_trip(tmp_path):
     assert (tmp_path / "out" / "robot_description.urdf").read_text() == run.description_xml
     info = yaml.safe_load((tmp_path / "out" / "run.yaml").read_text())
     assert SimulationSettings.from_dict(info["settings"]) == run.settings
+    # rolling feet: the stored description keeps the Go1's 0.02 m foot spheres, so replay rolls them too
+    assert info["settings"]["foot_model"] == "sphere"
+    assert info["feet"] == {"model": "sphere", "radii_m": [0.02] * 4}
+    stored = load_description(str(tmp_path / "out" / "robot_description.urdf"))
+    assert [stored.foot_radius(f) for f in run.feet] == [0.02] * 4
     msgs = {}
     for m in read_messages(bag):
         msgs.setdefault(m.topic, []).append(m)
