@@ -4,6 +4,7 @@ Example::
 
     robot-state-estimator simulate --robot go1 --gait trot --duration 20 --output out/go1_trot
     robot-state-estimator simulate --robot anymal_c --gait walk --noise --slip RF_FOOT@6.0 --output out/walk
+    robot-state-estimator simulate --robot go1 --foot-model point --output out/go1_point_feet
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="slip displacement (m, world x y)",
     )
     parser.add_argument("--slip-duration", type=float, default=0.05, help="slip duration (s)")
+    parser.add_argument(
+        "--foot-model",
+        choices=("sphere", "point"),
+        default=None,
+        help="feet as rolling spheres of the description's radii or as points (default: sphere when the "
+        "description has foot spheres, as the Go1's)",
+    )
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="rosbag2 storage")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing bag in --output")
 
@@ -78,6 +86,7 @@ def settings_from_args(args: argparse.Namespace) -> SimulationSettings:
         speed_m_s=args.speed,
         yaw_rate_rad_s=args.yaw_rate,
         slip=slip,
+        foot_model=args.foot_model,
     )
 
 
@@ -101,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{settings.robot} {settings.gait} {settings.duration_s:g} s: {summary['samples']} samples generated in "
         f"{t1 - t0:.1f} s, bag written in {t2 - t1:.1f} s -> {bag}\n"
-        f"  path {summary['path_length_m']:.2f} m, final position {final}, "
+        f"  {result.foot_model} feet, path {summary['path_length_m']:.2f} m, final position {final}, "
         f"max base residual {summary['max_base_residual_force_n']:.3g} N / "
         f"{summary['max_base_residual_torque_nm']:.3g} N m"
     )

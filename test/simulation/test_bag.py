@@ -73,6 +73,9 @@ def test_cli(tmp_path, capsys):
         ]
     )
     assert settings_from_args(args).slip.foot == "FL_foot"
+    assert settings_from_args(args).foot_model is None  # from the description
+    args = parser.parse_args(["--output", "o", "--foot-model", "point"])
+    assert settings_from_args(args).foot_model == "point"
     args = parser.parse_args(["--gait", "stand", "--duration", "0.1", "--output", str(tmp_path / "o")])
     assert cli_run(args) == 0
     assert (tmp_path / "o" / "bag" / "metadata.yaml").exists()
