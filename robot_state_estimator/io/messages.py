@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import array
 import math
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -186,6 +187,186 @@ def joint_sample_from_msg(msg: Any) -> JointSample:
     stamp = msg.header.stamp
     return JointSample(
         stamp_ns=int(stamp.sec) * NS_PER_S + int(stamp.nanosec),
+        names=names,
+        position=position,
+        velocity=velocity if velocity.size else None,
+        effort=effort if effort.size else None,
+    )
+
+
+# ------------------------------------------------------------------------------- serialized (CDR) readers
+#
+# The node takes its sensor messages as the bytes DDS delivered (``raw=True`` subscriptions): rclpy's
+# conversion of a CDR buffer into a Python message (every nested message and array built in Python) costs
+# 20-35 us per ``Imu``/``JointState``, more than reading the numbers straight from the bytes. The readers
+# below decode the plain little-endian CDR (XCDR1, encapsulation ``00 01``) that ROS 2 middlewares put on the
+# wire, and return exactly what ``imu_sample_from_msg``/``joint_sample_from_msg`` return for the same
+# message (tested on the same bytes). Anything unusual (another encapsulation, a truncated buffer, a value the
+# message readers would refuse) returns None: the caller then deserializes the message with rclpy and uses the
+# message readers, so errors are reported as before, with the same texts.
+#
+# Layout (OMG CDR: primitives aligned to their size relative to the body after the 4-byte encapsulation
+# header; a string is a uint32 length including the NUL, the bytes and the NUL; a sequence a uint32 count
+# then its elements, aligned only when there are elements): ``std_msgs/Header`` = int32 sec, uint32 nanosec,
+# string frame_id; ``sensor_msgs/Imu`` = header, then 37 float64 (orientation xyzw, its covariance (9),
+# angular velocity (3), its covariance (9), linear acceleration (3), its covariance (9));
+# ``sensor_msgs/JointState`` = header, sequence<string> name, sequence<float64> position, velocity, effort.
+
+_CDR_LE = b"\x00\x01"
+_U32 = struct.Struct("<I")
+_STAMP_AND_LEN = struct.Struct("<iII")
+_IMU_VALUES = struct.Struct("<37d")
+_F64 = np.dtype("<f8")
+
+
+class _StringCache:
+    """The last decoded CDR string region, reused while the bytes repeat (frame ids, joint names). One
+    attribute holds the pair, so a reader in another thread never sees the bytes of one and the value of the
+    other."""
+
+    __slots__ = ("entry",)
+
+    def __init__(self) -> None:
+        self.entry: tuple[bytes, Any] = (b"", None)
+
+
+_imu_frame = _StringCache()
+_joint_frame = _StringCache()
+_joint_names = _StringCache()
+
+
+def _cdr_frame_id(data: bytes, cache: _StringCache) -> tuple[str, int] | None:
+    """``(header.frame_id, offset after it)`` of a CDR message that starts with a Header, or None."""
+    if data[:2] != _CDR_LE or len(data) < 16:
+        return None
+    n = _U32.unpack_from(data, 12)[0]
+    end = 16 + n
+    if n == 0 or end > len(data):
+        return None
+    raw = data[16:end]
+    cached_raw, cached = cache.entry
+    if raw == cached_raw:
+        return cached, end
+    if raw[-1] != 0:
+        return None
+    try:
+        frame_id = raw[:-1].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    cache.entry = (raw, frame_id)
+    return frame_id, end
+
+
+def imu_sample_from_cdr(data: bytes) -> ImuSample | None:
+    """A serialized ``sensor_msgs/Imu`` (CDR bytes, as a ``raw=True`` subscription gives them) ->
+    :class:`ImuSample`, equal to ``imu_sample_from_msg`` of the deserialized message; None when the bytes are
+    not plain little-endian CDR or the message readers would refuse the values (then deserialize and use
+    :func:`imu_sample_from_msg`, which says why)."""
+    head = _cdr_frame_id(data, _imu_frame)
+    if head is None:
+        return None
+    frame_id, end = head
+    start = end + (-(end - 4) % 8)  # float64 alignment, relative to the body
+    if start + _IMU_VALUES.size > len(data):
+        return None
+    v = _IMU_VALUES.unpack_from(data, start)
+    vals = v[13:16] + v[25:28]
+    if not all(map(math.isfinite, vals)):
+        return None
+    quat = v[0:4]
+    quat_xyzw: np.ndarray | None = None
+    if v[4] != -1.0 and any(quat):
+        n = math.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
+        if not math.isfinite(n) or n < 1e-6:
+            return None
+        quat_xyzw = np.array(quat, dtype=float) / n
+    sec, nanosec, _ = _STAMP_AND_LEN.unpack_from(data, 4)
+    return ImuSample(
+        stamp_ns=sec * NS_PER_S + nanosec,
+        angular_velocity=np.array(vals[:3], dtype=float),
+        linear_acceleration=np.array(vals[3:], dtype=float),
+        orientation_xyzw=quat_xyzw,
+        frame_id=frame_id,
+    )
+
+
+def _cdr_names(data: bytes, pos: int) -> tuple[tuple[str, ...], int] | None:
+    """The ``sequence<string>`` at ``pos`` (aligned already) and the offset after it, or None."""
+    raw, cached = _joint_names.entry
+    if raw and data.startswith(raw, pos):
+        return cached, pos + len(raw)
+    size = len(data)
+    if pos + 4 > size:
+        return None
+    count = _U32.unpack_from(data, pos)[0]
+    p = pos + 4
+    names = []
+    for _ in range(count):
+        p += -(p - 4) % 4
+        if p + 4 > size:
+            return None
+        n = _U32.unpack_from(data, p)[0]
+        end = p + 4 + n
+        if n == 0 or end > size or data[end - 1] != 0:
+            return None
+        try:
+            names.append(data[p + 4 : end - 1].decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+        p = end
+    value = tuple(names)
+    if not value or len(set(value)) != len(value):
+        return None  # the message reader reports it
+    _joint_names.entry = (data[pos:p], value)
+    return value, p
+
+
+def _cdr_doubles(data: bytes, pos: int) -> tuple[np.ndarray, int] | None:
+    """The ``sequence<float64>`` at ``pos`` as a float64 copy, and the offset after it, or None."""
+    pos += -(pos - 4) % 4
+    if pos + 4 > len(data):
+        return None
+    count = _U32.unpack_from(data, pos)[0]
+    pos += 4
+    if count == 0:
+        return np.empty(0, dtype=np.float64), pos
+    pos += -(pos - 4) % 8
+    end = pos + 8 * count
+    if end > len(data):
+        return None
+    return np.frombuffer(data, dtype=_F64, count=count, offset=pos).astype(np.float64), end
+
+
+def joint_sample_from_cdr(data: bytes) -> JointSample | None:
+    """A serialized ``sensor_msgs/JointState`` (CDR bytes) -> :class:`JointSample`, equal to
+    ``joint_sample_from_msg`` of the deserialized message; None when the bytes are not plain little-endian
+    CDR or the message reader would refuse the message (then deserialize and use
+    :func:`joint_sample_from_msg`, which says why). The joint names are decoded once while they repeat."""
+    head = _cdr_frame_id(data, _joint_frame)
+    if head is None:
+        return None
+    pos = head[1]
+    pos += -(pos - 4) % 4
+    got = _cdr_names(data, pos)
+    if got is None:
+        return None
+    names, pos = got
+    n = len(names)
+    arrays = []
+    for _ in range(3):
+        seq = _cdr_doubles(data, pos)
+        if seq is None:
+            return None
+        arrays.append(seq[0])
+        pos = seq[1]
+    position, velocity, effort = arrays
+    if position.size != n or velocity.size not in (0, n) or effort.size not in (0, n):
+        return None
+    if not np.isfinite(np.concatenate((position, velocity, effort))).all():
+        return None
+    sec, nanosec, _ = _STAMP_AND_LEN.unpack_from(data, 4)
+    return JointSample(
+        stamp_ns=sec * NS_PER_S + nanosec,
         names=names,
         position=position,
         velocity=velocity if velocity.size else None,

@@ -290,6 +290,11 @@ class EstimatorStream:
         self.rejected[key] += 1
         return Outputs(notes=(Event(key, message, level),))
 
+    def reject(self, key: str, message: str) -> Outputs:
+        """Skip an input the adapter could not even read (e.g. bytes that do not deserialize), counted under
+        ``key`` like the stream's own causes."""
+        return self._skip(key, message)
+
     def _lost(self, counter: StampLossCounter, n: int, stamp_ns: int, notes: list[Event] | None) -> list[Event]:
         self.lost[counter.key] += n
         if notes is None:

@@ -8,14 +8,14 @@ robot (model name of the description):
   ``rejected_total`` and one ``rejected.<cause>`` per cause in ``REJECT_KEYS`` (always present, 0 when
   nothing was rejected, plus any other cause the core reported), ``lost_total`` and ``imu_lost``,
   ``joint_states_lost``, ``foot_forces_lost`` (samples that never reached the node, detected from the
-  stamps; not in ``rejected_total``), ``latency_p50_ms``, ``latency_p99_ms``, ``latency_samples`` (time from
-  the input stamp to the odometry publish, ``time.time_ns() - stamp``, over the odometry published since the
-  previous report; only while ``use_sim_time`` is false and the difference is within [0, 10 s], i.e. when the
-  stamps are wall-clock time; ``nan`` and 0 samples otherwise) and ``processing_p50_ms``,
-  ``processing_p99_ms``, ``processing_samples`` (steady time from the entry of the input's callback to the
-  odometry publish, meaningful for any stamps). Level WARN when samples were lost or rejected since the previous
-  report or no IMU arrived while the description is loaded; ERROR without a
-  description.
+  stamps; not in ``rejected_total``), ``latency_p50_ms``, ``latency_p99_ms``, ``latency_max_ms``,
+  ``latency_samples`` (time from the input stamp to the odometry publish, ``time.time_ns() - stamp``, over the
+  odometry published since the previous report; only while ``use_sim_time`` is false and the difference is
+  within [0, 10 s], i.e. when the stamps are wall-clock time; ``nan`` and 0 samples otherwise) and
+  ``processing_p50_ms``, ``processing_p99_ms``, ``processing_max_ms``, ``processing_samples`` (steady time
+  from the entry of the input's callback to the odometry publish, meaningful for any stamps). Level WARN when
+  samples were lost or rejected since the previous report or no IMU arrived while the description is loaded;
+  ERROR without a description.
 - ``<node>: filter``: ``status``, ``resets``, ``last_reset_reason``, ``last_stamp_s``,
   ``position_std_m``, ``velocity_std_m_s``, ``attitude_std_rad`` (square roots of the largest diagonal
   element of each covariance block), ``covariance_ok``, ``accel_bias``, ``gyro_bias``. Level WARN when the
@@ -107,20 +107,21 @@ class LatencyRing:
         """Values added since the last ``take``."""
         return self._n
 
-    def take(self) -> tuple[float, float, int]:
-        """``(p50_ms, p99_ms, n)`` of the values added since the last call (the most recent ``size`` of them
-        when more); ``(nan, nan, 0)`` without values. Resets the count."""
+    def take(self) -> tuple[float, float, float, int]:
+        """``(p50_ms, p99_ms, max_ms, n)`` of the values added since the last call (the most recent ``size`` of
+        them when more); ``(nan, nan, nan, 0)`` without values. Resets the count."""
         n = min(self._n, self._size)
         self._n = 0
         if n == 0:
-            return float("nan"), float("nan"), 0
+            return float("nan"), float("nan"), float("nan"), 0
         i = self._i
         if n <= i:
             values = self._buf[i - n : i]
         else:
             values = self._buf[i - n :] + self._buf[:i]
-        p50, p99 = np.percentile(np.asarray(values, dtype=np.float64), (50, 99)) / 1e6
-        return float(p50), float(p99), n
+        arr = np.asarray(values, dtype=np.float64)
+        p50, p99 = np.percentile(arr, (50, 99)) / 1e6
+        return float(p50), float(p99), float(arr.max()) / 1e6, n
 
 
 @dataclass
@@ -229,14 +230,16 @@ class DiagnosticsBuilder:
         lost_total = sum(state.lost.values())
         values.append(("lost_total", lost_total))
         values += [(k, state.lost.get(k, 0)) for k in LOST_KEYS]
-        lat50, lat99, lat_n = state.latency.take()
-        proc50, proc99, proc_n = state.processing.take()
+        lat50, lat99, lat_max, lat_n = state.latency.take()
+        proc50, proc99, proc_max, proc_n = state.processing.take()
         values += [
             ("latency_p50_ms", lat50),
             ("latency_p99_ms", lat99),
+            ("latency_max_ms", lat_max),
             ("latency_samples", lat_n),
             ("processing_p50_ms", proc50),
             ("processing_p99_ms", proc99),
+            ("processing_max_ms", proc_max),
             ("processing_samples", proc_n),
         ]
         new_lost = lost_total - self._last_lost_total

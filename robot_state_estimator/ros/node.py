@@ -19,6 +19,7 @@ diagnostics, and never reach the filter; nothing non-finite is ever published.
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from typing import Any
@@ -28,11 +29,13 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.settings import settings_from_flat
+from robot_state_estimator.io.messages import imu_sample_from_cdr, joint_sample_from_cdr
 from robot_state_estimator.io.stream import LOST_KEYS, AdapterSettings, EstimatorStream, Outputs
 from robot_state_estimator.ros.diagnostics import DiagnosticsBuilder, DiagnosticsState, covariances_ok
 from robot_state_estimator.ros.message_types import TYPES
@@ -46,7 +49,8 @@ from robot_state_estimator.ros.parameters import (
 )
 from robot_state_estimator.ros.qos import description_qos, diagnostics_qos, output_qos, sensor_qos
 from robot_state_estimator.ros.reporting import ThrottledReporter
-from robot_state_estimator.ros.tf_publisher import TfUnavailableError, make_transform_broadcaster
+from robot_state_estimator.ros.spin import spin
+from robot_state_estimator.ros.tf_publisher import TfPublisher, TfUnavailableError, make_transform_broadcaster
 
 NODE_NAME = "robot_state_estimator"
 
@@ -116,10 +120,17 @@ class EstimatorNode(Node):
                 raise
 
         depth = int(p["qos_depth"])
-        self._imu_sub = self.create_subscription(Imu, "imu/data", self._on_imu, sensor_qos(depth))
-        self._joints_sub = self.create_subscription(JointState, "joint_states", self._on_joints, sensor_qos(depth))
+        # raw: the callbacks get the CDR bytes and read the numbers from them (io.messages.*_from_cdr), which
+        # costs a fraction of rclpy's conversion into a Python message
+        self._imu_sub = self.create_subscription(Imu, "imu/data", self._on_imu, sensor_qos(depth), raw=True)
+        self._joints_sub = self.create_subscription(
+            JointState, "joint_states", self._on_joints, sensor_qos(depth), raw=True
+        )
+        self._foot_forces_sub = None
         if p["use_foot_forces"]:
-            self.create_subscription(JointState, "foot_forces", self._on_foot_forces, sensor_qos(depth))
+            self._foot_forces_sub = self.create_subscription(
+                JointState, "foot_forces", self._on_foot_forces, sensor_qos(depth)
+            )
 
         self._description_sub = None
         try:
@@ -270,20 +281,56 @@ class EstimatorNode(Node):
 
     # -------------------------------------------------------------------------------------------- inputs
 
-    def _on_imu(self, msg: Imu) -> None:
+    def _on_imu(self, data: bytes | Imu) -> None:
         self._t_entry_ns = time.perf_counter_ns()
         self._diag.imu.tick()
-        self._feed(EstimatorStream.on_imu_msg, msg, "IMU")
+        stream = self._stream
+        if stream is None:
+            self._report.warn("no_description", "IMU sample dropped: no robot description yet")
+            return
+        sample = imu_sample_from_cdr(data) if type(data) is bytes else None
+        if sample is not None:
+            out = stream.on_imu(sample)
+        else:  # not plain CDR, or a sample the message reader refuses: it says why
+            msg = self._message(data, Imu, "imu_bad_message", "IMU")
+            out = msg if type(msg) is Outputs else stream.on_imu_msg(msg)
+        if out.notes:
+            self._log_notes(out.notes)
+        if out.estimate is not None:
+            self._publish(out)
 
-    def _on_joints(self, msg: JointState) -> None:
+    def _on_joints(self, data: bytes | JointState) -> None:
         self._t_entry_ns = time.perf_counter_ns()
         self._diag.joints.tick()
-        self._feed(EstimatorStream.on_joints_msg, msg, "joint")
+        stream = self._stream
+        if stream is None:
+            self._report.warn("no_description", "joint sample dropped: no robot description yet")
+            return
+        sample = joint_sample_from_cdr(data) if type(data) is bytes else None
+        if sample is not None:
+            out = stream.on_joints(sample)
+        else:
+            msg = self._message(data, JointState, "joint_bad_message", "joint")
+            out = msg if type(msg) is Outputs else stream.on_joints_msg(msg)
+        if out.notes:
+            self._log_notes(out.notes)
+        if out.estimate is not None:
+            self._publish(out)
 
     def _on_foot_forces(self, msg: JointState) -> None:
         self._t_entry_ns = time.perf_counter_ns()
         self._diag.foot_forces.tick()
         self._feed(EstimatorStream.on_foot_forces_msg, msg, "foot-force")
+
+    def _message(self, data: Any, msg_type: Any, key: str, what: str) -> Any:
+        """The message of a raw subscription's bytes (rclpy's deserializer); ``Outputs`` of a rejection when the
+        bytes do not deserialize. A message (a subscription without ``raw``) is returned as it is."""
+        if type(data) is not bytes:
+            return data
+        try:
+            return deserialize_message(data, msg_type)
+        except Exception as exc:
+            return self._stream.reject(key, f"{what} sample skipped: cannot deserialize it ({exc})")
 
     def _feed(self, handler: Any, msg: Any, what: str) -> None:
         """Pass one message through the stream's rules and the core; log its notes, publish its outputs."""
@@ -316,27 +363,33 @@ class EstimatorNode(Node):
     # ------------------------------------------------------------------------------------------- outputs
 
     def _publish(self, out: Outputs) -> None:
-        """Publish what the stream decided for one finite estimate (``out.buf`` holds its numbers)."""
+        """Publish what the stream decided for one finite estimate (``out.buf`` holds its numbers), serialized
+        (``OutputMessages.*_cdr``: rclpy publishes the bytes as they are)."""
         est, buf, odometry, contacts, _, _ = out
         msgs = self._outputs
         stamp_ns = est.stamp_ns
         if odometry:
-            self._odom_pub.publish(msgs.fill_odometry(stamp_ns, buf))
+            self._odom_pub.publish(msgs.odometry_cdr(stamp_ns, buf))
             self._record_latency(stamp_ns)
             self._diag.odometry.tick()
-            if self._p["publish_tf"] and self._tf is not None:
-                self._tf.sendTransform(msgs.fill_transform(stamp_ns, buf))
+            tf = self._tf
+            if tf is not None and self._p["publish_tf"]:
+                if type(tf) is TfPublisher:
+                    tf.publish_serialized(msgs.tf_cdr(stamp_ns, buf))
+                else:  # tf2_ros's TransformBroadcaster takes messages
+                    tf.sendTransform(msgs.fill_transform(stamp_ns, buf))
         feet = est.feet
         if feet:
             if contacts:
+                pubs = self._wrench_pubs
                 for i, foot in enumerate(feet):
-                    pub = self._wrench_pubs.get(foot.name)
+                    pub = pubs.get(foot.name)
                     if pub is None:
-                        pub = self._wrench_pubs[foot.name] = self.create_publisher(
+                        pub = pubs[foot.name] = self.create_publisher(
                             self._types.WrenchStamped, f"contact_wrench/{foot.name}", output_qos()
                         )
-                    pub.publish(msgs.fill_wrench(stamp_ns, foot.name, buf, i))
-                self._contacts_pub.publish(msgs.fill_contacts(stamp_ns, feet, buf))
+                    pub.publish(msgs.wrench_cdr(stamp_ns, foot.name, buf, i))
+                self._contacts_pub.publish(msgs.contacts_cdr(stamp_ns, feet, buf))
             for foot in feet:
                 if foot.in_contact and not foot.update_accepted:
                     self._diag.foot_rejected_updates[foot.name] += 1
@@ -378,6 +431,12 @@ class EstimatorNode(Node):
     # ---------------------------------------------------------------------------------------- accessors
 
     @property
+    def sensor_subscriptions(self) -> list[Any]:
+        """The sensor-input subscriptions (the hot path of ``ros.spin.LeanExecutor``)."""
+        subs = [self._imu_sub, self._joints_sub, self._foot_forces_sub]
+        return [s for s in subs if s is not None]
+
+    @property
     def estimator(self) -> Any:
         """The core ``RobotStateEstimator`` (None until a description is loaded)."""
         return self._est
@@ -395,7 +454,11 @@ def main(args: list[str] | None = None) -> int:
     code = 0
     try:
         node = EstimatorNode()
-        rclpy.spin(node)
+        # everything built at start-up (the model, the description, rclpy's objects) lives until the end: move
+        # it out of the collector's generations, so that a full collection does not walk it while estimating
+        gc.collect()
+        gc.freeze()
+        spin(node, node.sensor_subscriptions)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except StartupError as exc:

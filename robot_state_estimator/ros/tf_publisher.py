@@ -49,6 +49,10 @@ class TfPublisher:
         transforms = list(transform) if isinstance(transform, list | tuple) else [transform]
         self._publisher.publish(self._msg_type(transforms=transforms))
 
+    def publish_serialized(self, data: bytes) -> None:
+        """Publish a serialized (CDR) ``tf2_msgs/TFMessage`` as it is (the node's hot path)."""
+        self._publisher.publish(data)
+
     def destroy(self, node: Node) -> None:
         """Destroy the publisher (the node's other entities are left alone)."""
         node.destroy_publisher(self._publisher)

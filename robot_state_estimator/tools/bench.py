@@ -29,12 +29,13 @@ import argparse
 import datetime as dt
 import json
 import os
+import pickle
 import platform
 import resource
+import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -185,6 +186,158 @@ def bench_replay(run_dir: Path, description: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- node
+#: s, longest wait for the feeder's subscribers (the node) to be discovered
+FEEDER_STARTUP_TIMEOUT_S = 30.0
+
+
+def _cdr_stamp_ns(data: bytes) -> int:
+    """``header.stamp`` of a CDR-serialized message that starts with a ``std_msgs/Header`` (little endian)."""
+    sec, nanosec = struct.unpack_from("<iI", data, 4)
+    return sec * 1_000_000_000 + nanosec
+
+
+def _feeder_messages(run: Any, n: int) -> tuple[list[bytes], list[bytes]]:
+    """The first ``n`` IMU and joint samples of ``run`` as serialized (CDR) messages with a zero stamp."""
+    from rclpy.serialization import serialize_message
+
+    from robot_state_estimator.io import messages
+    from robot_state_estimator.ros.message_types import TYPES
+
+    samples = samples_of(run)
+    imus = [s for _, k, s in samples if k == "imu"][:n]
+    joints = [s for _, k, s in samples if k == "joints"][:n]
+    imu_bytes = [
+        serialize_message(
+            messages.imu_msg(TYPES, ImuSample(1, s.angular_velocity, s.linear_acceleration, None, s.frame_id))
+        )
+        for s in imus
+    ]
+    joint_bytes = [
+        serialize_message(messages.joint_state_msg(TYPES, JointSample(1, s.names, s.position, s.velocity, s.effort)))
+        for s in joints
+    ]
+    return imu_bytes, joint_bytes
+
+
+def feed(
+    imu_bytes: list[bytes],
+    joint_bytes: list[bytes],
+    *,
+    imu_rate_hz: int,
+    joint_rate_hz: int,
+    warmup: int,
+    total: int,
+    out: Any = sys.stdout,
+) -> dict[str, Any]:
+    """The feeder (its own process, ``python -m robot_state_estimator.tools.bench --feeder``): publish
+    ``total`` IMU messages at ``imu_rate_hz`` and a joint state with every ``imu_rate_hz // joint_rate_hz``-th
+    one (same stamp), cyclically from the pre-serialized messages, stamped with the wall clock at publish.
+
+    As cheap as a publisher can be, so that it takes little of the cores it shares with the node: the
+    messages are serialized once, a publish patches the 8 stamp bytes and hands the bytes to rclpy (no Python
+    message, no conversion); no executor (publishing needs none). Prints ``ready``, ``recording`` (after
+    ``warmup`` IMU messages) and ``done <json>`` lines on ``out``.
+    """
+    import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    from robot_state_estimator.ros.message_types import TYPES
+
+    rclpy.init()
+    node = rclpy.create_node("rse_bench_feeder")
+    qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
+    imu_pub = node.create_publisher(TYPES.Imu, "imu/data", qos)
+    joint_pub = node.create_publisher(TYPES.JointState, "joint_states", qos)
+    try:
+        t_wait = time.monotonic() + FEEDER_STARTUP_TIMEOUT_S
+        while imu_pub.get_subscription_count() < 1 or joint_pub.get_subscription_count() < 1:
+            if time.monotonic() > t_wait:
+                raise BenchError("the node did not subscribe to the feeder's topics")
+            time.sleep(0.05)
+        print("ready", file=out, flush=True)
+        # the feeder's writers see the node's readers: give the readers the moment they take to see the writers
+        # (DDS discovery runs both ways), so that the first messages are not lost to the matching
+        time.sleep(0.5)
+        joint_every = imu_rate_hz // joint_rate_hz
+        period_ns = 1_000_000_000 // imu_rate_hz
+        imu_buf = [bytearray(b) for b in imu_bytes]
+        joint_buf = [bytearray(b) for b in joint_bytes]
+        n = min(len(imu_buf), len(joint_buf))
+        pack_stamp = struct.Struct("<iI").pack_into
+        publish_imu, publish_joints = imu_pub.publish, joint_pub.publish
+        late = published_imu = published_joints = total_imu = total_joints = 0
+        clock, sleep, time_ns = time.monotonic_ns, time.sleep, time.time_ns
+        cpu0 = time.process_time()
+        t0 = clock()
+        for k in range(total):
+            if k == warmup:
+                print("recording", file=out, flush=True)
+                published_imu = published_joints = 0
+                late = 0
+                cpu0 = time.process_time()
+                t0_rec = clock()
+            d = t0 + k * period_ns - clock()
+            if d > 0:
+                sleep(d / 1e9)
+            elif -d > 2 * period_ns:
+                late += 1
+            stamp = time_ns()
+            sec, nanosec = divmod(stamp, 1_000_000_000)
+            i = k % n
+            msg = imu_buf[i]
+            pack_stamp(msg, 4, sec, nanosec)
+            publish_imu(bytes(msg))
+            published_imu += 1
+            total_imu += 1
+            if k % joint_every == 0:
+                msg = joint_buf[i]
+                pack_stamp(msg, 4, sec, nanosec)
+                publish_joints(bytes(msg))
+                published_joints += 1
+                total_joints += 1
+        wall = (clock() - t0_rec) / 1e9
+        stats = {
+            "imu_published": published_imu,
+            "joint_states_published": published_joints,
+            "imu_published_total": total_imu,
+            "joint_states_published_total": total_joints,
+            "late_ticks": late,
+            "duration_s": wall,
+            "cpu_percent_of_one_core": 100.0 * (time.process_time() - cpu0) / wall,
+        }
+        print("done " + json.dumps(stats), file=out, flush=True)
+        return stats
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def _feeder_main(argv: list[str]) -> int:
+    """``python -m robot_state_estimator.tools.bench --feeder <pickle> <imu Hz> <joint Hz> <warmup> <total>``
+    (the pickle is the benchmark's own temporary file: the serialized IMU and joint messages)."""
+    path, imu_rate, joint_rate, warmup, total = argv
+    imu_bytes, joint_bytes = pickle.loads(Path(path).read_bytes())
+    feed(
+        imu_bytes,
+        joint_bytes,
+        imu_rate_hz=int(imu_rate),
+        joint_rate_hz=int(joint_rate),
+        warmup=int(warmup),
+        total=int(total),
+    )
+    return 0
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def bench_node(
     run: Any,
     duration_s: float,
@@ -194,18 +347,25 @@ def bench_node(
     domain_id: int | None = None,
     startup_timeout_s: float = 30.0,
 ) -> dict:
-    """Latency, CPU and memory of the node process fed IMU + joint states over loopback DDS.
+    """Latency, CPU, memory and dropped input of the node process fed IMU + joint states over loopback DDS.
 
-    ``imu_rate_hz`` must be a multiple of ``joint_rate_hz`` (a joint state goes with every k-th IMU message).
+    Three processes share the machine: the node (``robot_state_estimator.ros.node``, as ``estimator_node``
+    runs it), the feeder (:func:`feed`, its own process: pre-serialized messages, wall-clock stamps) and this
+    one, which receives the odometry (raw bytes: only the stamp is read) and the node's ``/diagnostics``
+    with ``ros.spin.LeanExecutor``. ``imu_rate_hz`` must be a multiple of ``joint_rate_hz``.
 
-    The feeder replays the samples of ``run`` cyclically (a standing run repeats seamlessly) with stamps set to
-    the wall clock at publish time; the odometry subscriber computes ``receive time - header.stamp`` (an upper
-    bound: it includes the trip back and the feeder's delays), and the node's ``/diagnostics`` reports of the
-    recording window give its own stamp-to-publish and processing latencies (``_merge_node_reports``).
+    What the node achieves is what it reports itself in ``/diagnostics`` over the recording window (after
+    the warm-up): its latency from the input stamp to the odometry publish and from the callback entry to
+    the publish (p50, p99, max: ``_merge_node_reports``), the inputs it received and the samples it counted
+    as lost (from the stamps), next to what the feeder published; its CPU use from ``/proc``. The latency
+    from the stamp to the reception of the odometry here is an upper bound (it adds the DDS trip back and
+    this process's scheduling).
 
     Raises:
-        BenchError: rclpy missing, the node did not start or published nothing.
+        BenchError: rclpy missing, bad rates, the node or the feeder did not start or published nothing.
     """
+    if imu_rate_hz % joint_rate_hz:
+        raise BenchError(f"imu rate {imu_rate_hz} Hz is not a multiple of the joint rate {joint_rate_hz} Hz")
     # 215..232: valid Fast DDS domains outside the Linux ephemeral port range and the tests' 1..200
     domain = domain_id if domain_id is not None else 215 + os.getpid() % 18
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
@@ -213,188 +373,188 @@ def bench_node(
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     try:
         import rclpy
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rclpy.qos import QoSProfile
+
+        from robot_state_estimator.ros.message_types import TYPES
+        from robot_state_estimator.ros.qos import output_qos
+        from robot_state_estimator.ros.spin import LeanExecutor
     except ImportError as exc:
         raise BenchError(f"rclpy is not importable: {exc}") from exc
-    from robot_state_estimator.common.time import stamp_to_ns
-    from robot_state_estimator.io import messages
-    from robot_state_estimator.ros.message_types import TYPES
 
-    with tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False) as f:
-        f.write(run.description_xml)
-        desc_path = f.name
-    cmd = [
-        sys.executable,
-        "-m",
-        "robot_state_estimator.ros.node",
-        "--ros-args",
-        "-p",
-        f"robot:={run.robot}",
-        "-p",
-        f"description_file:={desc_path}",
-        "-p",
-        f"diagnostics_period_s:={DIAGNOSTICS_PERIOD_S}",
-        "--log-level",
-        "warn",
-    ]
-    # stderr to a file, not a pipe: a full pipe would block the node
+    warmup = 300 if duration_s < 5 else 1000  # the filter initializes on the first 100 IMU samples
+    total = warmup + int(duration_s * imu_rate_hz)
+    tmp = Path(tempfile.mkdtemp(prefix="rse_bench_"))
+    desc_path = tmp / "robot_description.urdf"
+    desc_path.write_text(run.description_xml)
+    imu_bytes, joint_bytes = _feeder_messages(run, 2000)
+    (tmp / "feed.pickle").write_bytes(pickle.dumps((imu_bytes, joint_bytes)))
+    node_cmd = [sys.executable, "-m", "robot_state_estimator.ros.node", "--ros-args"]
+    node_cmd += ["-p", f"robot:={run.robot}", "-p", f"description_file:={desc_path}"]
+    node_cmd += ["-p", f"diagnostics_period_s:={DIAGNOSTICS_PERIOD_S}", "--log-level", "warn"]
+    feeder_cmd = [sys.executable, "-m", "robot_state_estimator.tools.bench", "--feeder", str(tmp / "feed.pickle")]
+    feeder_cmd += [str(imu_rate_hz), str(joint_rate_hz), str(warmup), str(total)]
+    # stderr to files, not pipes: a full pipe would block the process
     err_file = tempfile.TemporaryFile("w+")
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err_file, text=True)
+    feeder_err = tempfile.TemporaryFile("w+")
+    proc = subprocess.Popen(node_cmd, env=env, stdout=subprocess.DEVNULL, stderr=err_file, text=True)
     proc.err_file = err_file  # type: ignore[attr-defined]
-    switch_interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-4)  # let the subscriber thread take the GIL promptly (restored below)
-    rclpy.init()
-    node = rclpy.create_node("rse_bench_feeder")
-    latencies: list[int] = []
-    received = [0]
-    recording = threading.Event()
-    lock = threading.Lock()
+    feeder: subprocess.Popen | None = None
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=domain)
+    node = rclpy.create_node("rse_bench_receiver", context=context)
+    state: dict[str, Any] = {"recording": False, "latencies": [], "reports": [], "last_report": 0.0, "first": {}}
+    latencies: list[int] = state["latencies"]
 
-    def on_odom(msg: Any) -> None:
-        now = time.time_ns()
-        received[0] += 1
-        if recording.is_set():
-            with lock:
-                latencies.append(now - stamp_to_ns(msg.header.stamp))
-
-    reports: list[dict[str, str]] = []  # the node's "inputs" diagnostics received while recording
-    last_report = [0.0]  # monotonic time of the last "inputs" report received
+    def on_odom(data: bytes) -> None:
+        if state["recording"]:
+            latencies.append(time.time_ns() - _cdr_stamp_ns(data))
 
     def on_diagnostics(msg: Any) -> None:
         for status in msg.status:
             if status.name.endswith(": inputs") and "robot_state_estimator" in status.name:
-                last_report[0] = time.monotonic()
-                if recording.is_set():
-                    with lock:
-                        reports.append({kv.key: kv.value for kv in status.values})
+                values = {kv.key: kv.value for kv in status.values}
+                state["last_report"] = time.monotonic()
+                state["last_values"] = values
+                if state["recording"]:
+                    state["reports"].append(values)
+                else:
+                    state["before"] = values
 
-    qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
-    imu_pub = node.create_publisher(TYPES.Imu, "imu/data", qos)
-    joint_pub = node.create_publisher(TYPES.JointState, "joint_states", qos)
-    node.create_subscription(TYPES.Odometry, "odometry", on_odom, 100)
-    node.create_subscription(TYPES.DiagnosticArray, "/diagnostics", on_diagnostics, 100)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
-    samples = samples_of(run)
-    imus = [s for _, k, s in samples if k == "imu"]
-    joints = [s for _, k, s in samples if k == "joints"]
-    n = min(len(imus), len(joints))
+    odom_sub = node.create_subscription(TYPES.Odometry, "odometry", on_odom, output_qos(1000), raw=True)
+    node.create_subscription(TYPES.DiagnosticArray, "/diagnostics", on_diagnostics, QoSProfile(depth=100))
+    executor = LeanExecutor(node, [odom_sub])
     result: dict[str, Any] = {}
+
+    def spin_for(seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=min(0.05, max(0.0, end - time.monotonic())))
+
     try:
+        # the node first: the feeder waits for its subscriptions, then prints "ready"
         t_wait = time.monotonic() + startup_timeout_s
-        while imu_pub.get_subscription_count() < 1 or joint_pub.get_subscription_count() < 1:
+        while node.count_publishers("/diagnostics") < 1 or odom_sub.get_publisher_count() < 1:
             if proc.poll() is not None or time.monotonic() > t_wait:
-                raise BenchError(f"the node did not subscribe within {startup_timeout_s} s: {_stderr(proc)}")
-            time.sleep(0.05)
-        if imu_rate_hz % joint_rate_hz:
-            raise BenchError(f"imu rate {imu_rate_hz} Hz is not a multiple of the joint rate {joint_rate_hz} Hz")
-        joint_every = imu_rate_hz // joint_rate_hz
-        period_ns = 1_000_000_000 // imu_rate_hz
-        warmup = 300 if duration_s < 5 else 1000  # the filter initializes on the first 100 IMU samples
-        total = warmup + int(duration_s * imu_rate_hz)
-        n_joint_inputs = 0
-        cpu0 = rss0 = None
-        t0 = time.monotonic_ns()
-        late = 0
-        for k in range(total):
-            if k == warmup:
-                cpu0, rss0, wall0 = _cpu_seconds(proc.pid), _rss_kb(proc.pid), time.monotonic()
-                recording.set()
-            target = t0 + k * period_ns
-            # sleep (releasing the GIL) rather than spin: the odometry subscriber runs in this process's
-            # executor thread, and a spinning loop would delay it by up to the switch interval
-            d = target - time.monotonic_ns()
-            if d > 0:
-                time.sleep(d / 1e9)
-            if -d > 2 * period_ns:
-                late += 1
-            stamp = time.time_ns()
-            i = k % n
-            imu = imus[i]
-            imu_pub.publish(
-                messages.imu_msg(
-                    TYPES,
-                    ImuSample(stamp, imu.angular_velocity, imu.linear_acceleration, None, imu.frame_id),
-                )
-            )
-            if k % joint_every:
-                continue
-            if k >= warmup:
-                n_joint_inputs += 1
-            js = joints[i]
-            joint_pub.publish(
-                messages.joint_state_msg(TYPES, JointSample(stamp, js.names, js.position, js.velocity, js.effort))
-            )
-        wall = time.monotonic() - wall0
-        # wait for the node's next diagnostics report: it covers the end of the feed
+                raise BenchError(f"the node did not start within {startup_timeout_s} s: {_stderr(proc)}")
+            spin_for(0.05)
+        feeder = subprocess.Popen(feeder_cmd, env=env, stdout=subprocess.PIPE, stderr=feeder_err)
+        feeder_out = feeder.stdout.fileno()  # type: ignore[union-attr]
+        os.set_blocking(feeder_out, False)
+        lines: list[str] = []
+        pending = ""
+        cpu0 = rss0 = wall0 = None
+        self_cpu0 = time.process_time()
+        while True:
+            spin_for(0.02)
+            try:
+                chunk = os.read(feeder_out, 65536).decode()
+            except BlockingIOError:
+                chunk = ""
+            if chunk:
+                pending += chunk
+                *new, pending = pending.split("\n")
+                for line in new:
+                    lines.append(line)
+                    if line == "recording":
+                        cpu0, rss0, wall0 = _cpu_seconds(proc.pid), _rss_kb(proc.pid), time.monotonic()
+                        self_cpu0 = time.process_time()
+                        state["recording"] = True
+            if any(line.startswith("done") for line in lines) or feeder.poll() is not None:
+                break
+            if proc.poll() is not None:
+                raise BenchError(f"the node exited during the benchmark: {_stderr(proc)}")
         feed_end = time.monotonic()
-        deadline = feed_end + 2 * DIAGNOSTICS_PERIOD_S + 1.0
-        while last_report[0] <= feed_end + 0.05 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        recording.clear()
+        done = [line for line in lines if line.startswith("done")]
+        if not done or wall0 is None:
+            feeder_err.seek(0)
+            raise BenchError(f"the feeder failed: {' '.join(lines)} {feeder_err.read()[-2000:]}")
+        fed = json.loads(done[0][5:])
         cpu1, rss1 = _cpu_seconds(proc.pid), _rss_kb(proc.pid)
+        wall = time.monotonic() - wall0
+        self_cpu = time.process_time() - self_cpu0
+        # the node's next report covers the end of the feed
+        deadline = feed_end + 2 * DIAGNOSTICS_PERIOD_S + 1.0
+        while state["last_report"] <= feed_end + 0.05 and time.monotonic() < deadline:
+            spin_for(0.02)
+        state["recording"] = False
         if proc.poll() is not None:
             raise BenchError(f"the node exited during the benchmark: {_stderr(proc)}")
-        with lock:
-            lat = list(latencies)
-            node_reports = list(reports)
-        if not lat:
+        if not latencies:
             raise BenchError(f"no odometry received from the node: {_stderr(proc)}")
-        expected = (total - warmup) + n_joint_inputs
+        reports = state["reports"][1:]  # the first report of the window covers the end of the warm-up
+        before = state["reports"][0] if state["reports"] else state.get("before", {})
+        after = state.get("last_values", {})
+
+        def delta(key: str) -> int:
+            return int(after.get(key, 0)) - int(before.get(key, 0))
+
+        lat = np.asarray(latencies, dtype=np.float64)
         result = {
             "duration_s": wall,
             "input_rate_hz": {"imu": imu_rate_hz, "joint_states": joint_rate_hz},
-            "inputs_published": expected,
-            "feeder_late_ticks": late,
-            "odometry_received": len(lat),
-            "odometry_received_ratio": len(lat) / (total - warmup),
-            "node_latency_stamp_to_publish_ms": _merge_node_reports(node_reports, "latency"),
-            "node_processing_ms": _merge_node_reports(node_reports, "processing"),
-            "latency_stamp_to_feeder_reception_us": {
-                "what": "input stamp to reception of the odometry in the feeder process: an upper bound "
-                "(includes the DDS trip back and the feeder's own delays; the feeder shares the cores)",
+            "inputs_published": fed["imu_published"] + fed["joint_states_published"],
+            "feeder": fed,
+            "node_latency_stamp_to_publish_ms": _merge_node_reports(reports, "latency"),
+            "node_processing_ms": _merge_node_reports(reports, "processing"),
+            "node_inputs": {
+                "what": "dropped = published by the feeder - received by the node, over the whole feed (warm-up "
+                "included); the rest over the reports of the recording window: what the node received, what it "
+                "counted as lost from the stamps (the feeder stamps at publish time, so a feeder stalled by "
+                "the scheduler shows as a stamp gap: an over-count here) and what it published",
+                "imu_dropped": fed["imu_published_total"] - int(after.get("imu_received", 0)),
+                "joint_states_dropped": fed["joint_states_published_total"]
+                - int(after.get("joint_states_received", 0)),
+                "imu_received": delta("imu_received"),
+                "joint_states_received": delta("joint_states_received"),
+                "imu_lost": delta("imu_lost"),
+                "joint_states_lost": delta("joint_states_lost"),
+                "odometry_published": delta("odometry_published"),
+                "reports": len(reports),
+            },
+            "odometry_received": int(lat.size),
+            "odometry_received_ratio": lat.size / max(1, fed["imu_published"]),
+            "latency_stamp_to_reception_us": {
+                "what": "input stamp to the reception of the odometry in the benchmark process: an upper bound "
+                "(adds the DDS trip back and this process's scheduling on the shared cores)",
                 "p50": float(np.percentile(lat, 50) / 1e3),
                 "p90": float(np.percentile(lat, 90) / 1e3),
                 "p99": float(np.percentile(lat, 99) / 1e3),
                 "max": float(np.max(lat) / 1e3),
             },
             "cpu_percent_of_one_core": 100.0 * (cpu1 - cpu0) / wall,
+            "receiver_cpu_percent_of_one_core": 100.0 * self_cpu / wall,
             "rss_start_kb": rss0.get("VmRSS"),
             "rss_end_kb": rss1.get("VmRSS"),
             "rss_growth_kb": (rss1.get("VmRSS", 0) - rss0.get("VmRSS", 0)),
             "peak_rss_kb": rss1.get("VmHWM"),
             "ros_domain_id": domain,
             "gait": run.settings.gait,
+            "load_average_1min": os.getloadavg()[0],
         }
     finally:
-        sys.setswitchinterval(switch_interval)
-        executor.shutdown(timeout_sec=1.0)
+        executor.destroy()
         node.destroy_node()
-        rclpy.try_shutdown()
-        spinner.join(timeout=2.0)
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        Path(desc_path).unlink(missing_ok=True)
+        context.try_shutdown()
+        if feeder is not None:
+            _stop(feeder)
+        _stop(proc)
+        for f in tmp.iterdir():
+            f.unlink()
+        tmp.rmdir()
         err_file.close()
+        feeder_err.close()
     return result
 
 
 def _merge_node_reports(reports: list[dict[str, str]], prefix: str) -> dict[str, Any]:
-    """Merge the node's per-report percentiles ``<prefix>_p50_ms``/``<prefix>_p99_ms`` conservatively.
+    """Merge the node's per-report percentiles ``<prefix>_p50_ms``/``<prefix>_p99_ms``/``<prefix>_max_ms``.
 
-    Each ``/diagnostics`` report carries the p50 and p99 of the values since the previous report; the merged
-    ``p50_ms`` is the median of the per-report p50s and ``p99_ms`` the max of the per-report p99s (an upper
-    bound of the p99 over the whole window). Reports without values (``<prefix>_samples`` 0) are skipped.
+    Each ``/diagnostics`` report carries the p50, p99 and max of the values since the previous report; the
+    merged ``p50_ms`` is the median of the per-report p50s, ``p99_ms`` the max of the per-report p99s (an
+    upper bound of the p99 over the whole window) and ``max_ms`` the max. Reports without values
+    (``<prefix>_samples`` 0) are skipped.
     """
-    p50s, p99s, n = [], [], 0
+    p50s, p99s, maxs, n = [], [], [], 0
     for r in reports:
         k = int(r.get(f"{prefix}_samples", "0") or 0)
         p50, p99 = float(r.get(f"{prefix}_p50_ms", "nan")), float(r.get(f"{prefix}_p99_ms", "nan"))
@@ -402,15 +562,17 @@ def _merge_node_reports(reports: list[dict[str, str]], prefix: str) -> dict[str,
             continue
         p50s.append(p50)
         p99s.append(p99)
+        maxs.append(float(r.get(f"{prefix}_max_ms", "nan")))
         n += k
     out: dict[str, Any] = {
-        "merge": "p50 = median of the per-report p50s, p99 = max of the per-report p99s",
+        "merge": "p50 = median of the per-report p50s, p99 = max of the per-report p99s, max = max",
         "reports": len(p50s),
         "samples": n,
     }
     if p50s:
         out["p50_ms"] = float(np.median(p50s))
         out["p99_ms"] = float(np.max(p99s))
+        out["max_ms"] = float(np.nanmax(maxs)) if np.isfinite(maxs).any() else float("nan")
     return out
 
 
@@ -503,21 +665,27 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     for key in ("node", "node_500_250"):
         n = doc.get(key)
         if n and "error" not in n:
-            lat = n["latency_stamp_to_feeder_reception_us"]
+            lat = n["latency_stamp_to_reception_us"]
             rates = n["input_rate_hz"]
             own = n.get("node_latency_stamp_to_publish_ms", {})
             proc_ms = n.get("node_processing_ms", {})
+            inputs = n.get("node_inputs", {})
 
             def ms(d: dict[str, Any]) -> str:
-                return f"p50 {d['p50_ms']:.2f} ms, p99 {d['p99_ms']:.2f} ms" if "p50_ms" in d else "no values"
+                if "p50_ms" not in d:
+                    return "no values"
+                return f"p50 {d['p50_ms']:.2f} ms, p99 {d['p99_ms']:.2f} ms, max {d['max_ms']:.2f} ms"
 
+            dropped = inputs.get("imu_dropped", 0) + inputs.get("joint_states_dropped", 0)
             lines.append(
                 f"node over DDS ({n['duration_s']:.0f} s, IMU {rates['imu']} Hz + joints {rates['joint_states']} Hz): "
                 f"node latency stamp to publish {ms(own)}; processing (callback to publish) {ms(proc_ms)}; "
-                f"stamp to reception in the feeder (upper bound) p50 {lat['p50'] / 1e3:.1f} ms, "
-                f"p99 {lat['p99'] / 1e3:.1f} ms; odometry for "
-                f"{100 * n['odometry_received_ratio']:.0f} % of IMU inputs; CPU {n['cpu_percent_of_one_core']:.0f} % "
-                f"of a core; RSS {n['rss_end_kb'] / 1024:.0f} MiB (growth {n['rss_growth_kb'] / 1024:+.1f} MiB)"
+                f"stamp to reception (upper bound) p50 {lat['p50'] / 1e3:.2f} ms, p99 {lat['p99'] / 1e3:.2f} ms; "
+                f"odometry for {100 * n['odometry_received_ratio']:.1f} % of IMU inputs; {dropped} inputs dropped; "
+                f"CPU {n['cpu_percent_of_one_core']:.0f} % of a core (feeder "
+                f"{n['feeder']['cpu_percent_of_one_core']:.0f} %, "
+                f"receiver {n['receiver_cpu_percent_of_one_core']:.0f} %); "
+                f"RSS {n['rss_end_kb'] / 1024:.0f} MiB (growth {n['rss_growth_kb'] / 1024:+.1f} MiB)"
             )
         elif n:
             lines.append(f"{key}: {n['error']}")
@@ -551,3 +719,9 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     print(f"wrote {out / name}")
     return 0 if not any("error" in doc.get(k, {}) for k in ("node", "node_500_250")) else 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--feeder"]:
+        sys.exit(_feeder_main(sys.argv[2:]))
+    sys.exit("usage: python -m robot_state_estimator.tools.bench --feeder <pickle> <imu Hz> <joint Hz> <warmup> <n>")

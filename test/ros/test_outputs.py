@@ -85,3 +85,51 @@ def test_a_non_finite_number_is_detected(field: str) -> None:
         value.flat[1] = np.nan
         est = Estimate(**{**est.__dict__, field: value})
     assert pack_estimate(est) is None
+
+
+def _deserialize(data: bytes, msg_type: type) -> object:
+    from rclpy.serialization import deserialize_message
+
+    assert isinstance(data, bytes)
+    return deserialize_message(data, msg_type)
+
+
+@pytest.mark.parametrize("stamp_ns", [1_700_000_000_123_456_789, 999_999_999, 5])
+@pytest.mark.parametrize(
+    ("odom_frame", "base_frame", "tf_child", "hardware_id"),
+    [("odom", "base", "base_rse", "go1"), ("o", "trunk", "b", ""), ("odom_é", "base_link", "bl", "solo12 v2")],
+)
+def test_serialized_outputs_deserialize_to_the_builders(
+    stamp_ns: int, odom_frame: str, base_frame: str, tf_child: str, hardware_id: str
+) -> None:
+    """What the node publishes (CDR bytes) is, for rclpy, the message the shared builders make: every frame
+    name length (alignment), contact states and force texts of any length, refilled over several estimates."""
+    out = OutputMessages(
+        TYPES, odom_frame=odom_frame, base_frame=base_frame, tf_child_frame=tf_child, hardware_id=hardware_id
+    )
+    for seed in range(4):
+        est = _estimate(stamp_ns + seed, seed)
+        if seed == 3:  # other contact states, forces of other text lengths, feet of other name lengths
+            feet = tuple(
+                FootState(n, i != 1, np.array([0.0, 0.0, 10.0**i]), f.wrench_in_foot, i == 2, f.nis)
+                for i, (n, f) in enumerate(zip(("a", "bb_foot", "ccc", "dddd"), est.feet, strict=True))
+            )
+            est = Estimate(**{**est.__dict__, "feet": feet})
+        buf = pack_estimate(est)
+        assert buf is not None
+        assert _deserialize(out.odometry_cdr(est.stamp_ns, buf), TYPES.Odometry) == messages.odometry_msg(
+            TYPES, est, odom_frame=odom_frame, base_frame=base_frame
+        )
+        tf = _deserialize(out.tf_cdr(est.stamp_ns, buf), TYPES.TFMessage)
+        assert tf == messages.tf_message(
+            TYPES, [messages.odom_transform_msg(TYPES, est, odom_frame=odom_frame, base_frame=tf_child)]
+        )
+        for i, foot in enumerate(est.feet):
+            wrench = _deserialize(out.wrench_cdr(est.stamp_ns, foot.name, buf, i), TYPES.WrenchStamped)
+            assert wrench == messages.foot_wrench_msg(TYPES, est.stamp_ns, foot)
+        contacts = _deserialize(out.contacts_cdr(est.stamp_ns, est.feet, buf), TYPES.DiagnosticArray)
+        assert contacts == messages.contact_states_msg(TYPES, est.stamp_ns, est.feet, hardware_id=hardware_id)
+        for n in range(len(est.feet) + 1):  # any number of feet
+            assert _deserialize(out.contacts_cdr(5, est.feet[:n], buf), TYPES.DiagnosticArray) == (
+                messages.contact_states_msg(TYPES, 5, est.feet[:n], hardware_id=hardware_id)
+            )

@@ -41,10 +41,11 @@ def test_bench_short_mode(tmp_path, capsys):
     assert doc["replay"]["samples_per_s"] > 0
     node = doc["node"]
     assert node["odometry_received"] > 0
-    assert node["latency_stamp_to_feeder_reception_us"]["p99"] > 0
+    assert node["latency_stamp_to_reception_us"]["p99"] > 0
+    assert node["feeder"]["imu_published"] > 0 and node["node_inputs"]["imu_received"] > 0
     for key in ("node_latency_stamp_to_publish_ms", "node_processing_ms"):  # from the node's /diagnostics
         assert node[key]["reports"] >= 1 and node[key]["samples"] > 0, node[key]
-        assert 0 <= node[key]["p50_ms"] <= node[key]["p99_ms"], node[key]
+        assert 0 <= node[key]["p50_ms"] <= node[key]["p99_ms"] <= node[key]["max_ms"], node[key]
     assert "node latency stamp to publish p50" in out
     assert node["cpu_percent_of_one_core"] > 0
     assert doc["memory"]["bench_process_peak_rss_kb"] > 0
