@@ -79,8 +79,40 @@ except ImportError:  # pragma: no cover - scipy is optional
     _dposv = None
 
 from robot_state_estimator.description.types import ImuSpec
+from robot_state_estimator.estimation import jit
 from robot_state_estimator.estimation.kinematics import cross3, skew
 from robot_state_estimator.estimation.settings import EkfSettings
+
+if jit.numba_available():
+    from robot_state_estimator.estimation import ekf_kernels as _k
+    from robot_state_estimator.estimation.ekf_kernels import (
+        C_G,
+        C_QB,
+        C_R,
+        C_RBS,
+        C_SA,
+        C_SG,
+        C_SGS,
+        C_SIZE,
+        X_ACCEL,
+        X_ALPHA,
+        X_BA,
+        X_BG,
+        X_F,
+        X_GYRO,
+        X_OMEGA,
+        X_OMEGA_PREV,
+        X_P,
+        X_R,
+        X_SIZE,
+        X_V,
+    )
+else:  # pragma: no cover - numba is optional; the same layout without the kernels
+    _k = None  # type: ignore[assignment]
+    X_P, X_V, X_R, X_BA, X_BG, X_OMEGA, X_ALPHA, X_F, X_GYRO, X_ACCEL, X_OMEGA_PREV, X_SIZE = (
+        0, 3, 6, 15, 18, 21, 24, 27, 30, 33, 36, 39,
+    )  # fmt: skip
+    C_RBS, C_R, C_G, C_SA, C_SG, C_QB, C_SGS, C_SIZE = 0, 9, 12, 15, 24, 33, 39, 48
 
 FloatArray = NDArray[np.float64]
 
@@ -251,6 +283,50 @@ def rotation_from_gravity(f_base: FloatArray) -> FloatArray:
     return np.asarray(pin.rpy.rpyToMatrix(roll, pitch, 0.0))
 
 
+class _StateView:
+    """A state attribute of :class:`BaseEkf` backed by a view of its preallocated buffers.
+
+    Reading returns the live view, which later steps update in place (copy it to keep a snapshot); assigning
+    copies the values in, so ``ekf.v_base_in_base = v`` and ``ekf.p_world_base[2] = h`` both reach the filter.
+    """
+
+    name = ""
+
+    @staticmethod
+    def key(name: str) -> str:
+        """The instance-dict key of the view of attribute ``name``."""
+        return "_view_" + name
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = self.key(name)
+
+    def __get__(self, obj: object, objtype: type | None = None) -> FloatArray:
+        if obj is None:
+            return self  # type: ignore[return-value]
+        return obj.__dict__[self.name]  # type: ignore[no-any-return]
+
+    def __set__(self, obj: object, value: FloatArray) -> None:
+        obj.__dict__[self.name][...] = value
+
+
+#: (attribute, start in the state buffer, shape) of the views of BaseEkf's state (ekf_kernels' layout).
+_VIEWS = (
+    ("p_world_base", X_P, (3,)),
+    ("v_base_in_base", X_V, (3,)),
+    ("R_world_base", X_R, (3, 3)),
+    ("accel_bias", X_BA, (3,)),
+    ("gyro_bias", X_BG, (3,)),
+    ("omega_base", X_OMEGA, (3,)),
+    ("alpha_base", X_ALPHA, (3,)),
+    ("f_base", X_F, (3,)),
+    ("_gyro_imu", X_GYRO, (3,)),
+    ("_accel_imu", X_ACCEL, (3,)),
+    ("_omega_prev_base", X_OMEGA_PREV, (3,)),
+)
+_VIEW_NAMES = (*(v[0] for v in _VIEWS), "P")
+_NO_FEET = np.zeros((1, 3, 3))  # placeholder for an unused (k, 3, n) kernel argument
+
+
 class BaseEkf:
     """The 15-state error-state EKF (see the module docstring for the equations and their sources).
 
@@ -295,20 +371,14 @@ class BaseEkf:
         self._G = np.zeros((N_STATES, 6))
         self._G[V_SL, 0:3] = -_I3
         self._G[TH_SL, 3:6] = -_I3
-        self.p_world_base = np.zeros(3)
-        self.v_base_in_base = np.zeros(3)
+        # The state lives in preallocated buffers (ekf_kernels' layout); the public attributes are views.
+        self._x = np.zeros(X_SIZE)
+        self._P = np.eye(N_STATES)
+        self._bind_views()
         self.R_world_base = np.eye(3)
-        self.accel_bias = np.zeros(3)
-        self.gyro_bias = np.zeros(3)
-        self.P = np.eye(N_STATES)
         self.stamp_ns: int | None = None
-        self.omega_base = np.zeros(3)
-        self.alpha_base = np.zeros(3)
-        self.f_base = np.zeros(3)
-        self._gyro_imu = np.zeros(3)
-        self._accel_imu = np.zeros(3)
         self._gyro_stamp_ns: int | None = None
-        self._omega_prev_base: FloatArray | None = None
+        self._omega_prev_valid = False  # whether _omega_prev_base holds the previous rate (for alpha_base)
         self._steps_since_normalise = 0
         self.last_results: list[UpdateResult] = []
         self._stacks: dict[int, _StackedLayout] = {}
@@ -329,6 +399,75 @@ class BaseEkf:
         self._T_twist6 = np.eye(6)
         self._T_twist6[3:, 3:] = -R_BS
         self._zeros3 = np.zeros(3)
+        # Constants of the kernels (ekf_kernels' layout).
+        c = self._c = np.zeros(C_SIZE)
+        c[C_RBS : C_RBS + 9] = R_BS.ravel()
+        c[C_R : C_R + 3] = self.p_base_imu
+        c[C_G : C_G + 3] = self.g_world
+        c[C_SA : C_SA + 9] = self._Sigma_a_c.ravel()
+        c[C_SG : C_SG + 9] = self._Sigma_g_c.ravel()
+        c[C_QB : C_QB + 3] = noise.accel_bias_random_walk**2
+        c[C_QB + 3 : C_QB + 6] = noise.gyro_bias_random_walk**2
+        c[C_SGS : C_SGS + 9] = self._Sigma_g_sample.ravel()
+        self._use_k = False
+        self.use_kernels = jit.use_kernels()
+
+    # ------------------------------------------------------------------------------------------------------
+    # State buffers and kernels
+    # ------------------------------------------------------------------------------------------------------
+
+    p_world_base = _StateView()
+    v_base_in_base = _StateView()
+    R_world_base = _StateView()
+    accel_bias = _StateView()
+    gyro_bias = _StateView()
+    P = _StateView()
+    omega_base = _StateView()
+    alpha_base = _StateView()
+    f_base = _StateView()
+    _gyro_imu = _StateView()
+    _accel_imu = _StateView()
+    _omega_prev_base = _StateView()
+
+    def _bind_views(self) -> None:
+        """Point the state attributes at their slices of ``_x`` and at ``_P``."""
+        x = self._x
+        d = self.__dict__
+        for name, start, shape in _VIEWS:
+            d[_StateView.key(name)] = x[start : start + math.prod(shape)].reshape(shape)
+        d[_StateView.key("P")] = self._P
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickle / deepcopy without the views (rebuilt by ``__setstate__`` on the copied buffers)."""
+        state = self.__dict__.copy()
+        for name in _VIEW_NAMES:
+            state.pop(_StateView.key(name), None)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._bind_views()
+
+    @property
+    def use_kernels(self) -> bool:
+        """True: the hot methods run the compiled kernels of :mod:`.ekf_kernels`; False: the numpy reference
+        path (same numbers to rounding). Defaults to :func:`.jit.use_kernels`; setting True needs numba and
+        warms the kernels up."""
+        return self._use_k
+
+    @use_kernels.setter
+    def use_kernels(self, value: bool) -> None:
+        if value and _k is None:
+            raise RuntimeError("BaseEkf.use_kernels = True needs numba, which is not importable")
+        self._use_k = bool(value)
+        self.warm_up()
+
+    def warm_up(self) -> None:
+        """Compile the kernels now (or load them from numba's on-disk cache: well under a second), so the first
+        real sample does not pay the compilation (seconds, once per environment). Called by ``__init__``;
+        idempotent, a no-op on the numpy reference path."""
+        if self._use_k:
+            _k.warm_up()
 
     # ------------------------------------------------------------------------------------------------------
     # Initialisation
@@ -398,7 +537,7 @@ class BaseEkf:
         self.P = self.initial_covariance(self.R_world_base) if P is None else np.array(P, dtype=float)
         self.stamp_ns = int(stamp_ns)
         self._gyro_stamp_ns = None
-        self._omega_prev_base = None
+        self._omega_prev_valid = False
         self.alpha_base = np.zeros(3)
         self.omega_base = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
         self.last_results = []
@@ -481,19 +620,26 @@ class BaseEkf:
             gyro_imu: (3,) rad/s in S.
             accel_imu: (3,) m/s^2 specific force in S.
         """
-        self._gyro_imu = np.asarray(gyro_imu, dtype=float)
-        self._accel_imu = np.asarray(accel_imu, dtype=float)
-        omega_base = np.array(_rot(self._R_BS_list, _sub(self._gyro_imu.tolist(), self.gyro_bias.tolist())))
-        if (
+        previous = self._gyro_stamp_ns
+        with_alpha = (
             self.settings.use_angular_acceleration
-            and self._omega_prev_base is not None
-            and self._gyro_stamp_ns is not None
-            and stamp_ns > self._gyro_stamp_ns
-        ):
-            self.alpha_base = (omega_base - self._omega_prev_base) / ((stamp_ns - self._gyro_stamp_ns) * 1e-9)
+            and self._omega_prev_valid
+            and previous is not None
+            and stamp_ns > previous
+        )
+        if self._use_k:
+            dt_gyro = (stamp_ns - previous) * 1e-9 if with_alpha else 0.0  # type: ignore[operator]
+            _k.set_imu(self._x, self._c, _vec(gyro_imu, 3), _vec(accel_imu, 3), dt_gyro)
         else:
-            self.alpha_base = self._zeros3.copy()
-        self._omega_prev_base = omega_base
+            self._gyro_imu = np.asarray(gyro_imu, dtype=float)
+            self._accel_imu = np.asarray(accel_imu, dtype=float)
+            omega_base = np.array(_rot(self._R_BS_list, _sub(self._gyro_imu.tolist(), self.gyro_bias.tolist())))
+            if with_alpha:
+                self.alpha_base = (omega_base - self._omega_prev_base) / ((stamp_ns - previous) * 1e-9)
+            else:
+                self.alpha_base = self._zeros3
+            self._omega_prev_base = omega_base
+        self._omega_prev_valid = True
         self._gyro_stamp_ns = int(stamp_ns)
 
     def base_motion(self) -> tuple[FloatArray, FloatArray]:
@@ -537,10 +683,27 @@ class BaseEkf:
         if dt <= 0.0:
             return "dt_nonpositive"
         if dt > self.settings.max_dt_s:
-            self._add_process_noise(skew(self.v_base_in_base), dt)
+            if self._use_k:
+                _k.add_gap_noise(self._x, self._P, self._c, dt)
+            else:
+                self._add_process_noise(skew(self.v_base_in_base), dt)
             self.stamp_ns = int(stamp_ns)
-            self._omega_prev_base = None
+            self._omega_prev_valid = False
             return "dt_too_large"
+        self._steps_since_normalise += 1
+        normalise = self._steps_since_normalise >= 100
+        if normalise:
+            self._steps_since_normalise = 0
+        if self._use_k:
+            _k.propagate(self._x, self._P, self._c, dt, normalise)
+        else:
+            self._propagate_reference(dt, normalise)
+        self.stamp_ns = int(stamp_ns)
+        return None
+
+    def _propagate_reference(self, dt: float, normalise: bool) -> None:
+        """The numpy reference of :func:`.ekf_kernels.propagate`: state and covariance over dt (s) with the held
+        reading, R re-orthonormalised when ``normalise``."""
         w, f = self._base_motion_lists()
         self.omega_base = np.array(w)
         self.f_base = np.array(f)
@@ -559,10 +722,8 @@ class BaseEkf:
         self.p_world_base = np.array([p[i] + v_world[i] * dt + h * a_world[i] for i in range(3)])
         v_world = [v_world[i] + a_world[i] * dt for i in range(3)]
         R_new = R @ pin.exp3(self.omega_base * dt)
-        self._steps_since_normalise += 1
-        if self._steps_since_normalise >= 100:
+        if normalise:
             R_new = _orthonormalise(R_new)
-            self._steps_since_normalise = 0
         self.R_world_base = R_new
         self.v_base_in_base = np.array(_rot_t(R_new.tolist(), v_world))
 
@@ -572,8 +733,6 @@ class BaseEkf:
         P += P.T
         P *= 0.5
         self.P = P
-        self.stamp_ns = int(stamp_ns)
-        return None
 
     def error_transition(self, dt: float, omega: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
         """Error-state transition over dt at the current state with the held IMU reading.
@@ -691,6 +850,15 @@ class BaseEkf:
         s = self.settings
         gate = s.foot_gate_nis if gate_nis is None else gate_nis
         k = len(names)
+        if k == 0:
+            self.last_results = []
+            return []
+        if self._use_k:
+            results = self._update_leg_velocities_kernel(names, v_base_measured, p_base_foot, J_base_foot, gate,
+                                                         H_attitude)  # fmt: skip
+            if results is not None:
+                self.last_results = results
+                return results
         r = np.asarray(p_base_foot, dtype=float).reshape(k, 3)
         stack = self._stacks.get(k)
         if stack is None:
@@ -741,6 +909,40 @@ class BaseEkf:
         self.last_results = results
         return results
 
+    def _update_leg_velocities_kernel(
+        self,
+        names: list[str],
+        v_base_measured: FloatArray,
+        p_base_foot: FloatArray,
+        J_base_foot: FloatArray | None,
+        gate: float,
+        H_attitude: FloatArray | None,
+    ) -> list[UpdateResult] | None:
+        """:meth:`update_leg_velocities` with :func:`.ekf_kernels.leg_update`; None (nothing changed) when the
+        stacked S is not numerically positive definite: the caller then runs the reference path."""
+        s = self.settings
+        k = len(names)
+        use_J = J_base_foot is not None and s.encoder_velocity_noise > 0.0
+        J = _mat3(J_base_foot, k) if use_J else _NO_FEET
+        use_H = H_attitude is not None
+        H_th = _mat(H_attitude, (k, 3, 3)) if use_H else _NO_FEET
+        out = np.empty(13 * k)
+        sf2 = float(s.foot_velocity_noise**2)
+        se2 = float(s.encoder_velocity_noise**2)
+        n = _k.leg_update(
+            self._x, self._P, self._c, _mat(v_base_measured, (k, 3)), _mat(p_base_foot, (k, 3)), J, H_th, use_J,
+            use_H, sf2, se2, float(gate), out,
+        )  # fmt: skip
+        if n < 0:
+            return None
+        ys = out[: 3 * k].reshape(k, 3)
+        Ss = out[3 * k : 12 * k].reshape(k, 3, 3)
+        results = []
+        for i, nis in enumerate(out[12 * k :].tolist()):
+            ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
+            results.append(UpdateResult(names[i], ys[i], Ss[i], nis, ok, "ok" if ok else "gated"))
+        return results
+
     def zero_rate_measurement(self) -> Measurement:
         """Zero angular rate pseudo-measurement (robot static): ``0 = R_BS (omega_S - b_g - n_g)``."""
         H = np.zeros((3, N_STATES))
@@ -760,6 +962,11 @@ class BaseEkf:
             One :class:`UpdateResult` per measurement, in order (also kept in ``last_results``).
         """
         gate = self.settings.foot_gate_nis if gate_nis is None else gate_nis
+        if self._use_k and measurements:
+            kernel_results = self._update_kernel(measurements, gate)
+            if kernel_results is not None:
+                self.last_results = kernel_results
+                return kernel_results
         P = self.P
         results: list[UpdateResult] = []
         accepted: list[Measurement] = []
@@ -785,6 +992,35 @@ class BaseEkf:
                 R = _block_diag([m.R for m in accepted])
             self._joseph_update(y, H, R)
         self.last_results = results
+        return results
+
+    def _update_kernel(self, measurements: list[Measurement], gate: float) -> list[UpdateResult] | None:
+        """:meth:`update` with :func:`.ekf_kernels.update`; None (nothing changed) when an innovation covariance
+        is not numerically positive definite: the caller then runs the reference path."""
+        sizes = [len(m.innovation) for m in measurements]
+        n_rows = sum(sizes)
+        if len(measurements) == 1:
+            m0 = measurements[0]
+            y, H, R = m0.innovation, m0.H, m0.R
+        else:
+            y = np.concatenate([m.innovation for m in measurements])
+            H = np.vstack([m.H for m in measurements])
+            R = _block_diag([m.R for m in measurements])
+        n = len(sizes)
+        out = np.empty(sum(m * m for m in sizes) + n)
+        n_acc = _k.update(
+            self._x, self._P, self._c, _mat(y, (n_rows,)), _mat(H, (n_rows, N_STATES)), _mat(R, (n_rows, n_rows)),
+            np.array(sizes, dtype=np.int64), float(gate), out,
+        )  # fmt: skip
+        if n_acc < 0:
+            return None
+        results = []
+        o = 0
+        for m, mi, nis in zip(measurements, sizes, out[-n:].tolist()):
+            ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
+            results.append(UpdateResult(m.name, m.innovation, out[o : o + mi * mi].reshape(mi, mi), nis, ok,
+                                        "ok" if ok else "gated"))  # fmt: skip
+            o += mi * mi
         return results
 
     def _joseph_update(
@@ -831,6 +1067,10 @@ class BaseEkf:
 
     def quat_world_base_xyzw(self) -> FloatArray:
         """(4,) base attitude quaternion ``x y z w``."""
+        if self._use_k:
+            q = np.empty(4)
+            _k.quat_xyzw(self._x, q)
+            return q
         return np.array(quat_xyzw_from_matrix(self.R_world_base.tolist()))
 
     def pose_covariance(self) -> FloatArray:
@@ -839,6 +1079,10 @@ class BaseEkf:
         The world-axis small angle is ``dphi_W = R dtheta`` (right perturbation ``R Exp(dtheta) =
         Exp(R dtheta) R``), so the rotation block is ``R P_thth R^T`` and the cross block ``P_p,th R^T``.
         """
+        if self._use_k:
+            C = np.empty((6, 6))
+            _k.pose_covariance(self._x, self._P, C)
+            return C
         T = self._T_pose6
         T[3:6, 3:6] = self.R_world_base
         C = T @ self.P.take(self._pose_idx) @ T.T  # the (p, theta) 6 x 6 block of P, mapped
@@ -852,6 +1096,10 @@ class BaseEkf:
         ``omega_B = R_BS (omega_S - b_g)``: its covariance is ``R_BS P_bg R_SB`` plus the gyro white noise of
         one sample; the cross block with the velocity is ``-P_v,bg R_SB``.
         """
+        if self._use_k:
+            C = np.empty((6, 6))
+            _k.twist_covariance(self._P, self._c, C)
+            return C
         T = self._T_twist6
         C = T @ self.P.take(self._twist_idx) @ T.T  # the (v, b_g) 6 x 6 block of P, mapped
         C += self._twist_noise
@@ -865,6 +1113,9 @@ class BaseEkf:
         (36, row-major), :meth:`twist_covariance` (36, row-major), ``accel_bias`` (3), ``gyro_bias`` (3); the
         same values as those attributes and methods."""
         out = np.empty(OUTPUT_SIZE)
+        if self._use_k:
+            _k.outputs(self._x, self._P, self._c, out)
+            return out
         out[0:3] = self.p_world_base
         out[3:7] = self.quat_world_base_xyzw()
         out[7:10] = self.v_base_in_base
@@ -877,6 +1128,8 @@ class BaseEkf:
 
     def state_is_finite(self) -> bool:
         """True when the state and covariance contain no NaN/Inf (one sum: NaN and Inf propagate)."""
+        if self._use_k:
+            return bool(_k.state_is_finite(self._x, self._P))
         total = float(self.P.sum()) + float(self.R_world_base.sum())
         total += sum(self.p_world_base.tolist()) + sum(self.v_base_in_base.tolist())
         total += sum(self.accel_bias.tolist()) + sum(self.gyro_bias.tolist())
@@ -1003,3 +1256,27 @@ def _block_diag(blocks: list[FloatArray]) -> FloatArray:
         out[i : i + k, i : i + k] = b
         i += k
     return out
+
+
+def _vec(a: FloatArray, n: int) -> FloatArray:
+    """``a`` as a C-contiguous float64 (n,) array (no copy when it already is one)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    if a.shape != (n,):
+        a = np.ascontiguousarray(a.reshape(n))
+    return a
+
+
+def _mat(a: FloatArray, shape: tuple[int, ...]) -> FloatArray:
+    """``a`` as a C-contiguous float64 array of ``shape`` (no copy when it already is one)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    if a.shape != shape:
+        a = np.ascontiguousarray(a.reshape(shape))
+    return a
+
+
+def _mat3(a: FloatArray | None, k: int) -> FloatArray:
+    """``a`` as a C-contiguous float64 (k, 3, n) array."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    if a.ndim != 3 or a.shape[0] != k or a.shape[1] != 3:
+        a = np.ascontiguousarray(a.reshape(k, 3, -1))
+    return a
