@@ -276,6 +276,15 @@ def import_csv(
             "source_span_s": [float(round(t) / 1e9) for t in source_t],
             "rows": [imported.start, imported.stop],
             "span_s": [samples[0][0] / 1e9, samples[-1][0] / 1e9],
+            # enough of the mapping to read the whole source's gyroscope again (time alignment of a slice)
+            "source_columns": {
+                "delimiter": mapping.delimiter,
+                "time": mapping.time_column,
+                "time_scale_ns": mapping.time_scale_ns,
+                "time_offset_s": mapping.time_offset_s,
+                "angular_velocity": list(mapping.imu.angular_velocity),
+                "imu_frame_id": mapping.imu.frame_id,
+            },
         },
     )
     topics = {mapping.imu.topic: "sensor_msgs/msg/Imu", mapping.joints_topic: "sensor_msgs/msg/JointState"}
@@ -290,9 +299,10 @@ IMPORT_SOURCE_FILE = "import_source.yaml"
 
 def write_import_source(bag_dir: str | Path, info: dict[str, Any]) -> Path:
     """Write ``IMPORT_SOURCE_FILE`` in ``bag_dir``: the source CSV, its row count and full time span
-    (``source_span_s``: first and last stamp of all its rows, s), the imported ``rows`` (start, stop) and
-    their ``span_s``. A slice of a recording then knows the span that the recording's unstamped ground truth
-    covers (rosbag2 readers ignore the extra file)."""
+    (``source_span_s``: first and last stamp of all its rows, s), the imported ``rows`` (start, stop), their
+    ``span_s``, and ``source_columns`` (time and gyroscope columns, to read the source's gyroscope again). A
+    slice of a recording then knows the span that the recording's unstamped ground truth covers, and can be
+    time-aligned on the whole recording (rosbag2 readers ignore the extra file)."""
     path = Path(bag_dir) / IMPORT_SOURCE_FILE
     header = "# written by robot-state-estimator import-csv: the CSV this bag was imported from\n"
     path.write_text(header + yaml.safe_dump(info, sort_keys=False))
@@ -311,6 +321,34 @@ def read_import_source(bag: str | Path) -> dict[str, Any] | None:
             return None
         return info if isinstance(info, dict) else None
     return None
+
+
+def read_source_gyro(info: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The gyroscope of the whole source recording an ``IMPORT_SOURCE_FILE`` names.
+
+    Args:
+        info: what :func:`read_import_source` returned.
+
+    Returns:
+        ``(t_s (N,), angular_velocity (N, 3) rad/s in the IMU frame)`` with the importer's stamps, or None when
+        the file records no ``source_columns`` (older imports) or the source CSV cannot be read.
+    """
+    cols = info.get("source_columns")
+    source = Path(str(info.get("source", "")))
+    if not isinstance(cols, dict) or not source.is_file():
+        return None
+    try:
+        delimiter = str(cols.get("delimiter", ","))
+        with source.open(newline="") as f:
+            header = [h.strip() for h in next(csv.reader(f, delimiter=delimiter))]
+        names = [str(cols["time"]), *(str(c) for c in cols["angular_velocity"])]
+        data = np.loadtxt(source, delimiter=delimiter, skiprows=1, usecols=[header.index(c) for c in names], ndmin=2)
+        offset_ns = float(cols.get("time_offset_s", 0.0)) * 1e9
+        stamps_ns = np.round(data[:, 0] * float(cols["time_scale_ns"]) + offset_ns).astype(np.int64)
+    except (OSError, ValueError, KeyError, TypeError, StopIteration):
+        return None
+    # seconds as replay converts its integer stamps, so both give the same floats
+    return (stamps_ns // 1_000_000_000).astype(float) + (stamps_ns % 1_000_000_000).astype(float) / 1e9, data[:, 1:4]
 
 
 def _parse_rows(text: str | None) -> slice | None:

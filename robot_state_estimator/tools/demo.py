@@ -3,8 +3,9 @@
 1. Generate a simulated Go1 trot with exact ground truth (``simulate``; cached in ``OUT/sim_go1_trot_*``, reused
    when present), replay it through the estimator with that ground truth, print the metrics, write plots.
 2. When the real Go1 trot (``../shared/data/go1_trot``, see its README) is found, import its CSV into a bag
-   (cached), replay it with the motion-capture ground truth (time alignment: offset + rate; 4-DoF spatial
-   alignment), print ATE and drift as % of the path, write plots.
+   (cached), replay it with the motion-capture ground truth (time alignment: offset + rate, then a
+   piecewise-linear clock on yaw, as the rows have no stamps; 4-DoF spatial alignment), print ATE and drift as
+   % of the path, write plots.
 
 Everything goes to ``--output`` (default ``out/demo``): bags, TUM files, ``metrics.json`` and PNGs per run,
 and ``summary.json``.

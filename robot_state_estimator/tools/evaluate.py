@@ -2,7 +2,13 @@
 
 ``EST`` is a TUM file or a bag with a ``nav_msgs/Odometry`` topic (e.g. replay's output, or another
 estimator's recording); ``GT`` is anything ``ground_truth.load_ground_truth`` reads (a bag's Odometry topic,
-a TUM file, an unstamped mocap CSV spread over the estimate's time span).
+a TUM file, an unstamped mocap CSV).
+
+An unstamped CSV is spread over the span replay would use (``replay.ground_truth_time_span``): ``--time-span``,
+else the source span recorded by import-csv (``import_source.yaml`` of ``--input``, or the copy replay writes
+into its ``--output`` bag next to the estimate), else the input's or the estimate's span. With ``--input`` (the
+bag the estimate was replayed from) the time alignment runs on the same gyroscope signal as replay's
+(``replay.alignment_reference``), so both commands give the same metrics.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from robot_state_estimator.tools import ground_truth as G
 from robot_state_estimator.tools import metrics as M
@@ -28,6 +36,34 @@ def load_estimate(path: str | Path, topic: str) -> M.Trajectory:
     return G.load_tum(path).trajectory
 
 
+def input_gyro(
+    bag: str | Path, imu_topic: str, R_base_imu: np.ndarray
+) -> tuple[tuple[float, float], tuple[np.ndarray, np.ndarray] | None]:
+    """First and last IMU stamp of a bag (s) and its gyroscope z in the base frame (as replay records it).
+
+    Raises:
+        GroundTruthError: the bag cannot be read or has no IMU message on ``imu_topic``.
+    """
+    from robot_state_estimator.common.time import NS_PER_S
+    from robot_state_estimator.io import bags, messages
+
+    try:
+        samples = [messages.imu_sample_from_msg(m.msg) for m in bags.read_messages(bag, [imu_topic])]
+    except bags.BagError as exc:
+        raise G.GroundTruthError(str(exc)) from exc
+    samples = [s for s in samples if s.stamp_ns > 0]
+    if not samples:
+        raise G.GroundTruthError(f"--input {bag}: no IMU message on {imu_topic}")
+    t = np.array([s.stamp_ns for s in samples], dtype=np.int64)
+    order = np.argsort(t, kind="stable")
+    t = t[order]
+    z = (np.array([s.angular_velocity for s in samples]) @ np.asarray(R_base_imu, dtype=float)[2])[order]
+    keep = np.concatenate([np.diff(t) > 0, [True]])
+    t_s = (t[keep] // NS_PER_S).astype(float) + (t[keep] % NS_PER_S).astype(float) / NS_PER_S
+    span = (float(t_s[0]), float(t_s[-1]))
+    return span, ((t_s, z[keep]) if len(t_s) > 1 else None)
+
+
 def evaluate_files(
     estimate: str | Path,
     ground_truth: str | Path,
@@ -37,21 +73,68 @@ def evaluate_files(
     time_alignment: str = "auto",
     max_offset_s: float = 5.0,
     time_span_s: tuple[float, float] | None = None,
+    input_bag: str | Path | None = None,
+    R_base_imu: np.ndarray | None = None,
+    imu_topic: str = "/imu/data",
+    notes: list[str] | None = None,
 ) -> tuple[dict[str, Any], G.GroundTruth, M.Trajectory]:
     """Load both and run ``metrics.evaluate``.
 
-    ``time_alignment="auto"``: none for stamped ground truth, offset+rate for an unstamped CSV, whose rows are
-    spread over ``time_span_s`` (the recording's first and last stamp, s; default: the estimate's span).
+    ``time_alignment="auto"``: none for stamped ground truth, warp for an unstamped CSV
+    (``replay.auto_time_alignment``), whose rows are spread over ``time_span_s``, else over the span
+    ``replay.ground_truth_time_span`` gives for ``input_bag`` (or, without it, for the estimate's folder,
+    where replay copies ``import_source.yaml``), else the estimate's span.
+
+    Args:
+        input_bag: the bag the estimate was replayed from: its ``import_source.yaml`` and, with ``R_base_imu``
+            (the description's IMU rotation), its gyroscope for the time alignment, as replay does.
+        R_base_imu: (3, 3); None aligns on the estimate's yaw rate.
+        imu_topic: the input's IMU topic.
+        notes: lines saying which span and which alignment signal were used are appended here.
     """
+    from robot_state_estimator.tools import replay
+
     est = load_estimate(estimate, est_topic)
-    gt = G.load_ground_truth(
-        ground_truth,
-        topic=gt_topic,
-        contacts_topic=None,
-        time_span_s=time_span_s or (float(est.t_s[0]), float(est.t_s[-1])),
-    )
-    mode = ("none" if gt.stamped else "offset+rate") if time_alignment == "auto" else time_alignment
-    return M.evaluate(est, gt.trajectory, time_alignment=mode, max_offset_s=max_offset_s), gt, est
+    est_span = (float(est.t_s[0]), float(est.t_s[-1]))
+    ref = None
+    where = Path(input_bag) if input_bag is not None else Path(estimate)
+    span = est_span
+    if input_bag is not None and R_base_imu is not None:
+        span, ref = input_gyro(input_bag, imu_topic, R_base_imu)
+    elif input_bag is not None:
+        span = _span_of(Path(input_bag), imu_topic) or est_span
+    else:
+        from robot_state_estimator.tools.csv_import import read_import_source
+
+        info = read_import_source(where) if G.is_bag(where) or where.is_dir() else None
+        if info and isinstance(info.get("span_s"), list) and len(info["span_s"]) == 2:
+            span = (float(info["span_s"][0]), float(info["span_s"][1]))
+    try:
+        gt_span, span_note = replay.ground_truth_time_span(where, span, time_span_s)
+    except replay.ReplayError as exc:
+        raise G.GroundTruthError(str(exc)) from exc
+    gt = G.load_ground_truth(ground_truth, topic=gt_topic, contacts_topic=None, time_span_s=gt_span)
+    mode = replay.auto_time_alignment(gt) if time_alignment == "auto" else time_alignment
+    if not gt.stamped:
+        if notes is not None:
+            notes.append(span_note)
+        if ref is not None:
+            ref, ref_note = replay.alignment_reference(Path(input_bag), span, R_base_imu, ref)  # type: ignore[arg-type]
+            if notes is not None and ref_note:
+                notes.append(ref_note)
+    res = M.evaluate(est, gt.trajectory, time_alignment=mode, max_offset_s=max_offset_s, reference_yaw_rate=ref)
+    res["time_alignment"]["signal"] = "gyro z (base frame)" if ref is not None else "estimate yaw rate"
+    return res, gt, est
+
+
+def _span_of(bag: Path, topic: str) -> tuple[float, float] | None:
+    from robot_state_estimator.io import bags
+
+    try:
+        stamps = [m.stamp_ns for m in bags.read_messages(bag, [topic])]
+    except bags.BagError:
+        return None
+    return (min(stamps) / 1e9, max(stamps) / 1e9) if stamps else None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,23 +143,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("ground_truth", help="bag (Odometry topic --gt-topic), TUM file or unstamped mocap CSV")
     parser.add_argument("--est-topic", default="odometry")
     parser.add_argument("--gt-topic", default=G.DEFAULT_ODOM_TOPIC)
-    parser.add_argument("--time-align", default="auto", choices=["auto", "none", "offset", "offset+rate"])
+    parser.add_argument(
+        "--time-align",
+        default="auto",
+        choices=["auto", "none", "offset", "offset+rate", "warp"],
+        help="auto: none for stamped ground truth, warp for an unstamped CSV (as replay)",
+    )
     parser.add_argument("--max-offset", type=float, default=5.0, help="s, time-offset search half-width")
     parser.add_argument(
         "--time-span",
         type=float,
         nargs=2,
         metavar=("T0", "T1"),
-        help="s, span of the recording an unstamped CSV is spread over (default: the estimate's)",
+        help="s, span of the recording an unstamped CSV is spread over; default: the source span recorded by "
+        "import-csv (import_source.yaml of --input, or next to the estimate), else the input's or the "
+        "estimate's span",
     )
+    parser.add_argument(
+        "--input",
+        help="the bag the estimate was replayed from: its import_source.yaml (span of the source recording) and "
+        "its gyroscope (time alignment on the same signal as replay; needs --robot or --description)",
+    )
+    parser.add_argument("--robot", help="bundled robot whose description gives the IMU's rotation (with --input)")
+    parser.add_argument("--description", help="robot description file (with --input), as replay's")
+    parser.add_argument("--imu-topic", default="/imu/data", help="IMU topic of --input")
     parser.add_argument("--json", help="write the metrics as JSON")
+
+
+def _R_base_imu(args: argparse.Namespace) -> np.ndarray | None:
+    """The IMU rotation of the description replay would use for ``--input``, or None (no description)."""
+    from robot_state_estimator.tools import replay
+
+    if args.input is None:
+        return None
+    try:
+        path = replay.resolve_description(Path(args.input), args.description, args.robot)
+    except replay.ReplayError:
+        return None
+    from robot_state_estimator.description import load_description
+
+    return np.asarray(load_description(path).imu.R_base_imu, dtype=float)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the metrics table (and write JSON)."""
-    from robot_state_estimator.tools.replay import to_jsonable
+    from robot_state_estimator.tools.replay import ReplayError, to_jsonable
 
+    notes: list[str] = []
     try:
+        R = _R_base_imu(args)
+        if args.input is not None and R is None:
+            notes.append("no description for --input (--robot / --description): time alignment on the estimate")
         res, gt, _ = evaluate_files(
             args.estimate,
             args.ground_truth,
@@ -85,10 +202,16 @@ def run(args: argparse.Namespace) -> int:
             time_alignment=args.time_align,
             max_offset_s=args.max_offset,
             time_span_s=tuple(args.time_span) if args.time_span else None,
+            input_bag=args.input,
+            R_base_imu=R,
+            imu_topic=args.imu_topic,
+            notes=notes,
         )
-    except (G.GroundTruthError, M.MetricsError) as exc:
+    except (G.GroundTruthError, M.MetricsError, ReplayError) as exc:
         print(f"evaluate: error: {exc}", file=sys.stderr)
         return 1
+    for line in notes:
+        print(line)
     print(M.format_table(res, title=f"{args.estimate} against {gt.source}"))
     if args.json:
         Path(args.json).write_text(json.dumps(to_jsonable(res), indent=2))

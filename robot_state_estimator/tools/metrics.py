@@ -20,7 +20,7 @@ Sources:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -43,25 +43,68 @@ FloatArray = NDArray[np.float64]
 # ----------------------------------------------------------------------------------------------------------
 # Time alignment
 # ----------------------------------------------------------------------------------------------------------
+#: Time-alignment modes that search something (besides "none"); see :func:`evaluate`.
+TIME_ALIGNMENTS = ("offset", "offset+rate", "warp")
+
+
 @dataclass(frozen=True)
 class TimeAlignment:
-    """Result of a time alignment: ground-truth time ``t`` maps to estimate time ``t0 + offset + scale (t - t0)``.
+    """Result of a time alignment: ground-truth time ``t`` maps to estimate time ``t0 + offset + scale (t - t0)``,
+    or, for a warp, to the piecewise-linear interpolation of ``knots_s``.
 
     Attributes:
-        offset_s: s, added to the ground truth's stamps (``t0`` = its first stamp).
-        scale: rate factor applied to the ground truth's time axis (1 when only the offset was searched).
-        cost: mean squared difference of the aligned signals ((rad/s)^2 for yaw rate).
+        offset_s: s, added to the ground truth's stamps (``t0`` = its first stamp); for a warp, the shift of
+            the first knot.
+        scale: rate factor applied to the ground truth's time axis (1 when only the offset was searched); for a
+            warp, its mean rate (mapped span / nominal span).
+        cost: mean squared difference of the aligned signals ((rad/s)^2 for yaw rate; rad^2 of yaw for a warp).
         overlap_s: duration of the overlap used, s.
+        knots_s: for a warp (:func:`fit_time_warp`), ``(nominal (K,), mapped (K,))`` ground-truth stamps, s:
+            the mapping interpolates linearly between knots and extends the end segments' rates beyond them;
+            None for an affine mapping.
     """
 
     offset_s: float
     scale: float = 1.0
     cost: float = float("nan")
     overlap_s: float = float("nan")
+    knots_s: tuple[FloatArray, FloatArray] | None = None
+
+    def map_time(self, t_s: FloatArray, t0_s: float) -> FloatArray:
+        """Ground-truth stamps ``t_s`` (s) on the estimate's clock; ``t0_s``: the ground truth's first stamp."""
+        t_s = np.asarray(t_s, dtype=float)
+        if self.knots_s is None:
+            return t0_s + self.offset_s + self.scale * (t_s - t0_s)
+        kn, km = (np.asarray(k, dtype=float) for k in self.knots_s)
+        out = np.interp(t_s, kn, km)
+        lo, hi = t_s < kn[0], t_s > kn[-1]
+        out[lo] = km[0] + (t_s[lo] - kn[0]) * (km[1] - km[0]) / (kn[1] - kn[0])
+        out[hi] = km[-1] + (t_s[hi] - kn[-1]) * (km[-1] - km[-2]) / (kn[-1] - kn[-2])
+        return out
 
     def apply(self, traj: Trajectory) -> Trajectory:
         """The ground-truth trajectory with aligned stamps."""
-        return traj.shifted(self.offset_s, self.scale)
+        if self.knots_s is None:
+            return traj.shifted(self.offset_s, self.scale)
+        return replace(traj, t_s=self.map_time(traj.t_s, float(traj.t_s[0])))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly fields (``knots_s`` as two lists when a warp)."""
+        d: dict[str, Any] = {"offset_s": self.offset_s, "scale": self.scale, "cost": self.cost}
+        if self.knots_s is not None:
+            d["knots_s"] = [[float(x) for x in self.knots_s[0]], [float(x) for x in self.knots_s[1]]]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TimeAlignment:
+        """Inverse of :meth:`as_dict` (extra keys ignored)."""
+        knots = d.get("knots_s")
+        return cls(
+            offset_s=float(d.get("offset_s", 0.0)),
+            scale=float(d.get("scale", 1.0)),
+            cost=float(d.get("cost", float("nan"))),
+            knots_s=None if knots is None else (np.asarray(knots[0], float), np.asarray(knots[1], float)),
+        )
 
 
 def yaw_rate_signal(
@@ -109,7 +152,9 @@ def _alignment_cost(
     overlap = float(t_mapped[m][-1] - t_mapped[m][0])
     if overlap < min_overlap_s:
         return float("inf"), overlap
-    d = np.interp(t_mapped[m], t_est, s_est) - s_gt[m]
+    # the signals are rates (per second of their own clock): stretching the ground truth's clock by ``scale``
+    # divides its rate by ``scale``
+    d = np.interp(t_mapped[m], t_est, s_est) - s_gt[m] / scale
     return float(np.mean(d * d)), overlap
 
 
@@ -131,7 +176,8 @@ def estimate_time_offset(
 
     Args:
         t_est: (N,) s, estimate signal stamps (increasing).
-        signal_est: (N,) the estimate's signal (e.g. yaw rate, rad/s).
+        signal_est: (N,) the estimate's signal, a rate (e.g. yaw rate, rad/s: the ground truth's is divided by
+            ``scale`` when its clock is stretched).
         t_gt: (M,) s, ground-truth stamps (increasing; the first one is the origin of ``scale``).
         signal_gt: (M,) the same quantity from the ground truth.
         max_offset_s: search half-width, s.
@@ -184,7 +230,8 @@ def estimate_time_offset_and_rate(
     """Offset and rate for ground truth without stamps (rows spread evenly over a nominal time span).
 
     For each rate factor on a grid over ``1 +- max_rate_deviation`` the best offset is searched (as in
-    :func:`estimate_time_offset`); the best pair is then refined jointly (Nelder-Mead).
+    :func:`estimate_time_offset`); the best pair is then refined jointly (Nelder-Mead, kept only inside the
+    search ranges).
 
     Args:
         t_est, signal_est: (N,) estimate stamps (s) and signal.
@@ -231,10 +278,147 @@ def estimate_time_offset_and_rate(
         method="Nelder-Mead",
         options={"xatol": 1e-5, "fatol": 1e-12, "initial_simplex": None},
     )
-    if np.isfinite(res.fun) and res.fun < best.cost:
+    in_range = abs(float(res.x[1]) - 1.0) <= max_rate_deviation and abs(float(res.x[0])) <= max_offset_s
+    if np.isfinite(res.fun) and res.fun < best.cost and in_range:
         cost, overlap = _alignment_cost(t_est, signal_est, t_gt, signal_gt, res.x[0], res.x[1], min_overlap)
         best = TimeAlignment(offset_s=float(res.x[0]), scale=float(res.x[1]), cost=cost, overlap_s=overlap)
     return best
+
+
+def fit_time_warp(
+    t_ref: FloatArray,
+    yaw_ref: FloatArray,
+    gt: Trajectory,
+    initial: TimeAlignment,
+    *,
+    knot_spacing_s: float = 1.0,
+    sigma_yaw_rad: float = math.radians(1.0),
+    sigma_rate_change: float = 0.02,
+    sigma_rate_prior: float = 0.15,
+    min_rows: int = 20,
+) -> TimeAlignment:
+    """A piecewise-linear clock for ground-truth rows that are not evenly spread in time, fitted on yaw.
+
+    Motion-capture rows exported without stamps are not evenly spaced when frames were dropped (occlusions in
+    turns, a busy receiver): one offset and one rate then fit the recording on average but not locally, and a
+    slice of the recording fits a different pair. Model: the nominal ground-truth stamps ``t`` map to the
+    reference clock through a monotone piecewise-linear function with knots every ``knot_spacing_s``
+    (nominal): ``tau_0`` at the first knot, then ``exp(rho_j)`` (rate) on segment ``j``. Least squares
+    (scipy ``least_squares``, soft-L1 loss against outlier rows) on:
+
+    - the yaw of each row mapped inside the reference's span minus the reference yaw at its mapped time, up
+      to a constant and a linear drift solved in closed form (the unobservable yaw offset and a residual
+      gyroscope bias), over ``sigma_yaw_rad``;
+    - the change of log rate between neighbouring segments over ``sigma_rate_change``, and each log rate's
+      departure from ``initial``'s over ``sigma_rate_prior``: where yaw carries no timing (standing still,
+      outside the reference's span) the rate stays near the recording's mean.
+
+    Args:
+        t_ref: (N,) s, reference stamps (estimate clock), increasing.
+        yaw_ref: (N,) rad, reference yaw (unwrapped; e.g. the integrated gyroscope z or the estimate's yaw).
+        gt: ground truth with nominal stamps (its yaw is unwrapped here).
+        initial: an offset+rate alignment (:func:`estimate_time_offset_and_rate`), the start and the prior.
+        knot_spacing_s: nominal s between knots.
+        sigma_yaw_rad: yaw residual scale, rad.
+        sigma_rate_change: scale of the change of log rate between segments.
+        sigma_rate_prior: scale of a segment's log rate around ``initial``'s.
+        min_rows: fewest rows inside the reference span.
+
+    Returns:
+        A :class:`TimeAlignment` with ``knots_s``; ``offset_s``/``scale`` summarise it, ``cost`` is the mean
+        squared yaw residual (rad^2) of the rows inside the span.
+
+    Raises:
+        MetricsError: fewer than ``min_rows`` rows map inside the reference span.
+    """
+    t_ref = np.asarray(t_ref, dtype=float)
+    yaw_ref = np.asarray(yaw_ref, dtype=float)
+    tn = gt.t_s
+    yaw_gt = np.unwrap(yaw_of(gt.quat_world_base_xyzw))
+    n_seg = max(1, math.ceil((tn[-1] - tn[0]) / knot_spacing_s - 1e-9))
+    kn = np.linspace(tn[0], tn[-1], n_seg + 1)
+    dkn = np.diff(kn)
+    km0 = initial.map_time(kn, float(tn[0]))
+    rho0 = np.log(np.maximum(np.diff(km0) / dkn, 1e-3))
+    x0 = np.concatenate([[km0[0]], rho0])
+    t_mid = 0.5 * (t_ref[0] + t_ref[-1])
+
+    def knots(x: FloatArray) -> FloatArray:
+        return x[0] + np.concatenate([[0.0], np.cumsum(np.exp(x[1:]) * dkn)])
+
+    def mapped(x: FloatArray) -> FloatArray:
+        return np.interp(tn, kn, knots(x))
+
+    def inside(tau: FloatArray) -> NDArray[np.bool_]:
+        return (tau >= t_ref[0]) & (tau <= t_ref[-1])
+
+    def yaw_residuals(x: FloatArray, m: NDArray[np.bool_]) -> FloatArray:
+        # rows of the fixed set ``m``; np.interp holds the reference's end values for a row moved outside
+        tau = mapped(x)[m]
+        d = yaw_gt[m] - np.interp(tau, t_ref, yaw_ref)
+        A = np.column_stack([np.ones(len(tau)), tau - t_mid])
+        c, *_ = np.linalg.lstsq(A, d, rcond=None)
+        return d - A @ c
+
+    m = inside(mapped(x0))
+    if np.count_nonzero(m) < min_rows:
+        raise MetricsError(
+            f"fewer than {min_rows} ground-truth rows map into the reference span "
+            f"[{t_ref[0]:.3f}, {t_ref[-1]:.3f}] s; cannot fit a time warp"
+        )
+    x = x0
+    # the rows compared stay fixed during a solve (a smooth problem); a few passes update them
+    for _ in range(3):
+
+        def residuals(x: FloatArray, m: NDArray[np.bool_] = m) -> FloatArray:
+            rho = x[1:]
+            return np.concatenate(
+                [yaw_residuals(x, m) / sigma_yaw_rad, np.diff(rho) / sigma_rate_change, (rho - rho0) / sigma_rate_prior]
+            )
+
+        x = optimize.least_squares(
+            residuals,
+            x,
+            loss="soft_l1",
+            f_scale=3.0,
+            x_scale=0.05,
+            diff_step=1e-4,
+            max_nfev=200,
+            tr_solver="lsmr",
+        ).x
+        m_new = inside(mapped(x))
+        if np.count_nonzero(m_new) < min_rows:
+            raise MetricsError(f"the time warp maps fewer than {min_rows} ground-truth rows into the reference span")
+        if np.array_equal(m_new, m):
+            break
+        m = m_new
+    r = yaw_residuals(x, m)
+    km = knots(x)
+    tau = np.interp(tn, kn, km)
+    return TimeAlignment(
+        offset_s=float(km[0] - tn[0]),
+        scale=float((km[-1] - km[0]) / (kn[-1] - kn[0])),
+        cost=float(np.mean(r**2)),
+        overlap_s=float(tau[m][-1] - tau[m][0]),
+        knots_s=(kn, km),
+    )
+
+
+def reference_yaw(
+    est: Trajectory | None, reference_yaw_rate: tuple[FloatArray, FloatArray] | None
+) -> tuple[FloatArray, FloatArray]:
+    """The yaw to fit a time warp on: the reference yaw rate integrated (trapezoids), else the estimate's yaw.
+
+    Returns:
+        ``(t_s (N,), yaw (N,) rad, unwrapped)``.
+    """
+    if reference_yaw_rate is not None:
+        t = np.asarray(reference_yaw_rate[0], dtype=float)
+        w = np.asarray(reference_yaw_rate[1], dtype=float)
+        return t, np.concatenate([[0.0], np.cumsum(0.5 * (w[1:] + w[:-1]) * np.diff(t))])
+    if est is None:
+        raise MetricsError("a time warp needs the estimate or a reference yaw rate")
+    return est.t_s, np.unwrap(yaw_of(est.quat_world_base_xyzw))
 
 
 def align_time(
@@ -247,6 +431,8 @@ def align_time(
     signal_rate_hz: float = 100.0,
     smooth_s: float = 0.1,
     reference_yaw_rate: tuple[FloatArray, FloatArray] | None = None,
+    warp: bool = False,
+    knot_spacing_s: float = 1.0,
 ) -> TimeAlignment:
     """Time-align ground truth to an estimate on their yaw rates (see :func:`yaw_rate_signal`).
 
@@ -261,6 +447,10 @@ def align_time(
         reference_yaw_rate: ``(t_s (N,), yaw rate (N,) rad/s)`` on the estimate's clock to align on instead
             of the estimate's own yaw rate, e.g. the gyroscope's z axis in the base frame (independent of how
             well the estimate tracks yaw).
+        warp: after the offset and rate, fit a piecewise-linear clock on yaw (:func:`fit_time_warp`; the
+            reference yaw is ``reference_yaw_rate`` integrated, else the estimate's yaw): ground truth whose
+            rows are not evenly spread in time.
+        knot_spacing_s: nominal s between the warp's knots.
 
     Returns:
         The alignment; apply it with ``alignment.apply(gt)``.
@@ -276,10 +466,14 @@ def align_time(
         te, se = yaw_rate_signal(est, rate_hz=signal_rate_hz, smooth_s=smooth_s)
     tg, sg = yaw_rate_signal(gt, rate_hz=signal_rate_hz, smooth_s=smooth_s)
     step = 1.0 / signal_rate_hz
-    if estimate_rate:
-        return estimate_time_offset_and_rate(
+    if estimate_rate or warp:
+        affine = estimate_time_offset_and_rate(
             te, se, tg, sg, max_offset_s=max_offset_s, max_rate_deviation=max_rate_deviation, step_s=step
         )
+        if not warp:
+            return affine
+        t_ref, yaw_ref = reference_yaw(est, reference_yaw_rate)
+        return fit_time_warp(t_ref, yaw_ref, gt, affine, knot_spacing_s=knot_spacing_s)
     return estimate_time_offset(te, se, tg, sg, max_offset_s=max_offset_s, step_s=step / 2)
 
 
@@ -680,8 +874,10 @@ def evaluate(
     Args:
         est: the estimate.
         gt: the ground truth.
-        time_alignment: "none" (stamps are trusted), "offset" (search an offset on yaw rate) or
-            "offset+rate" (ground truth without stamps).
+        time_alignment: "none" (stamps are trusted), "offset" (search an offset on yaw rate),
+            "offset+rate" (ground truth without stamps, rows evenly spread) or "warp" (ground truth without
+            stamps whose rows are not evenly spread: offset+rate, then a piecewise-linear clock fitted on yaw,
+            :func:`fit_time_warp`).
         max_offset_s, max_rate_deviation: search ranges of the time alignment.
         reference_yaw_rate: align on this ``(t_s, yaw rate)`` instead of the estimate's (see
             :func:`align_time`).
@@ -699,17 +895,18 @@ def evaluate(
     """
     if time_alignment == "none":
         ta = TimeAlignment(offset_s=0.0)
-    elif time_alignment in ("offset", "offset+rate"):
+    elif time_alignment in TIME_ALIGNMENTS:
         ta = align_time(
             est,
             gt,
             estimate_rate=time_alignment == "offset+rate",
+            warp=time_alignment == "warp",
             max_offset_s=max_offset_s,
             max_rate_deviation=max_rate_deviation,
             reference_yaw_rate=reference_yaw_rate,
         )
     else:
-        raise MetricsError(f"unknown time alignment {time_alignment!r}; use none, offset or offset+rate")
+        raise MetricsError(f"unknown time alignment {time_alignment!r}; use none, {', '.join(TIME_ALIGNMENTS)}")
     gt_t = ta.apply(gt) if time_alignment != "none" else gt
     e, g = associate(est, gt_t)
     a4 = align_trajectory(e, g, dof="4dof")
@@ -718,7 +915,7 @@ def evaluate(
     L = path_length(g.p_world_base)
     ate4 = ate(e4, g)
     out: dict[str, Any] = {
-        "time_alignment": {"mode": time_alignment, "offset_s": ta.offset_s, "scale": ta.scale, "cost": ta.cost},
+        "time_alignment": {"mode": time_alignment, **ta.as_dict()},
         "n_pairs": len(g),
         "duration_s": g.duration_s,
         "path_length_m": L,
@@ -749,7 +946,11 @@ def format_table(result: dict[str, Any], *, title: str = "") -> str:
     if ta.get("mode", "none") != "none":
         add("time offset", ta["offset_s"], "{:+.4f}", "s")
         if ta.get("scale", 1.0) != 1.0:
-            add("time scale", ta["scale"], "{:.5f}")
+            add("time scale" + (" (mean of the warp)" if "knots_s" in ta else ""), ta["scale"], "{:.5f}")
+        if "knots_s" in ta:
+            kn, km = (np.asarray(k) for k in ta["knots_s"])
+            rates = np.diff(km) / np.diff(kn)
+            rows.append(("time warp local rates", f"{rates.min():.3f} .. {rates.max():.3f} ({len(kn)} knots)"))
     add("duration", result["duration_s"], "{:.2f}", "s")
     add("path length", result["path_length_m"], "{:.2f}", "m")
     add("ATE 4-DoF RMSE", result["ate_4dof"]["trans"]["rmse"], "{:.4f}", "m")

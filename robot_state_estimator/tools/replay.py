@@ -599,6 +599,13 @@ def _gyro_signal(driver: ReplayDriver) -> tuple[np.ndarray, np.ndarray] | None:
     return (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S, z
 
 
+def auto_time_alignment(gt: GroundTruth) -> str:
+    """The time alignment ``auto`` stands for: "none" for stamped ground truth; "warp" for rows without stamps
+    (an offset and a rate, then a piecewise-linear clock fitted on yaw: motion-capture rows exported without
+    stamps are not evenly spread in time, see ``metrics.fit_time_warp``)."""
+    return "none" if gt.stamped else "warp"
+
+
 def evaluate_replay(
     result: ReplayResult,
     gt: GroundTruth,
@@ -607,18 +614,20 @@ def evaluate_replay(
     max_offset_s: float = 5.0,
     align_on: str = "gyro",
     with_nees: bool | None = None,
+    reference_yaw_rate: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """Metrics of a replay against ground truth (``metrics.evaluate``, plus contact precision/recall).
 
     Args:
         result: the replay.
         gt: the ground truth.
-        time_alignment: "auto" (none for stamped ground truth, offset+rate for unstamped), or a mode of
-            ``metrics.evaluate``.
+        time_alignment: "auto" (:func:`auto_time_alignment`), or a mode of ``metrics.evaluate``.
         max_offset_s: offset search half-width, s.
         align_on: "gyro" (the input's gyroscope z in the base frame: does not depend on the estimate's
             quality) or "estimate" (the estimate's yaw rate).
         with_nees: NEES in the filter's own frame (default: for ground truth from a bag, i.e. simulated).
+        reference_yaw_rate: with ``align_on="gyro"``, this ``(t_s, yaw rate)`` instead of the replayed
+            gyroscope (e.g. the whole source recording's, :func:`alignment_reference`).
 
     Raises:
         MetricsError: no overlap.
@@ -626,12 +635,12 @@ def evaluate_replay(
     from robot_state_estimator.tools import metrics
 
     est = result.log.trajectory()
-    mode = time_alignment
-    if mode == "auto":
-        mode = "none" if gt.stamped else "offset+rate"
+    mode = auto_time_alignment(gt) if time_alignment == "auto" else time_alignment
     if with_nees is None:
         with_nees = gt.stamped and gt.trajectory.v_base_in_base is not None and mode == "none"
-    ref = result.gyro_yaw_rate if align_on == "gyro" else None
+    ref = (
+        (reference_yaw_rate if reference_yaw_rate is not None else result.gyro_yaw_rate) if align_on == "gyro" else None
+    )
     res = metrics.evaluate(
         est,
         gt.trajectory,
@@ -659,10 +668,12 @@ def aligned_ground_truth(gt: GroundTruth, res: dict[str, Any]) -> GroundTruth:
     """Ground truth with the time alignment of an evaluation applied (for plots)."""
     from dataclasses import replace
 
+    from robot_state_estimator.tools.metrics import TimeAlignment
+
     ta = res["time_alignment"]
     if ta["mode"] == "none":
         return gt
-    return replace(gt, trajectory=gt.trajectory.shifted(ta["offset_s"], ta["scale"]))
+    return replace(gt, trajectory=TimeAlignment.from_dict(ta).apply(gt.trajectory))
 
 
 # ------------------------------------------------------------------------------------------------ CLI
@@ -705,8 +716,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--time-align",
         default="auto",
-        choices=["auto", "none", "offset", "offset+rate"],
-        help="auto: none for stamped ground truth, offset+rate for an unstamped CSV",
+        choices=["auto", "none", "offset", "offset+rate", "warp"],
+        help="auto: none for stamped ground truth, warp for an unstamped CSV (offset and rate on the yaw rate, "
+        "then a piecewise-linear clock fitted on yaw, for rows not evenly spread in time); offset+rate: rows "
+        "evenly spread",
     )
     parser.add_argument("--max-offset", type=float, default=5.0, help="s, time-offset search half-width")
     parser.add_argument(
@@ -767,6 +780,48 @@ def ground_truth_time_span(
     )
 
 
+def alignment_reference(
+    inp: Path,
+    input_span_s: tuple[float, float],
+    R_base_imu: np.ndarray,
+    replayed: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[tuple[np.ndarray, np.ndarray] | None, str]:
+    """The gyroscope yaw rate to time-align unstamped ground truth on, and a line saying which.
+
+    When the input is a slice of a CSV recording imported by import-csv (``import_source.yaml`` with a source
+    span longer than the input's, and the source CSV still readable), the whole source's gyroscope z in the
+    base frame: the slice is then time-aligned exactly as the whole recording is, so its metrics are the whole
+    run's restricted to the slice. Else ``replayed`` (the input's own gyroscope), with an empty line.
+
+    Args:
+        inp: the input bag.
+        input_span_s: first and last stamp of the input, s.
+        R_base_imu: (3, 3) rotation of the IMU frame in the base frame (the description's).
+        replayed: ``(t_s, gyro z in the base frame)`` of the input.
+    """
+    from robot_state_estimator.tools.csv_import import IMPORT_SOURCE_FILE, read_import_source, read_source_gyro
+
+    info = read_import_source(inp) if is_bag(inp) or inp.is_dir() else None
+    span = info.get("source_span_s") if info else None
+    if not (isinstance(span, list) and len(span) == 2):
+        return replayed, ""
+    if abs(float(span[0]) - input_span_s[0]) < 1e-6 and abs(float(span[1]) - input_span_s[1]) < 1e-6:
+        return replayed, ""  # the whole source: its own gyroscope is the source's
+    src = read_source_gyro(info) if info else None
+    if src is None:
+        return replayed, (
+            f"time alignment on the slice's own gyroscope: the source recording of {IMPORT_SOURCE_FILE} cannot be "
+            "read again (moved, or imported before source_columns were recorded)"
+        )
+    t_s, omega = src
+    z_axis = np.asarray(R_base_imu, dtype=float)[2]
+    z = np.array([float(z_axis @ w) for w in omega])  # as ReplayDriver.imu computes it, to the last bit
+    return (t_s, z), (
+        f"time alignment on the gyroscope of the whole source recording ({IMPORT_SOURCE_FILE}: "
+        f"{info.get('source', '?') if info else '?'}), as for the whole run"
+    )
+
+
 def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | None]:
     """Run replay from parsed arguments; returns the result and the metrics (or None)."""
     inp = Path(args.input)
@@ -818,9 +873,23 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
             if not gt.stamped:
                 print(span_note)
     res = None
+    if args.output:
+        _copy_import_source(inp, Path(args.output))
     if gt is not None:
+        ref = None
+        if not gt.stamped and args.align_on == "gyro":
+            ref, ref_note = alignment_reference(
+                inp, result.input_span_s, result.description.imu.R_base_imu, result.gyro_yaw_rate
+            )
+            if ref_note:
+                print(ref_note)
         res = evaluate_replay(
-            result, gt, time_alignment=args.time_align, max_offset_s=args.max_offset, align_on=args.align_on
+            result,
+            gt,
+            time_alignment=args.time_align,
+            max_offset_s=args.max_offset,
+            align_on=args.align_on,
+            reference_yaw_rate=ref,
         )
         result.metrics = res
         result.ground_truth = aligned_ground_truth(gt, res)
@@ -837,6 +906,16 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
         doc = {"input": str(inp), "description": description, "run": s, "metrics": res}
         Path(args.json).write_text(json.dumps(to_jsonable(doc), indent=2))
     return result, res
+
+
+def _copy_import_source(inp: Path, output: Path) -> None:
+    """Copy the input's ``import_source.yaml`` into the output bag, so ``evaluate OUTPUT GT.csv`` finds the span
+    (and the source) the replayed input came from."""
+    from robot_state_estimator.tools.csv_import import read_import_source, write_import_source
+
+    info = read_import_source(inp) if is_bag(inp) or inp.is_dir() else None
+    if info is not None and output.is_dir():
+        write_import_source(output, info)
 
 
 def to_jsonable(x: Any) -> Any:

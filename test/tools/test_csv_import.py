@@ -164,3 +164,30 @@ def test_replay_of_a_slice_against_unstamped_ground_truth(tmp_path, capsys):
     res_slice, out = run()  # not known to be a slice: spread over the slice, with a warning
     assert "WARNING" in out and "--time-span" in out
     assert res_slice["ate_4dof_pct"] > 3 * res["ate_4dof_pct"]  # the nonsense the warning is about
+
+
+def test_import_source_lets_a_slice_read_the_whole_source_gyroscope(tmp_path):
+    """import_source.yaml of a slice records the time and gyroscope columns; read_source_gyro reads the whole
+    source again with the importer's stamps (hand-made 5-row CSV, ms stamps with an offset)."""
+    src = tmp_path / "rec.csv"
+    src.write_text(
+        "t_ms,wx,wy,wz,ax,ay,az,q1\n"
+        + "".join(f"{1000 + 2.5 * k},{0.1 * k},{-0.1 * k},{0.01 * k},0,0,9.81,{0.5 * k}\n" for k in range(5))
+    )
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text(
+        "time: {column: t_ms, unit: ms, offset_s: 2.0}\n"
+        "imu: {frame_id: imu, angular_velocity: [wx, wy, wz], linear_acceleration: [ax, ay, az]}\n"
+        "joints: {position: {j1: q1}}\n"
+    )
+    csv_import.import_csv(src, csv_import.load_mapping(mapping), tmp_path / "bag", rows=slice(1, 3))
+    info = csv_import.read_import_source(tmp_path / "bag")
+    assert info["rows"] == [1, 3] and info["source_rows"] == 5
+    assert info["source_span_s"] == [3.0, 3.01] and info["span_s"] == [3.0025, 3.005]
+    assert info["source_columns"]["angular_velocity"] == ["wx", "wy", "wz"]
+    t_s, omega = csv_import.read_source_gyro(info)
+    np.testing.assert_allclose(t_s, 3.0 + 0.0025 * np.arange(5), atol=1e-12)
+    np.testing.assert_allclose(omega, np.column_stack([0.1, -0.1, 0.01]) * np.arange(5)[:, None], atol=1e-12)
+    # an import without source_columns (older) or a moved source: None, the caller falls back
+    assert csv_import.read_source_gyro({k: v for k, v in info.items() if k != "source_columns"}) is None
+    assert csv_import.read_source_gyro({**info, "source": str(tmp_path / "moved.csv")}) is None
