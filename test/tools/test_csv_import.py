@@ -136,33 +136,43 @@ def test_replay_ground_truth_time_span_rules(tmp_path):
 
 @pytest.mark.data
 @needs_go1
-def test_replay_of_a_slice_against_unstamped_ground_truth(tmp_path, capsys):
-    import argparse
+def test_replay_of_a_slice_against_unstamped_ground_truth(tmp_path):
+    """One replay of rows 0:6000, evaluated as run_cli does (span rule, then the alignment signal) with the span
+    recorded by import-csv, with the same span given explicitly, and without import_source.yaml."""
     import shutil
 
     from robot_state_estimator.tools import replay
+    from robot_state_estimator.tools.ground_truth import load_ground_truth
 
-    csv_import.import_csv(GO1_CSV, _mapping(), tmp_path / "bag", rows=slice(0, 6000))
-    info = csv_import.read_import_source(tmp_path / "bag")
+    bag = tmp_path / "bag"
+    csv_import.import_csv(GO1_CSV, _mapping(), bag, rows=slice(0, 6000))
+    info = csv_import.read_import_source(bag)
     assert info["rows"] == [0, 6000] and info["source_rows"] > 6000
     assert info["source_span_s"][0] == info["span_s"][0] and info["source_span_s"][1] > info["span_s"][1] + 10
+    settings, params = replay.split_config(replay.resolve_config(None, "go1"))
+    result = replay.replay(
+        bag,
+        description=replay.resolve_description(bag, None, "go1"),
+        settings=settings,
+        options=replay.ReplayOptions(node_params={**replay.NODE_DEFAULTS, **params}, progress=False),
+    )
 
-    def run(*extra: str) -> tuple[dict, str]:
-        parser = argparse.ArgumentParser()
-        replay.add_arguments(parser)
-        argv = [str(tmp_path / "bag"), "--robot", "go1", "--ground-truth", str(GO1_DIR / "go1_ground_truth.csv")]
-        _, res = replay.run_cli(parser.parse_args([*argv, "--no-progress", *extra]))
-        return res, capsys.readouterr().out
+    def evaluate(time_span: list[float] | None = None) -> tuple[dict, str, str]:
+        span, note = replay.ground_truth_time_span(bag, result.input_span_s, time_span)
+        gt = load_ground_truth(GO1_DIR / "go1_ground_truth.csv", time_span_s=span)
+        R = result.description.imu.R_base_imu
+        ref, ref_note = replay.alignment_reference(bag, result.input_span_s, R, result.gyro_yaw_rate)
+        return replay.evaluate_replay(result, gt, reference_yaw_rate=ref), note, ref_note
 
-    res, out = run()  # the span recorded by import-csv
-    assert "span of the source recording" in out and "WARNING" not in out
-    assert res["ate_4dof_pct"] < 2.0  # the full run gives about 1 %
-    span = [str(t) for t in info["source_span_s"]]
-    res_explicit, out = run("--time-span", *span)
-    assert "--time-span" in out and res_explicit["ate_4dof_pct"] == pytest.approx(res["ate_4dof_pct"])
-    shutil.move(tmp_path / "bag" / csv_import.IMPORT_SOURCE_FILE, tmp_path / "elsewhere.yaml")
-    res_slice, out = run()  # not known to be a slice: spread over the slice, with a warning
-    assert "WARNING" in out and "--time-span" in out
+    res, note, ref_note = evaluate()  # the span recorded by import-csv, aligned on the whole source
+    assert "span of the source recording" in note and "WARNING" not in note
+    assert "gyroscope of the whole source recording" in ref_note
+    assert res["ate_4dof_pct"] < 2.0  # the full run gives about 0.9 %
+    res_explicit, note, _ = evaluate(info["source_span_s"])
+    assert "--time-span" in note and res_explicit["ate_4dof_pct"] == pytest.approx(res["ate_4dof_pct"])
+    shutil.move(bag / csv_import.IMPORT_SOURCE_FILE, tmp_path / "elsewhere.yaml")
+    res_slice, note, ref_note = evaluate()  # not known to be a slice: spread over the slice, with a warning
+    assert "WARNING" in note and "--time-span" in note and ref_note == ""
     assert res_slice["ate_4dof_pct"] > 3 * res["ate_4dof_pct"]  # the nonsense the warning is about
 
 
