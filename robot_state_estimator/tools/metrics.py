@@ -311,7 +311,9 @@ def fit_time_warp(
       gyroscope bias), over ``sigma_yaw_rad``;
     - the change of log rate between neighbouring segments over ``sigma_rate_change``, and each log rate's
       departure from ``initial``'s over ``sigma_rate_prior``: where yaw carries no timing (standing still,
-      outside the reference's span) the rate stays near the recording's mean.
+      outside the reference's span) the rate stays near its neighbours' and loosely near the recording's mean.
+      These two (0.02, 0.15) let the fit start from an offset+rate alignment that is far off (an uneven clock
+      can pull it to the edge of its search); a tighter prior keeps such a start.
 
     Args:
         t_ref: (N,) s, reference stamps (estimate clock), increasing.
