@@ -162,17 +162,16 @@ class _Rolling:
         self.has_prev = np.zeros(nf, dtype=bool)
         self.jerk0 = np.zeros((nf, 3))
 
-    def extrapolated(self, h: float, feet: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Displacement, velocity, acceleration ((m, 3) each) of the feet ``feet`` (m,) ``h`` s after the
-        previous sample: a third-order Taylor step, the jerk from the backward difference of the accelerations
-        (``jerk0`` on the first stance sample)."""
-        a = self.a[feet]
-        jerk = np.where(self.has_prev[feet, None], (a - self.a_prev[feet]) / self.h_prev[feet, None], self.jerk0[feet])
-        v = self.v[feet]
+    def extrapolated(self, h: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Displacement, velocity, acceleration ((nf, 3) each) ``h`` s after the previous sample: a third-order
+        Taylor step, the jerk from the backward difference of the accelerations (``jerk0`` on the first stance
+        sample)."""
+        jerk = np.where(self.has_prev[:, None], (self.a - self.a_prev) / self.h_prev[:, None], self.jerk0)
+        hh = 0.5 * h * h
         return (
-            self.r[feet] + h * v + (0.5 * h * h) * a + (h * h * h / 6.0) * jerk,
-            v + h * a + (0.5 * h * h) * jerk,
-            a + h * jerk,
+            self.r + h * self.v + hh * self.a + (h * hh / 3.0) * jerk,
+            self.v + h * self.a + hh * jerk,
+            self.a + h * jerk,
         )
 
 
@@ -293,9 +292,8 @@ def _whole_body(
         same = code[k] == prev_code
         in_stance = contact[k]
         if rolling.any():
-            going_on = np.flatnonzero(in_stance & same & rolling)
-            if going_on.size:  # the same stance: integrate the rolling from the previous sample
-                roll.r[going_on] = roll.extrapolated(h, going_on)[0]
+            going_on = in_stance & same & rolling  # the same stance: integrate the rolling from the last sample
+            roll.r = np.where(going_on[:, None], roll.extrapolated(h)[0], roll.r)
             for i in np.flatnonzero(in_stance & ~same):
                 seg = segments[i]
                 if seg is None:  # the first stance: at rest
@@ -314,7 +312,7 @@ def _whole_body(
                 plan, s = plans[i], int(phase_index[k, i])
                 t0, t1 = float(plan.swing_start[s]), float(plan.swing_end[s])
                 if k > 0 and prev_code[i] % 2 == 0:
-                    r0, v0, a0 = (x[0] for x in roll.extrapolated(t0 - float(t[k - 1]), np.array([i])))
+                    r0, v0, a0 = (x[i] for x in roll.extrapolated(t0 - float(t[k - 1])))
                 else:
                     r0, v0, a0 = np.zeros(3), np.zeros(3), np.zeros(3)
                 p1 = plan.footholds[s + 1]
@@ -382,8 +380,8 @@ def _whole_body(
         # ---- rolling: the foot origin moves with omega_F x (rho e_z) = [d]x omega_F (and [d]x alpha_F)
         if rolling.any():
             cont = in_stance & rolling & same
-            roll.a_prev[cont] = roll.a[cont]
-            roll.h_prev[cont] = h
+            roll.a_prev = np.where(cont[:, None], roll.a, roll.a_prev)
+            roll.h_prev = np.where(cont, h, roll.h_prev)
             roll.has_prev = cont
             if rollers.size:
                 omega_feet = J_ang[rollers] @ v  # (m, 3) rad/s, W
