@@ -135,8 +135,9 @@ def test_rolling_distance_is_radius_times_rotation(trot, go1):
 
 
 def test_pure_roll_standing_up(go1):
-    """Standing up, the Go1's shanks turn about the lateral axis while the base rises: each foot rolls
-    forwards by rho times the angle its frame turned (axis within 1 deg of y: a pure roll)."""
+    """Standing up, the Go1's shanks turn about the lateral axis (world y) while the base rises: a pure roll,
+    so each foot rolls forwards by rho times the angle its frame turned (0.256 rad -> 5.114 mm; measured to
+    3e-12 relative)."""
     run = simulate(
         SimulationSettings(robot="go1", gait="stand_up", duration_s=2.5, settle_s=0.2, ramp_s=1.0), robot=go1
     )
@@ -150,13 +151,11 @@ def test_pure_roll_standing_up(go1):
             R.append(data.oMf[fid].rotation.copy())
         rotvec = pin.log3(R[1] @ R[0].T)  # rotation of the foot frame, world axes
         angle = np.linalg.norm(rotvec)
-        assert angle > 0.1 and abs(rotvec[1]) / angle > np.cos(np.deg2rad(1.0))
+        assert angle > 0.2 and abs(rotvec[1]) / angle > 1.0 - 1e-12  # about y only
         moved = run.foot_positions_world[-1, i] - run.foot_positions_world[0, i]
         assert moved[2] == pytest.approx(0.0, abs=1e-15)
-        np.testing.assert_allclose(
-            moved[:2], 0.02 * np.array([rotvec[1], -rotvec[0]]), rtol=0, atol=2e-3 * 0.02 * angle
-        )
-        assert np.linalg.norm(moved[:2]) == pytest.approx(0.02 * angle, rel=2e-3)
+        np.testing.assert_allclose(moved[:2], 0.02 * np.array([rotvec[1], -rotvec[0]]), rtol=0, atol=1e-11)
+        assert np.linalg.norm(moved[:2]) == pytest.approx(0.02 * angle, rel=1e-9)
 
 
 def test_forces_act_at_the_contact_points(trot, go1):
