@@ -273,6 +273,7 @@ def _whole_body(
     rolling = rho > 0.0
     roll = _Rolling(nf)
     segments: list[SwingSegment | None] = [None] * nf
+    swing_targets: list[tuple] = [()] * nf  # (first sample, p, v, a over the swing's samples) of each foot
     touchdown = np.zeros((nf, 3, 3))  # rolling velocity, acceleration and jerk at the end of each segment
     code = 2 * phase_index + in_swing  # (n, nf) one integer per stance (even) and swing (odd)
     prev_code = np.full(nf, -1)
@@ -332,12 +333,14 @@ def _whole_body(
                             v1, a1 = v_td, a_td
                     touchdown[i] = (v1, a1, (a_td - a1) / TOUCHDOWN_DT_S)
                 p0 = plan.stance_end_position(s) + r0
-                segments[i] = SwingSegment.hermite(
+                seg = SwingSegment.hermite(
                     t0, t1, (p0, v0, a0), (p1, touchdown[i, 0], touchdown[i, 1]), plan.step_height
                 )
-            seg = segments[i]
-            assert seg is not None
-            target_p[i], target_v[i], target_a[i] = seg.evaluate(tk)
+                segments[i] = seg
+                k_end = k + int(np.count_nonzero(code[k:, i] == code[k, i]))  # the samples of this swing
+                swing_targets[i] = (k, *seg.evaluate(t[k:k_end]))
+            k0, p_sw, v_sw, a_sw = swing_targets[i]
+            target_p[i], target_v[i], target_a[i] = p_sw[k - k0], v_sw[k - k0], a_sw[k - k0]
         # ---- inverse kinematics of the foot origins (Newton on each 3-joint leg, all legs stacked)
         for it in range(IK_MAX_ITERATIONS + 1):
             pin.computeJointJacobians(model, data, q)

@@ -300,20 +300,22 @@ class SwingSegment:
         c5 = 6.0 * e0 - 3.0 * e1 + 0.5 * e2
         return cls(t0, t1, np.array([c0, c1, c2, c3, c4, c5]), step_height)
 
-    def evaluate(self, t: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """Position (3,) m, velocity (3,) m/s, acceleration (3,) m/s^2 in W at time ``t`` (s) in ``[t0, t1]``."""
+    def evaluate(self, t: float | FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Position, velocity, acceleration in W (m, m/s, m/s^2) at time ``t`` (s) in ``[t0, t1]``: (3,) each
+        for a scalar ``t``, (m, 3) for (m,) times."""
         T = self.t1 - self.t0
-        s = (t - self.t0) / T
+        s = (np.asarray(t, dtype=float) - self.t0) / T
+        one, zero = np.ones_like(s), np.zeros_like(s)
         s2, s3 = s * s, s * s * s
         c = self.coeffs
-        p = np.array([1.0, s, s2, s3, s3 * s, s3 * s2]) @ c
-        v = np.array([0.0, 1.0, 2 * s, 3 * s2, 4 * s3, 5 * s3 * s]) @ c / T
-        a = np.array([0.0, 0.0, 2.0, 6 * s, 12 * s2, 20 * s3]) @ c / (T * T)
+        p = np.stack([one, s, s2, s3, s3 * s, s3 * s2], axis=-1) @ c
+        v = np.stack([zero, one, 2 * s, 3 * s2, 4 * s3, 5 * s3 * s], axis=-1) @ c / T
+        a = np.stack([zero, zero, 2 * one, 6 * s, 12 * s2, 20 * s3], axis=-1) @ c / (T * T)
         h = 64.0 * self.step_height
         u = 1.0 - s
-        p[2] += h * s3 * u * u * u
-        v[2] += h * 3 * s2 * u * u * (1 - 2 * s) / T
-        a[2] += h * (6 * s * u * u * u - 18 * s2 * u * u + 6 * s3 * u) / (T * T)
+        p[..., 2] += h * s3 * u * u * u
+        v[..., 2] += h * 3 * s2 * u * u * (1 - 2 * s) / T
+        a[..., 2] += h * (6 * s * u * u * u - 18 * s2 * u * u + 6 * s3 * u) / (T * T)
         return p, v, a
 
 
