@@ -80,7 +80,7 @@ def evaluate_files(
 ) -> tuple[dict[str, Any], G.GroundTruth, M.Trajectory]:
     """Load both and run ``metrics.evaluate``.
 
-    ``time_alignment="auto"``: none for stamped ground truth, warp for an unstamped CSV
+    ``time_alignment="auto"``: none for stamped ground truth, offset+rate for an unstamped CSV
     (``replay.auto_time_alignment``), whose rows are spread over ``time_span_s``, else over the span
     ``replay.ground_truth_time_span`` gives for ``input_bag`` (or, without it, for the estimate's folder,
     where replay copies ``import_source.yaml``), else the estimate's span.
@@ -147,7 +147,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--time-align",
         default="auto",
         choices=["auto", "none", "offset", "offset+rate", "warp"],
-        help="auto: none for stamped ground truth, warp for an unstamped CSV (as replay)",
+        help="auto: none for stamped ground truth, offset+rate for an unstamped CSV (as replay)",
     )
     parser.add_argument("--max-offset", type=float, default=5.0, help="s, time-offset search half-width")
     parser.add_argument(

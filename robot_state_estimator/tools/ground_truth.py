@@ -201,8 +201,8 @@ def load_unstamped_csv(path: str | Path, t_start_s: float, t_end_s: float) -> Gr
 
     This is ``go1_ground_truth.csv`` of the Go1 trot (../shared/data/go1_trot/README.md): the rows are given
     nominal stamps from ``t_start_s`` to ``t_end_s`` (the span of the recording); the evaluation then searches
-    an offset and a rate and, as the rows are not evenly spread in time, a piecewise-linear clock
-    (``metrics.align_time(..., warp=True)``).
+    an offset and a rate (and, opt-in, as the rows are not evenly spread in time, a piecewise-linear clock:
+    ``metrics.align_time(..., warp=True)``).
 
     Raises:
         GroundTruthError: unreadable, fewer than 8 columns or fewer than two rows.

@@ -600,10 +600,11 @@ def _gyro_signal(driver: ReplayDriver) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def auto_time_alignment(gt: GroundTruth) -> str:
-    """The time alignment ``auto`` stands for: "none" for stamped ground truth; "warp" for rows without stamps
-    (an offset and a rate, then a piecewise-linear clock fitted on yaw: motion-capture rows exported without
-    stamps are not evenly spread in time, see ``metrics.fit_time_warp``)."""
-    return "none" if gt.stamped else "warp"
+    """The time alignment ``auto`` stands for: "none" for stamped ground truth; "offset+rate" for rows without
+    stamps (the standard evaluation the Go1 data set prescribes, comparable with other estimators' figures).
+    ``warp`` (a piecewise-linear clock fitted on yaw, ``metrics.fit_time_warp``) is opt-in: it fits more of the
+    clock to the data and so reports lower errors than the standard alignment."""
+    return "none" if gt.stamped else "offset+rate"
 
 
 def evaluate_replay(
@@ -717,9 +718,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--time-align",
         default="auto",
         choices=["auto", "none", "offset", "offset+rate", "warp"],
-        help="auto: none for stamped ground truth, warp for an unstamped CSV (offset and rate on the yaw rate, "
-        "then a piecewise-linear clock fitted on yaw, for rows not evenly spread in time); offset+rate: rows "
-        "evenly spread",
+        help="auto: none for stamped ground truth, offset+rate for an unstamped CSV (offset and rate on the yaw "
+        "rate, the standard evaluation); warp: then a piecewise-linear clock fitted on yaw, for rows not evenly "
+        "spread in time (opt-in: reports lower errors than the standard alignment)",
     )
     parser.add_argument("--max-offset", type=float, default=5.0, help="s, time-offset search half-width")
     parser.add_argument(

@@ -13,6 +13,7 @@ import pytest
 from robot_state_estimator.estimation.types import Estimate
 from robot_state_estimator.io import bags, messages
 from robot_state_estimator.tools import evaluate, ground_truth, replay
+from robot_state_estimator.tools.trajectory import Trajectory
 
 
 def _run_replay_cli(argv: list[str]):
@@ -259,3 +260,11 @@ def test_output_rate_limits_like_the_node():
         d.imu(_imu(1_000_000_000 + k * 1_000_000))
     # first estimate of each 10 ms period of the stamps
     assert [e.stamp_ns for e, odom in published if odom] == [1_000_000_000, 1_010_000_000, 1_020_000_000]
+
+
+def test_auto_time_alignment_is_the_standard_one() -> None:
+    """Stamped ground truth is used as stamped; unstamped rows get an offset and a rate (the evaluation the Go1
+    data set prescribes); the warp is never chosen for the user."""
+    traj = Trajectory(np.array([0.0, 1.0]), np.zeros((2, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (2, 1)))
+    assert replay.auto_time_alignment(ground_truth.GroundTruth(traj, stamped=True)) == "none"
+    assert replay.auto_time_alignment(ground_truth.GroundTruth(traj, stamped=False)) == "offset+rate"

@@ -34,7 +34,7 @@ def sliced(go1_trot_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     parser = argparse.ArgumentParser()
     replay.add_arguments(parser)
     argv = [str(tmp / "bag"), "--robot", "go1", "--ground-truth", str(go1_trot_dir / "go1_ground_truth.csv")]
-    argv += ["--no-progress", "--tum", str(tmp / "est.tum"), "--output", str(tmp / "out")]
+    argv += ["--no-progress", "--tum", str(tmp / "est.tum"), "--output", str(tmp / "out"), "--time-align", "warp"]
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         result, res = replay.run_cli(parser.parse_args(argv))
@@ -77,7 +77,7 @@ def test_the_slice_alone_finds_nearly_the_same_clock(sliced, whole):
     from robot_state_estimator.tools.ground_truth import GroundTruth
 
     unstamped = GroundTruth(gt, stamped=False)
-    own = replay.evaluate_replay(result, unstamped)
+    own = replay.evaluate_replay(result, unstamped, time_alignment="warp")
     t_own = M.TimeAlignment.from_dict(own["time_alignment"]).map_time(gt.t_s, gt.t_s[0])
     t_whole = whole.map_time(gt.t_s, gt.t_s[0])
     t0, t1 = result.input_span_s
@@ -95,14 +95,19 @@ def test_evaluate_agrees_with_replay_on_the_slice(sliced, go1_trot_dir):
     gt_csv = go1_trot_dir / "go1_ground_truth.csv"
     notes: list[str] = []
     res2, _, _ = evaluate.evaluate_files(
-        tmp / "est.tum", gt_csv, input_bag=tmp / "bag", R_base_imu=result.description.imu.R_base_imu, notes=notes
+        tmp / "est.tum",
+        gt_csv,
+        input_bag=tmp / "bag",
+        R_base_imu=result.description.imu.R_base_imu,
+        notes=notes,
+        time_alignment="warp",
     )
     assert any("span of the source recording" in n for n in notes)
     assert res2["ate_4dof"]["trans"]["rmse"] == pytest.approx(res["ate_4dof"]["trans"]["rmse"], rel=1e-6)
     # replay's output bag carries import_source.yaml: the same span without --input (aligned on the estimate)
     assert (tmp / "out" / csv_import.IMPORT_SOURCE_FILE).is_file()
     notes = []
-    res3, _, _ = evaluate.evaluate_files(tmp / "out", gt_csv, notes=notes)
+    res3, _, _ = evaluate.evaluate_files(tmp / "out", gt_csv, notes=notes, time_alignment="warp")
     assert any("span of the source recording" in n for n in notes) and not any("WARNING" in n for n in notes)
     assert res3["time_alignment"]["signal"] == "estimate yaw rate"
     print(f"evaluate on the estimate's yaw: ATE {res3['ate_4dof']['trans']['rmse']:.4f} m")
