@@ -65,14 +65,18 @@ def pack_estimate(est: Estimate) -> np.ndarray | None:
     Raises:
         ValueError: an array of the estimate has an unexpected size.
     """
-    parts = [
-        est.p_world_base,
-        est.quat_world_base_xyzw,
-        est.v_base_in_base,
-        est.omega_base_in_base,
-        np.ravel(est.pose_covariance),
-        np.ravel(est.twist_covariance),
-    ]
+    vector = getattr(est, "output_vector", None)  # the core's own (91,) vector: its first 85 numbers are these
+    if vector is not None:
+        parts = [vector()[:FEET_OFFSET]]
+    else:
+        parts = [
+            est.p_world_base,
+            est.quat_world_base_xyzw,
+            est.v_base_in_base,
+            est.omega_base_in_base,
+            np.ravel(est.pose_covariance),
+            np.ravel(est.twist_covariance),
+        ]
     for foot in est.feet:
         parts.append(foot.wrench_in_foot)
         parts.append(foot.force_in_world)

@@ -32,6 +32,7 @@ import os
 import pickle
 import platform
 import resource
+import shlex
 import struct
 import subprocess
 import sys
@@ -346,6 +347,7 @@ def bench_node(
     joint_rate_hz: int = 1000,
     domain_id: int | None = None,
     startup_timeout_s: float = 30.0,
+    node_prefix: list[str] | tuple[str, ...] = (),
 ) -> dict:
     """Latency, CPU, memory and dropped input of the node process fed IMU + joint states over loopback DDS.
 
@@ -359,7 +361,8 @@ def bench_node(
     the publish (p50, p99, max: ``_merge_node_reports``), the inputs it received and the samples it counted
     as lost (from the stamps), next to what the feeder published; its CPU use from ``/proc``. The latency
     from the stamp to the reception of the odometry here is an upper bound (it adds the DDS trip back and
-    this process's scheduling).
+    this process's scheduling). ``node_prefix`` is put before the node's command line (``chrt -f 20``: a
+    real-time priority; ``taskset -c 1``: a core of its own).
 
     Raises:
         BenchError: rclpy missing, bad rates, the node or the feeder did not start or published nothing.
@@ -388,7 +391,7 @@ def bench_node(
     desc_path.write_text(run.description_xml)
     imu_bytes, joint_bytes = _feeder_messages(run, 2000)
     (tmp / "feed.pickle").write_bytes(pickle.dumps((imu_bytes, joint_bytes)))
-    node_cmd = [sys.executable, "-m", "robot_state_estimator.ros.node", "--ros-args"]
+    node_cmd = [*node_prefix, sys.executable, "-m", "robot_state_estimator.ros.node", "--ros-args"]
     node_cmd += ["-p", f"robot:={run.robot}", "-p", f"description_file:={desc_path}"]
     node_cmd += ["-p", f"diagnostics_period_s:={DIAGNOSTICS_PERIOD_S}", "--log-level", "warn"]
     feeder_cmd = [sys.executable, "-m", "robot_state_estimator.tools.bench", "--feeder", str(tmp / "feed.pickle")]
@@ -529,6 +532,7 @@ def bench_node(
             "peak_rss_kb": rss1.get("VmHWM"),
             "ros_domain_id": domain,
             "gait": run.settings.gait,
+            "node_prefix": " ".join(node_prefix),
             "load_average_1min": os.getloadavg()[0],
         }
     finally:
@@ -601,6 +605,7 @@ def run_bench(
     node_duration_s: float | None = None,
     offline_duration_s: float | None = None,
     cache_dir: Path | None = None,
+    node_prefix: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """All sections; returns the JSON document."""
     from robot_state_estimator.simulation.bag import write_run_bag
@@ -638,7 +643,9 @@ def run_bench(
             if short and key != "node":
                 continue
             try:
-                doc[key] = bench_node(stand, node_s, imu_rate_hz=rates[0], joint_rate_hz=rates[1])
+                doc[key] = bench_node(
+                    stand, node_s, imu_rate_hz=rates[0], joint_rate_hz=rates[1], node_prefix=node_prefix
+                )
             except BenchError as exc:
                 doc[key] = {"error": str(exc)}
     ru = resource.getrusage(resource.RUSAGE_SELF)
@@ -699,6 +706,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-node", action="store_true", help="skip the node latency benchmark")
     parser.add_argument("--node-duration", type=float, default=None, help="s of node feeding (default 30)")
     parser.add_argument("--offline-duration", type=float, default=None, help="s of simulated trot (default 10)")
+    parser.add_argument(
+        "--node-prefix",
+        default="",
+        help="command put before the node's (e.g. 'chrt -f 20' for a real-time priority, 'taskset -c 1')",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -708,6 +720,7 @@ def run(args: argparse.Namespace) -> int:
         node=not args.no_node,
         node_duration_s=args.node_duration,
         offline_duration_s=args.offline_duration,
+        node_prefix=shlex.split(getattr(args, "node_prefix", "") or ""),
     )
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
