@@ -23,7 +23,9 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
+from robot_state_estimator.estimation.jit import use_kernels
 from robot_state_estimator.estimation.kinematics import LegKinematics
+from robot_state_estimator.estimation.leg_kernels import point_foot_forces, schmitt_step
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -71,6 +73,13 @@ class ContactForceEstimator:
             contiguous = len(idx) > 0 and bool(np.all(np.diff(idx) == 1))
             self._leg_cols.append(slice(int(idx[0]), int(idx[-1]) + 1) if contiguous else idx)
         self._point_3x3 = (not flat_feet) and all(len(idx) == 3 for idx in kinematics.leg_joint_indices)
+        # Compiled path (leg_kernels.point_foot_forces): point feet on 3-joint legs, gravity torques from the
+        # centre-of-mass Jacobian of the kinematics' own pinocchio pass.
+        self._kernels = use_kernels() and self._point_3x3
+        self._leg_cols_array = (
+            np.array(kinematics.leg_joint_indices, dtype=np.intp) if self._point_3x3 else np.zeros((n, 0), np.intp)
+        )
+        self._unsolved = 0  # bit i: foot i's 3 x 3 solve failed the conditioning test in the last kernel call
 
     @property
     def weight_n(self) -> float:
@@ -125,6 +134,9 @@ class ContactForceEstimator:
             ``force_in_world`` (n_feet, 3) N, force of the ground on each foot, world axes; and
             ``wrench_in_foot`` (n_feet, 6) [force N, torque N m] in each foot frame.
         """
+        full = self.use_full_dynamics and v is not None and a is not None
+        if self._kernels and not full and self._forces_kernel(tau_joints, R_world_base):
+            return self.force_in_world, self.wrench_in_foot
         rhs_all = self.bias_torques(q_joints, R_world_base, v=v, a=a) - np.asarray(tau_joints, dtype=float)
         kin = self.kin
         if self._point_3x3 and not self.flat_feet:
@@ -144,6 +156,29 @@ class ContactForceEstimator:
             self.wrench_in_foot[i, :3] = R_base_foot.T @ f_base
             self.wrench_in_foot[i, 3:] = R_base_foot.T @ m_base
         return self.force_in_world, self.wrench_in_foot
+
+    def _forces_kernel(self, tau_joints: FloatArray, R_world_base: FloatArray) -> bool:
+        """:func:`~robot_state_estimator.estimation.leg_kernels.point_foot_forces` with the gravity torques from
+        pinocchio's centre-of-mass Jacobian at the kinematics' last configuration (``g(q) = -m J_com^T g_B``, the
+        same as ``computeGeneralizedGravity`` to rounding, one pinocchio call instead of two plus the gravity
+        assignment). False when a leg's 3 x 3 system is ill-conditioned: the caller then takes the reference
+        path (least squares)."""
+        kin = self.kin
+        tau = np.asarray(tau_joints, dtype=float)
+        Jcom = pin.jacobianCenterOfMass(kin.model, kin.data)  # uses the placements of kin.update
+        self._unsolved = point_foot_forces(
+            kin.J6_base_foot,
+            self._leg_cols_array,
+            Jcom,
+            self.total_mass_kg,
+            self.g_world,
+            tau,
+            R_world_base,
+            kin.X_base_foot,
+            self.force_in_world,
+            self.wrench_in_foot,
+        )
+        return self._unsolved == 0
 
     def _estimate_point_3x3(self, rhs_all: FloatArray, R_world_base: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Point feet on 3-joint legs: :func:`_solve_least_norm` in closed form on Python floats per foot (numpy's
@@ -236,13 +271,16 @@ class ContactDetector:
         self.off_threshold = float(off_threshold)
         self._min_on_ns = round(min_on_duration_s * 1e9)
         self._min_off_ns = round(min_off_duration_s * 1e9)
+        self._kernels = use_kernels()  # leg_kernels.schmitt_step, else the reference loop in update
         self.reset()
 
     def reset(self) -> None:
         """Forget the state (the next sample sets it directly)."""
         self.in_contact = np.zeros(self.n_feet, dtype=bool)
         self._raw = np.zeros(self.n_feet, dtype=bool)
-        self._pending_since: list[int | None] = [None] * self.n_feet
+        # A change of the raw trigger waiting to be reported: pending[i], since _since_ns[i] (ns).
+        self._pending = np.zeros(self.n_feet, dtype=bool)
+        self._since_ns = np.zeros(self.n_feet, dtype=np.int64)
         self._started = False
 
     def set_thresholds(self, on_threshold: float, off_threshold: float) -> None:
@@ -267,14 +305,30 @@ class ContactDetector:
         if not self._started:
             mid = 0.5 * (self.on_threshold + self.off_threshold)
             finite = np.isfinite(vals)
-            self._raw = finite & (vals > mid)
-            self.in_contact = self._raw.copy()
+            self._raw[:] = finite & (vals > mid)
+            self.in_contact[:] = self._raw
+            self._pending[:] = False
             self._started = True
             return self.in_contact.copy()
-        # Plain Python on lists: numpy scalar indexing costs more than the logic for a handful of feet.
+        if self._kernels:
+            schmitt_step(
+                vals,
+                stamp_ns,
+                self.on_threshold,
+                self.off_threshold,
+                self._min_on_ns,
+                self._min_off_ns,
+                self._raw,
+                self.in_contact,
+                self._pending,
+                self._since_ns,
+            )
+            return self.in_contact.copy()
+        # Reference: plain Python on lists (numpy scalar indexing costs more than the logic for a few feet).
         raw = self._raw.tolist()
         in_contact = self.in_contact.tolist()
-        pending = self._pending_since
+        pending = self._pending.tolist()
+        since_ns = self._since_ns.tolist()
         on, off = self.on_threshold, self.off_threshold
         for i, v in enumerate(vals.tolist()):
             if not math.isfinite(v):
@@ -284,18 +338,19 @@ class ContactDetector:
             elif v < off:
                 raw[i] = False
             if raw[i] == in_contact[i]:
-                pending[i] = None
+                pending[i] = False
                 continue
-            since = pending[i]
-            if since is None:
-                since = stamp_ns
-                pending[i] = since
+            if not pending[i]:
+                pending[i] = True
+                since_ns[i] = stamp_ns
             hold_ns = self._min_on_ns if raw[i] else self._min_off_ns
-            if stamp_ns - since >= hold_ns:
+            if stamp_ns - since_ns[i] >= hold_ns:
                 in_contact[i] = raw[i]
-                pending[i] = None
-        self._raw = np.array(raw, dtype=bool)
-        self.in_contact = np.array(in_contact, dtype=bool)
+                pending[i] = False
+        self._raw[:] = raw
+        self.in_contact[:] = in_contact
+        self._pending[:] = pending
+        self._since_ns[:] = since_ns
         return self.in_contact.copy()
 
 

@@ -23,6 +23,9 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from robot_state_estimator.estimation.jit import use_kernels
+from robot_state_estimator.estimation.leg_kernels import joint_velocity_step
+
 FloatArray = NDArray[np.float64]
 
 
@@ -40,6 +43,7 @@ class JointVelocityEstimator:
         self.cutoff_hz = float(cutoff_hz)
         self.max_dt_s = float(max_dt_s)
         self._tau_s = 1.0 / (2.0 * math.pi * cutoff_hz) if cutoff_hz > 0.0 else 0.0
+        self._kernels = use_kernels()  # leg_kernels.joint_velocity_step, else the numpy reference
         self.reset()
 
     def reset(self) -> None:
@@ -58,24 +62,34 @@ class JointVelocityEstimator:
 
         A sample with a non-increasing stamp is ignored (the previous estimate is returned).
         """
+        self.advance(stamp_ns, q)
+        return self.qdot.copy()
+
+    def advance(self, stamp_ns: int, q: FloatArray) -> None:
+        """:meth:`update` without the returned copy: the estimate is then ``qdot`` (n_joints,) rad/s, updated in
+        place (copy it to keep it)."""
         q = np.asarray(q, dtype=float)
         if self._q_prev is None or self._stamp_prev_ns is None:
             self._q_prev = q.copy()
             self._stamp_prev_ns = int(stamp_ns)
-            return self.qdot.copy()
+            return
         dt = (stamp_ns - self._stamp_prev_ns) * 1e-9
         if dt <= 0.0:
-            return self.qdot.copy()
+            return
         if dt > self.max_dt_s:
             self.reset()
-            return self.update(stamp_ns, q)
-        raw = (q - self._q_prev) / dt
-        if not self.valid or self._tau_s == 0.0:
-            self.qdot = raw
+            self.advance(stamp_ns, q)
+            return
+        filtered = self.valid and self._tau_s != 0.0
+        alpha = dt / (dt + self._tau_s) if filtered else 0.0
+        if self._kernels:
+            joint_velocity_step(q, self._q_prev, self.qdot, dt, alpha, filtered)
         else:
-            alpha = dt / (dt + self._tau_s)
-            self.qdot = self.qdot + alpha * (raw - self.qdot)
+            raw = (q - self._q_prev) / dt
+            if filtered:
+                self.qdot = self.qdot + alpha * (raw - self.qdot)
+            else:
+                self.qdot = raw
+            self._q_prev = q.copy()
         self.valid = True
-        self._q_prev = q.copy()
         self._stamp_prev_ns = int(stamp_ns)
-        return self.qdot.copy()

@@ -39,6 +39,8 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from robot_state_estimator.estimation.errors import ModelError
+from robot_state_estimator.estimation.jit import use_kernels
+from robot_state_estimator.estimation.leg_kernels import foot_jacobians, leg_velocity_terms
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -56,6 +58,12 @@ def cross3(a: FloatArray, b: FloatArray) -> FloatArray:
     b0, b1, b2 = b.tolist()
     return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
 
+
+_compute_joint_jacobians = pin.computeJointJacobians
+_update_frame_placement = pin.updateFramePlacement
+_get_frame_jacobian = pin.getFrameJacobian
+_LWA = pin.LOCAL_WORLD_ALIGNED
+_I3 = np.eye(3)
 
 # [v]x flattened row-major = v @ _SKEW_BASIS.
 _SKEW_BASIS = np.array(
@@ -103,6 +111,8 @@ class LegKinematics:
         J_base_foot: (n_feet, 3, n_joints) linear foot Jacobians in B after :meth:`update`.
         J6_base_foot: (n_feet, 6, n_joints) full ``LOCAL_WORLD_ALIGNED`` (base axes) Jacobians.
         R_base_foot: (n_feet, 3, 3) foot frame orientations in B.
+        X_base_foot: (n_feet, 4, 4) foot placements in B, homogeneous; ``p_base_foot`` and ``R_base_foot`` are
+            views of it, as ``J_base_foot`` is of ``J6_base_foot`` (arrays updated in place by :meth:`update`).
 
     Raises:
         ModelError: no free-flyer root, multi-DoF joints, unknown frame, base link not on the root.
@@ -140,11 +150,21 @@ class LegKinematics:
         self._q = pin.neutral(model)
         self._q[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
         n_feet = len(ids)
-        self.p_base_foot = np.zeros((n_feet, 3))
+        self._foot_enum = tuple(enumerate(ids))
+        self._kernels = use_kernels()  # rolling_contact_terms by leg_kernels.leg_velocity_terms
+        self._zero_radii: dict[int, FloatArray] = {}
+        # One buffer per quantity, filled by one assignment per foot; the public arrays are views of them.
+        #: (n_feet, 4, 4) foot placements in B (homogeneous): rotation ``R_base_foot``, translation ``p_base_foot``.
+        self.X_base_foot = np.tile(np.eye(4), (n_feet, 1, 1))
+        self.p_base_foot = self.X_base_foot[:, :3, 3]
+        self.R_base_foot = self.X_base_foot[:, :3, :3]
         self.J6_base_foot = np.zeros((n_feet, 6, self.n_joints))
+        #: (n_feet, n_joints) bool, whether joint j moves foot i (its columns of J6_base_foot may be non-zero)
+        self.support = np.zeros((n_feet, self.n_joints), dtype=bool)
+        for i, idx in enumerate(self.leg_joint_indices):
+            self.support[i, idx] = True
         # The linear rows are a view of the full Jacobians: filled by the same assignment.
         self.J_base_foot = self.J6_base_foot[:, :3, :]
-        self.R_base_foot = np.tile(np.eye(3), (n_feet, 1, 1))
 
     @property
     def n_feet(self) -> int:
@@ -154,21 +174,31 @@ class LegKinematics:
     def update(self, q_joints: FloatArray) -> None:
         """Forward kinematics and foot Jacobians for the joint positions, base at the identity.
 
+        pinocchio's ``computeJointJacobians`` and ``updateFramePlacement`` per foot; the foot Jacobians are
+        pinocchio's ``getFrameJacobian(..., LOCAL_WORLD_ALIGNED)``, or with numba the same numbers from the joint
+        Jacobians ``data.J`` moved to the foot point (:func:`~robot_state_estimator.estimation.leg_kernels.
+        foot_jacobians`; equal to pinocchio's to the last bit in the tests).
+
         Args:
             q_joints: (n_joints,) rad or m, actuated joint positions in pinocchio order.
         """
         q = self._q
         q[7:] = q_joints
         model, data = self.model, self.data
-        pin.computeJointJacobians(model, data, q)  # forward kinematics + joint Jacobians, once for all feet
-        lwa = pin.LOCAL_WORLD_ALIGNED
-        p, R, J6 = self.p_base_foot, self.R_base_foot, self.J6_base_foot
-        for i, fid in enumerate(self.foot_frame_ids):
-            # updateFramePlacement returns the placement (indexing data.oMf costs more from Python).
-            oMf = pin.updateFramePlacement(model, data, fid)
-            p[i] = oMf.translation
-            R[i] = oMf.rotation
-            J6[i] = pin.getFrameJacobian(model, data, fid, lwa)[:, 6:]
+        _compute_joint_jacobians(model, data, q)  # forward kinematics + joint Jacobians, once for all feet
+        X = self.X_base_foot
+        if self._kernels:
+            for i, fid in self._foot_enum:
+                # updateFramePlacement returns the placement (indexing data.oMf costs more from Python); its
+                # homogeneous matrix carries rotation and translation in one copy.
+                X[i] = _update_frame_placement(model, data, fid).homogeneous
+            # data.J (a view): the joint Jacobians in the world (= base) frame, shifted to each foot.
+            foot_jacobians(data.J, X, self.support, self.J6_base_foot)
+            return
+        J6 = self.J6_base_foot
+        for i, fid in self._foot_enum:
+            X[i] = _update_frame_placement(model, data, fid).homogeneous
+            J6[i] = _get_frame_jacobian(model, data, fid, _LWA)[:, 6:]
 
     def foot_velocity_in_base(self, i: int, qdot_joints: FloatArray) -> FloatArray:
         """(3,) m/s, velocity of foot i relative to the base, in B: ``J_i qdot`` (after :meth:`update`)."""
@@ -191,12 +221,24 @@ class LegKinematics:
             R_world_base: (3, 3) base attitude (the filter's estimate; sets the vertical in B).
             radii: (k,) m, foot sphere radii rho of those feet.
 
+        With numba (:func:`~robot_state_estimator.estimation.jit.use_kernels`) this is one call of
+        :func:`~robot_state_estimator.estimation.leg_kernels.leg_velocity_terms`; the numpy below is the reference.
+
         Returns:
             ``v_B`` (k, 3) m/s per foot; the contact body points ``c`` (k, 3) m in B; their Jacobians
             ``J_c`` (k, 3, n); and the Jacobians of ``v_B`` (as computed) w.r.t. the right attitude
             perturbation, ``dv/dtheta = [omega_foot]x [d]x`` (k, 3, 3) with ``omega_foot = omega_B + J_ang qdot``
             (see :mod:`robot_state_estimator.estimation.ekf`).
         """
+        if self._kernels:
+            k, nj = len(idx), self.n_joints
+            v_out, c_out, H_out = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3, 3))
+            Jc_out = np.empty((k, 3, nj))
+            leg_velocity_terms(
+                idx, qdot_joints, omega_base, R_world_base, radii, self.p_base_foot, self.J6_base_foot,
+                v_out, c_out, Jc_out, H_out,
+            )  # fmt: skip
+            return v_out, c_out, Jc_out, H_out
         z = R_world_base[2]  # world vertical e_z in B (R^T e_z)
         Sz = skew(z)
         rho = radii[:, None]
@@ -211,6 +253,31 @@ class LegKinematics:
         H_th = (w_foot @ _SKEW_BASIS).reshape(-1, 3, 3) @ Sz
         H_th *= -radii[:, None, None]
         return v, c, J_c, H_th
+
+    def point_contact_terms(
+        self, idx: IntArray, qdot_joints: FloatArray, omega_base: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Point-foot leg odometry of the feet ``idx``, stacked (after :meth:`update`; module docstring).
+
+        Args:
+            idx: (k,) foot indices.
+            qdot_joints: (n_joints,) rad/s.
+            omega_base: (3,) rad/s, base angular velocity in B.
+
+        Returns:
+            ``v_B = -(J_i qdot) - omega_B x r_i`` (k, 3) m/s; the foot positions ``r`` (k, 3) m in B; their
+            Jacobians ``J`` (k, 3, n). With numba: :meth:`rolling_contact_terms` with zero radii (the same
+            formula, one compiled call).
+        """
+        if self._kernels:
+            zeros = self._zero_radii.get(len(idx))
+            if zeros is None:
+                zeros = self._zero_radii[len(idx)] = np.zeros(len(idx))
+            v, r, J, _ = self.rolling_contact_terms(idx, qdot_joints, omega_base, _I3, zeros)
+            return v, r, J
+        r = self.p_base_foot[idx]
+        J = self.J_base_foot[idx]
+        return -(J @ qdot_joints) - r @ skew(omega_base).T, r, J
 
     def base_velocity_from_rolling_foot(
         self, i: int, qdot_joints: FloatArray, omega_base: FloatArray, R_world_base: FloatArray, radius: float

@@ -43,6 +43,14 @@ velocities), position as above, and the larger stddevs ``ekf.init_moving_roll_pi
 window found by the timeout always wins. Or call :meth:`RobotStateEstimator.initialize_state` with an
 explicit state.
 
+Cost per sample (the 1 kHz path): the per-sample maths runs in compiled kernels when numba is there
+(:mod:`~robot_state_estimator.estimation.leg_kernels`: joint gather and checks, joint velocities, foot Jacobians,
+forces, contact trigger, leg-odometry terms; the filter's own in ``ekf``), each with its numpy reference kept
+(``ROBOT_STATE_ESTIMATOR_DISABLE_JIT=1``); a sample that is not the common case (a new name order, a bad value)
+takes the reference path, which also reports the events. Outputs are made when read: an :class:`Estimate`
+holds the filter's output vector and its arrays are views of it, and its per-foot states are built on the first
+access of ``feet``.
+
 Event keys (stable; level ``warn`` unless noted): ``imu_shape``, ``imu_nan``, ``imu_out_of_range``,
 ``imu_frame_id`` (info; the sample is still used), ``imu_dt_nonpositive``, ``imu_out_of_order``, ``imu_gap``,
 ``stamp_backwards``, ``reset``, ``initialized`` (info), ``initialized_moving`` (warn: initialised from a
@@ -71,8 +79,10 @@ from numpy.typing import NDArray
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator, kinematic_clearance
 from robot_state_estimator.estimation.ekf import BaseEkf, UpdateResult, imu_noise_from_spec
+from robot_state_estimator.estimation.jit import use_kernels
 from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
 from robot_state_estimator.estimation.kinematics import LegKinematics, cross3, skew
+from robot_state_estimator.estimation.leg_kernels import GATHER_OK, gather_joints
 from robot_state_estimator.estimation.settings import EstimatorSettings
 from robot_state_estimator.estimation.types import (
     Estimate,
@@ -81,14 +91,46 @@ from robot_state_estimator.estimation.types import (
     FootState,
     ImuSample,
     JointSample,
+    foot_states,
 )
 
 FloatArray = NDArray[np.float64]
 
 _NS = 1_000_000_000
+_EMPTY = np.empty(0)
 
 
-@dataclass
+class _FeetOfStep:
+    """The per-foot states of one joint step, made on first request (from arrays the step no longer changes)."""
+
+    __slots__ = ("_args", "_feet")
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        contacts: NDArray[np.bool_],
+        forces: FloatArray,
+        wrenches: FloatArray,
+        stance: list[int],
+        results: list[UpdateResult],
+    ) -> None:
+        self._args = (names, contacts, forces, wrenches, stance, results)
+        self._feet: tuple[FootState, ...] | None = None
+
+    def __call__(self) -> tuple[FootState, ...]:
+        if self._feet is None:
+            names, contacts, forces, wrenches, stance, results = self._args
+            n = len(names)
+            accepted = [False] * n
+            nis = [math.nan] * n
+            for i, r in zip(stance, results):
+                accepted[i] = bool(r.accepted)
+                nis[i] = float(r.nis)
+            self._feet = foot_states(names, contacts.tolist(), forces, wrenches, accepted, nis)
+        return self._feet
+
+
+@dataclass(slots=True)
 class _PreparedJoints:
     """A validated joint sample in pinocchio order."""
 
@@ -193,6 +235,8 @@ class RobotStateEstimator:
         self._gather = np.arange(n_joints)
         self._ignore_unknown = bool(settings.ignore_unknown_joints)
         self._ignored_reported: frozenset[str] = frozenset()
+        self._kernels = use_kernels()  # leg_kernels.gather_joints in _prepare_joints
+        self._stance_cache: dict[bytes, tuple[NDArray[np.intp], list[int], list[str], FloatArray]] = {}
         self.contacts = np.zeros(n_feet, dtype=bool)
         self.contact_source = "none"
         self._foot_sensor_values = np.full(n_feet, np.nan)
@@ -244,7 +288,7 @@ class RobotStateEstimator:
         self.sensor_detector.reset()
         self.kinematic_detector.reset()
         self._foot_sensor_stamp_ns = None
-        self._feet: tuple[FootState, ...] = ()
+        self._feet: tuple[FootState, ...] | _FeetOfStep = ()
         self._qdot_prev: tuple[int, FloatArray] | None = None
         self._last_estimate: Estimate | None = None
         self.last_update_results: list[UpdateResult] = []
@@ -277,7 +321,8 @@ class RobotStateEstimator:
     @property
     def feet(self) -> tuple[FootState, ...]:
         """Per-foot states of the last joint update."""
-        return self._feet
+        feet = self._feet
+        return feet if isinstance(feet, tuple) else feet()
 
     def pop_events(self) -> list[Event]:
         """Events since the last call (and clears them)."""
@@ -332,12 +377,15 @@ class RobotStateEstimator:
         if gyro.shape != (3,) or accel.shape != (3,):
             self._event("imu_shape", f"IMU sample with shapes {gyro.shape}, {accel.shape}; expected (3,)")
             return None
-        values = gyro.tolist() + accel.tolist()
-        if not all(map(math.isfinite, values)):
+        g0, g1, g2 = gyro.tolist()
+        a0, a1, a2 = accel.tolist()
+        # A finite sum means all six are finite (NaN and Inf propagate); otherwise check each (the sum of large
+        # finite values may overflow).
+        if not math.isfinite(g0 + g1 + g2 + a0 + a1 + a2) and not all(map(math.isfinite, (g0, g1, g2, a0, a1, a2))):
             self._event("imu_nan", f"IMU sample at {sample.stamp_ns} ns has NaN/Inf; skipped")
             return None
         es = self.settings.ekf
-        if max(map(abs, values[:3])) > es.max_gyro_rad_s or max(map(abs, values[3:])) > es.max_accel_m_s2:
+        if max(abs(g0), abs(g1), abs(g2)) > es.max_gyro_rad_s or max(abs(a0), abs(a1), abs(a2)) > es.max_accel_m_s2:
             self._event(
                 "imu_out_of_range",
                 f"IMU sample at {sample.stamp_ns} ns beyond ekf.max_gyro_rad_s={es.max_gyro_rad_s} or "
@@ -369,7 +417,7 @@ class RobotStateEstimator:
 
         ekf = self.ekf
         ekf.set_imu(stamp, gyro, accel)
-        feet: tuple[FootState, ...] = ()
+        feet: tuple[FootState, ...] | _FeetOfStep = ()
         while self._pending and self._pending[0].stamp_ns <= stamp:
             prepared = self._pending.popleft()
             if not self._propagate(prepared.stamp_ns):
@@ -470,36 +518,32 @@ class RobotStateEstimator:
             self._pending.popleft()
         return self._finish_step(())
 
-    def _finish_step(self, feet: tuple[FootState, ...]) -> Estimate | None:
-        if not self.ekf.state_is_finite():
+    def _finish_step(self, feet: tuple[FootState, ...] | _FeetOfStep) -> Estimate | None:
+        ekf = self.ekf
+        if not ekf.state_is_finite():
             self.reset("the filter state became non-finite")
             self._event("filter_diverged", "non-finite filter state; estimator reset", "error")
             return None
-        estimate = self._make_estimate(feet)
+        # One output vector from the filter; the estimate's arrays are views of it, made when read.
+        estimate = Estimate.from_output_vector(int(ekf.stamp_ns or 0), ekf.output_vector(), feet)
         self._last_estimate = estimate
         return estimate
 
-    def _make_estimate(self, feet: tuple[FootState, ...] = ()) -> Estimate:
+    def _make_estimate(self) -> Estimate:
         ekf = self.ekf
-        return Estimate(
-            stamp_ns=int(ekf.stamp_ns or 0),
-            p_world_base=ekf.p_world_base.copy(),
-            quat_world_base_xyzw=ekf.quat_world_base_xyzw(),
-            v_base_in_base=ekf.v_base_in_base.copy(),
-            omega_base_in_base=ekf.omega_base.copy(),
-            pose_covariance=ekf.pose_covariance(),
-            twist_covariance=ekf.twist_covariance(),
-            accel_bias=ekf.accel_bias.copy(),
-            gyro_bias=ekf.gyro_bias.copy(),
-            feet=feet,
-            status="ok",
-        )
+        return Estimate.from_output_vector(int(ekf.stamp_ns or 0), ekf.output_vector())
 
     # ------------------------------------------------------------------------------------------------------
     # Joints and foot sensors
     # ------------------------------------------------------------------------------------------------------
 
     def _prepare_joints(self, sample: JointSample) -> _PreparedJoints | None:
+        if self._kernels:
+            prepared = self._prepare_joints_kernel(sample)
+            if prepared is not None:
+                return prepared
+        # The reference path; also every sample the kernel path leaves (a new name order, a bad sample: the
+        # events come from here).
         names = tuple(sample.names)
         n = len(names)
         pos = np.asarray(sample.position, dtype=float)
@@ -539,6 +583,34 @@ class RobotStateEstimator:
         else:
             qdot, valid = qdot_est, self.joint_velocity.valid
         return _PreparedJoints(stamp, q, qdot, valid, tau)
+
+    def _prepare_joints_kernel(self, sample: JointSample) -> _PreparedJoints | None:
+        """:meth:`_prepare_joints` for a well-formed sample with the names of the last one, in one kernel call
+        (:func:`~robot_state_estimator.estimation.leg_kernels.gather_joints`); None for any other sample (the
+        reference path then handles it, events included)."""
+        names = sample.names
+        if type(names) is not tuple:
+            names = tuple(names)
+        if names != self._order_names:
+            return None
+        pos = np.asarray(sample.position, dtype=float)
+        n = len(names)
+        vel = sample.velocity
+        eff = sample.effort
+        vel = _EMPTY if vel is None else np.asarray(vel, dtype=float)
+        eff = _EMPTY if eff is None else np.asarray(eff, dtype=float)
+        if pos.shape != (n,) or (vel.size and vel.shape != (n,)) or (eff.size and eff.shape != (n,)):
+            return None
+        out = np.empty((3, self._n_joints))
+        if gather_joints(pos, vel, eff, self._gather, not self._ignore_unknown, out) != GATHER_OK:
+            return None
+        q = out[0]
+        stamp = int(sample.stamp_ns)
+        jv = self.joint_velocity
+        jv.advance(stamp, q)
+        if vel.size and self.settings.joint_velocity.use_measured:
+            return _PreparedJoints(stamp, q, out[1], True, out[2] if eff.size else None)
+        return _PreparedJoints(stamp, q, jv.qdot.copy(), jv.valid, out[2] if eff.size else None)
 
     def _joint_order(self, names: tuple[str, ...]) -> NDArray[np.intp] | None:
         """Message index of each model joint (remembered for the next samples), or None with an event.
@@ -687,8 +759,20 @@ class RobotStateEstimator:
         self._qdot_prev = (prepared.stamp_ns, prepared.qdot)
         return qddot
 
-    def _apply_joints(self, prepared: _PreparedJoints) -> tuple[FootState, ...]:
-        """Kinematic update at the current filter time; returns the per-foot states."""
+    def _stance_of(self, contacts: NDArray[np.bool_]) -> tuple[NDArray[np.intp], list[int], list[str], FloatArray]:
+        """The stance feet of a contact pattern: indices (array and list), names, radii; cached per pattern
+        (at most 2^n_feet of them). The cached arrays are never written."""
+        key = contacts.tobytes()
+        entry = self._stance_cache.get(key)
+        if entry is None:
+            stance = np.flatnonzero(contacts)
+            stance_list = stance.tolist()
+            entry = (stance, stance_list, [self.foot_frames[i] for i in stance_list], self.foot_radii[stance])
+            self._stance_cache[key] = entry
+        return entry
+
+    def _apply_joints(self, prepared: _PreparedJoints) -> _FeetOfStep:
+        """Kinematic update at the current filter time; returns the per-foot states (made when first read)."""
         ekf = self.ekf
         kin = self.kin
         kin.update(prepared.q)
@@ -696,29 +780,24 @@ class RobotStateEstimator:
         self._qdot_joints = prepared.qdot
         self._select_contacts(prepared)
         s = self.settings.ekf
-        results: dict[int, UpdateResult] = {}
+        stance_list: list[int] = []
+        res: list[UpdateResult] = []
         if prepared.qdot_valid:
-            stance = np.flatnonzero(self.contacts)
-            if stance.size:
+            stance, stance_list, names, radii = self._stance_of(self.contacts)
+            if stance_list:
                 omega = ekf.omega_base
-                names = [self.foot_frames[i] for i in stance]
                 if self._rolling:
                     # Rolling spheres: the contact points c_i = r_i + d_i are at rest (kinematics docstring).
-                    y, c, Jc, H_th = kin.rolling_contact_terms(
-                        stance, prepared.qdot, omega, ekf.R_world_base, self.foot_radii[stance]
-                    )
+                    y, c, Jc, H_th = kin.rolling_contact_terms(stance, prepared.qdot, omega, ekf.R_world_base, radii)
                     res = ekf.update_leg_velocities(names, y, c, Jc, H_attitude=H_th)
                 else:
-                    r = kin.p_base_foot[stance]
-                    J = kin.J_base_foot[stance]
                     # v_B = -(J_i qdot) - omega x r_i for all stance feet at once.
-                    y = -(J @ prepared.qdot) - r @ skew(omega).T
+                    y, r, J = kin.point_contact_terms(stance, prepared.qdot, omega)
                     res = ekf.update_leg_velocities(names, y, r, J)
-                results = dict(zip(stance.tolist(), res))
                 for rr in res:
                     if not rr.accepted:
                         self._event("foot_gated", f"foot {rr.name} rejected by the gate (NIS {rr.nis:.1f})", "info")
-            self.last_update_results = list(results.values())
+            self.last_update_results = list(res)
             if (
                 s.static_bias_lock
                 and self.contacts.all()
@@ -726,20 +805,14 @@ class RobotStateEstimator:
                 and float(np.max(np.abs(prepared.qdot))) < s.static_joint_velocity_threshold_rad_s
             ):
                 ekf.update([ekf.zero_rate_measurement()], gate_nis=0.0)
-        # One copy of the force arrays per step; each foot gets its row (a view of that copy).
-        forces = list(self.forces.force_in_world.copy())
-        wrenches = list(self.forces.wrench_in_foot.copy())
-        contacts = self.contacts.tolist()
-        feet = tuple(
-            FootState(
-                name=self.foot_frames[i],
-                in_contact=contacts[i],
-                force_in_world=forces[i],
-                wrench_in_foot=wrenches[i],
-                update_accepted=bool(results[i].accepted) if i in results else False,
-                nis=float(results[i].nis) if i in results else math.nan,
-            )
-            for i in range(kin.n_feet)
+        # One copy of the force arrays per step; each foot gets its row (a view of that copy) when read.
+        feet = _FeetOfStep(
+            self.foot_frames,
+            self.contacts,
+            self.forces.force_in_world.copy(),
+            self.forces.wrench_in_foot.copy(),
+            stance_list,
+            res,
         )
         self._feet = feet
         return feet

@@ -4,11 +4,16 @@ These are the only types that cross the boundary between the core and its adapte
 offline replay, the simulator). Time is integer nanoseconds (``stamp_ns``); arrays are float64 numpy.
 Conversions from and to ROS messages live in ``robot_state_estimator.io.messages`` (shared by the node and the
 offline tools, which read the same field names from rclpy and rosbags messages).
+
+The estimator makes its outputs cheaply (:meth:`Estimate.from_output_vector`, :func:`foot_states`): arrays are
+views of one buffer, made on first read. Treat output arrays as read-only; copy them to keep or change them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -92,6 +97,37 @@ class FootState:
     nis: float = float("nan")
 
 
+def foot_states(
+    names: tuple[str, ...],
+    in_contact: list[bool],
+    force_in_world: FloatArray,
+    wrench_in_foot: FloatArray,
+    update_accepted: list[bool],
+    nis: list[float],
+) -> tuple[FootState, ...]:
+    """Per-foot states from per-foot lists and arrays (what the constructor gives, at a fraction of its cost).
+
+    Args:
+        names: (n,) foot frame names.
+        in_contact: (n,) contact states.
+        force_in_world: (n, 3) N, world axes; row i becomes foot i's ``force_in_world`` (a view, not copied).
+        wrench_in_foot: (n, 6) [N, N m] in each foot frame; rows likewise.
+        update_accepted: (n,) whether each foot's kinematic update passed the gate.
+        nis: (n,) NIS of each foot's update (NaN when none ran).
+    """
+    out = []
+    new, setattr_ = object.__new__, object.__setattr__
+    for name, c, f, w, a, e in zip(names, in_contact, force_in_world, wrench_in_foot, update_accepted, nis):
+        foot = new(FootState)
+        setattr_(
+            foot,
+            "__dict__",
+            {"name": name, "in_contact": c, "force_in_world": f, "wrench_in_foot": w, "update_accepted": a, "nis": e},
+        )
+        out.append(foot)
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Estimate:
     """The base state at ``stamp_ns``, in ROS conventions (REP-103/105, nav_msgs/Odometry).
@@ -122,6 +158,96 @@ class Estimate:
     gyro_bias: FloatArray
     feet: tuple[FootState, ...] = field(default_factory=tuple)
     status: str = "ok"
+
+    @classmethod
+    def from_output_vector(
+        cls,
+        stamp_ns: int,
+        output: FloatArray,
+        feet: tuple[FootState, ...] | Callable[[], tuple[FootState, ...]] = (),
+    ) -> Estimate:
+        """An estimate whose arrays are views of one output vector, made when first read (the 1 kHz path).
+
+        Building the nine arrays and the per-foot states of every sample costs more than the filter step; this
+        stores the vector and makes each array (a view, then kept) on its first access. The result is an
+        ordinary :class:`Estimate` to its users: same attributes, values, ``dataclasses.replace``, equality.
+
+        Args:
+            stamp_ns: ns, the estimate's stamp.
+            output: (91,) float64 laid out as ``ekf.OUTPUT_SLICES`` (``BaseEkf.output_vector``): position (3),
+                quaternion xyzw (4), linear velocity (3), angular velocity (3), pose covariance (36, row-major),
+                twist covariance (36, row-major), accelerometer bias (3), gyroscope bias (3). Not copied: the
+                caller hands it over.
+            feet: the per-foot states, or a function returning them (called once, on the first access).
+        """
+        est = object.__new__(cls)
+        object.__setattr__(
+            est,
+            "__dict__",
+            {"stamp_ns": stamp_ns, "_output": output, "feet": feet}
+            if type(feet) is tuple
+            else {"stamp_ns": stamp_ns, "_output": output, "_feet_fn": feet},
+        )
+        return est
+
+    def output_vector(self) -> FloatArray:
+        """(91,) float64: the numbers of the estimate in the layout of :meth:`from_output_vector` (the stored
+        vector itself when made that way, do not write to it; else a new one from the fields)."""
+        out = self.__dict__.get("_output")
+        if out is not None:
+            return out  # type: ignore[no-any-return]
+        return np.concatenate(
+            [
+                np.ravel(self.p_world_base),
+                np.ravel(self.quat_world_base_xyzw),
+                np.ravel(self.v_base_in_base),
+                np.ravel(self.omega_base_in_base),
+                np.ravel(self.pose_covariance),
+                np.ravel(self.twist_covariance),
+                np.ravel(self.accel_bias),
+                np.ravel(self.gyro_bias),
+            ]
+        ).astype(np.float64, copy=False)
+
+    if not TYPE_CHECKING:  # (a static checker keeps seeing the declared fields only)
+
+        def __getattr__(self, name: str) -> Any:
+            # Only reached for attributes missing from the instance dict: the lazy fields of from_output_vector.
+            return _lazy_field(self, name)
+
+
+def _lazy_field(est: Estimate, name: str) -> Any:
+    """Make, keep and return the field ``name`` of an estimate from :meth:`Estimate.from_output_vector`.
+
+    Raises:
+        AttributeError: ``name`` is not such a field (or the estimate was not made that way).
+    """
+    d = est.__dict__
+    if name == "feet" and "_feet_fn" in d:
+        value: Any = d.pop("_feet_fn")()
+    else:
+        layout = _LAZY_FIELDS.get(name)
+        if layout is None or "_output" not in d:
+            raise AttributeError(f"{type(est).__name__!r} object has no attribute {name!r}")
+        sl, shape = layout
+        value = d["_output"][sl]
+        if shape is not None:
+            value = value.reshape(shape)
+    d[name] = value
+    return value
+
+
+#: Estimate field -> (slice of the output vector, shape or None); the layout of ``ekf.OUTPUT_SLICES``.
+_LAZY_FIELDS: dict[str, tuple[slice, tuple[int, int] | None]] = {
+    "p_world_base": (slice(0, 3), None),
+    "quat_world_base_xyzw": (slice(3, 7), None),
+    "v_base_in_base": (slice(7, 10), None),
+    "omega_base_in_base": (slice(10, 13), None),
+    "pose_covariance": (slice(13, 49), (6, 6)),
+    "twist_covariance": (slice(49, 85), (6, 6)),
+    "accel_bias": (slice(85, 88), None),
+    "gyro_bias": (slice(88, 91), None),
+}
 
 
 @dataclass(frozen=True)

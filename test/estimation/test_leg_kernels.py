@@ -1,0 +1,255 @@
+"""The compiled joint-sample path (estimation/leg_kernels.py) equals the numpy/pinocchio reference paths to 1e-12;
+the lazily built estimates and foot states are ordinary ones to their users."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from est_helpers import GO1_FEET, GO1_STANDING, feed_run
+
+from robot_state_estimator.estimation import (
+    ContactDetector,
+    ContactForceEstimator,
+    ContactSettings,
+    EstimatorSettings,
+    JointSample,
+    JointVelocityEstimator,
+    LegKinematics,
+    RobotStateEstimator,
+)
+from robot_state_estimator.estimation.jit import DISABLE_ENV, use_kernels
+
+pytest.importorskip("numba", reason="numba is not installed: only the reference paths exist")
+simulation = pytest.importorskip("robot_state_estimator.simulation")
+
+MS = 1_000_000
+
+
+def build(monkeypatch: pytest.MonkeyPatch, kernels: bool, make, *args, **kwargs):  # type: ignore[no-untyped-def]
+    """``make(*args, **kwargs)`` with the kernels on or off (objects read the switch when built)."""
+    if kernels:
+        monkeypatch.delenv(DISABLE_ENV, raising=False)
+    else:
+        monkeypatch.setenv(DISABLE_ENV, "1")
+    assert use_kernels() == kernels
+    obj = make(*args, **kwargs)
+    monkeypatch.delenv(DISABLE_ENV, raising=False)
+    return obj
+
+
+def close(a: np.ndarray, b: np.ndarray) -> None:
+    """Equal to 1e-12 relative (elementwise, or to the largest magnitude of the reference); NaN where NaN."""
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * max(1.0, float(np.nanmax(np.abs(b)))))
+
+
+def configurations(rng: np.random.Generator, n: int) -> list[np.ndarray]:
+    return [GO1_STANDING + rng.normal(size=12) * 0.4 for _ in range(n)]
+
+
+def test_foot_kinematics_equal_pinocchio_frame_jacobians(go1_model: pin.Model, monkeypatch) -> None:
+    fast = build(monkeypatch, True, lambda: LegKinematics(go1_model, GO1_FEET, base_link="base"))
+    ref = build(monkeypatch, False, lambda: LegKinematics(go1_model, GO1_FEET, base_link="base"))
+    for q in configurations(np.random.default_rng(0), 20):
+        fast.update(q)
+        ref.update(q)
+        np.testing.assert_array_equal(fast.X_base_foot, ref.X_base_foot)
+        close(fast.J6_base_foot, ref.J6_base_foot)
+        assert np.shares_memory(fast.p_base_foot, fast.X_base_foot)
+        assert np.shares_memory(fast.J_base_foot, fast.J6_base_foot)
+
+
+@pytest.mark.parametrize("rpy", [(0.0, 0.0, 0.0), (0.2, -0.3, 1.0)])
+def test_point_forces_kernel_equals_generalized_gravity_reference(go1_model: pin.Model, monkeypatch, rpy) -> None:
+    """Gravity torques from the centre-of-mass Jacobian and the closed-form solves equal the reference
+    (``computeGeneralizedGravity`` with the rotated gravity, then the per-leg solve)."""
+    rng = np.random.default_rng(1)
+    R = pin.rpy.rpyToMatrix(*rpy)
+    kin_f = build(monkeypatch, True, lambda: LegKinematics(go1_model, GO1_FEET, base_link="base"))
+    kin_r = build(monkeypatch, False, lambda: LegKinematics(go1_model, GO1_FEET, base_link="base"))
+    fast = build(monkeypatch, True, lambda: ContactForceEstimator(kin_f))
+    ref = build(monkeypatch, False, lambda: ContactForceEstimator(kin_r))
+    assert fast._kernels and not ref._kernels
+    for q in configurations(rng, 20):
+        tau = rng.normal(size=12) * 5.0
+        kin_f.update(q)
+        kin_r.update(q)
+        f_fast, w_fast = (a.copy() for a in fast.estimate(q, tau, R))
+        f_ref, w_ref = ref.estimate(q, tau, R)
+        close(f_fast, f_ref)
+        close(w_fast, w_ref)
+    # a straight leg (knee at 0: J_leg^T singular) takes the least-squares reference in both
+    q = GO1_STANDING.copy()
+    q[2] = 0.0
+    kin_f.update(q)
+    kin_r.update(q)
+    tau = rng.normal(size=12)
+    f_fast = fast.estimate(q, tau, R)[0].copy()
+    assert fast._unsolved == 1  # the first leg
+    close(f_fast, ref.estimate(q, tau, R)[0])
+
+
+def test_contact_detector_kernel_equals_reference(monkeypatch) -> None:
+    rng = np.random.default_rng(2)
+    kw = dict(on_threshold=60.0, off_threshold=30.0, min_on_duration_s=0.003, min_off_duration_s=0.002)
+    fast = build(monkeypatch, True, lambda: ContactDetector(4, **kw))
+    ref = build(monkeypatch, False, lambda: ContactDetector(4, **kw))
+    values = rng.uniform(0.0, 100.0, size=(400, 4))
+    values[rng.random(size=values.shape) < 0.05] = np.nan
+    values[rng.random(size=values.shape) < 0.02] = np.inf
+    stamp = 0
+    for k, v in enumerate(values):
+        stamp += int(rng.integers(0, 3)) * MS  # repeated stamps too
+        a, b = fast.update(stamp, v), ref.update(stamp, v)
+        assert a.tolist() == b.tolist(), k
+        if k == 200:
+            fast.reset()
+            ref.reset()
+            fast.set_thresholds(50.0, 40.0)
+            ref.set_thresholds(50.0, 40.0)
+    np.testing.assert_array_equal(fast._since_ns[fast._pending], ref._since_ns[ref._pending])
+
+
+def test_joint_velocity_kernel_equals_reference(monkeypatch) -> None:
+    rng = np.random.default_rng(3)
+    for cutoff in (100.0, 0.0):
+        fast = build(monkeypatch, True, JointVelocityEstimator, 12, cutoff_hz=cutoff, max_dt_s=0.01)
+        ref = build(monkeypatch, False, JointVelocityEstimator, 12, cutoff_hz=cutoff, max_dt_s=0.01)
+        stamp = 0
+        for _ in range(300):
+            stamp += int(rng.choice([MS, 2 * MS, 0, -MS, 20 * MS], p=[0.8, 0.1, 0.04, 0.03, 0.03]))
+            q = rng.normal(size=12)
+            a, b = fast.update(stamp, q), ref.update(stamp, q)
+            close(a, b)
+            assert fast.valid == ref.valid
+
+
+def test_rolling_contact_terms_kernel_equals_reference(go1_model: pin.Model, monkeypatch) -> None:
+    rng = np.random.default_rng(4)
+    fast = build(monkeypatch, True, lambda: LegKinematics(go1_model, GO1_FEET, base_link="base"))
+    ref = build(monkeypatch, False, lambda: LegKinematics(go1_model, GO1_FEET, base_link="base"))
+    for q in configurations(rng, 10):
+        fast.update(q)
+        ref.update(q)
+        idx = np.flatnonzero(rng.random(4) < 0.7)
+        qdot, omega = rng.normal(size=12) * 3.0, rng.normal(size=3)
+        R = pin.exp3(rng.normal(size=3))
+        radii = rng.uniform(0.0, 0.03, size=idx.size)
+        radii[: idx.size // 2] = 0.0  # point feet among them
+        terms = [kin.rolling_contact_terms(idx, qdot, omega, R, radii) for kin in (fast, ref)]
+        for a, b in zip(*terms):
+            close(a, b)
+        terms = [kin.point_contact_terms(idx, qdot, omega) for kin in (fast, ref)]
+        for a, b in zip(*terms):
+            close(a, b)
+
+
+@pytest.fixture(scope="module")
+def trot_run():
+    robot = simulation.load_sim_robot("go1")
+    settings = dict(robot="go1", gait="trot", duration_s=1.5, settle_s=0.3, ramp_s=0.3, seed=5)
+    return robot, simulation.simulate(simulation.SimulationSettings(**settings, noise=True), robot=robot)
+
+
+@pytest.mark.parametrize(
+    "contact, use_effort, radius",
+    [
+        (dict(source="torque"), True, 0.02),
+        (dict(source="torque"), True, 0.0),
+        (dict(source="kinematic"), False, 0.02),
+        (dict(source="torque"), False, 0.0),
+    ],
+)
+def test_pipeline_with_kernels_equals_reference(trot_run, monkeypatch, contact, use_effort, radius) -> None:
+    """A noisy simulated trot through both paths: the same estimates, contacts, forces and NIS to 1e-12."""
+    robot, run = trot_run
+    settings = EstimatorSettings(contact=dataclasses.replace(ContactSettings(), **contact))
+
+    def make() -> RobotStateEstimator:
+        return RobotStateEstimator(
+            robot.model, run.imu, run.feet, settings, base_link=run.base_link, foot_radii=[radius] * 4
+        )
+
+    out_f = feed_run(build(monkeypatch, True, make), run, use_effort=use_effort)
+    out_r = feed_run(build(monkeypatch, False, make), run, use_effort=use_effort)
+    assert out_f["contacts"].shape == out_r["contacts"].shape and len(out_f["contacts"]) > 100
+    np.testing.assert_array_equal(out_f["contacts"], out_r["contacts"])
+    np.testing.assert_array_equal(out_f["accepted"], out_r["accepted"])
+    for key in ("v", "p", "quat", "P_twist", "P_pose", "forces", "nis"):
+        close(out_f[key], out_r[key])
+
+
+def test_bad_joint_samples_give_the_same_events_on_both_paths(trot_run, monkeypatch) -> None:
+    """The kernel path hands every unusual sample to the reference path: same events, same outcome."""
+    robot, run = trot_run
+    names = tuple(run.joint_names)
+    for ignore in (False, True):
+        settings = EstimatorSettings(ignore_unknown_joints=ignore)
+        ests = [
+            build(
+                monkeypatch, k, RobotStateEstimator, robot.model, run.imu, run.feet, settings, base_link=run.base_link
+            )
+            for k in (True, False)
+        ]
+        q, v, t = run.joint_position[0], run.joint_velocity[0], run.joint_effort[0]
+        nan = np.r_[np.nan, np.zeros(11)]
+        samples = [
+            JointSample(1 * MS, names, q, v, t),
+            JointSample(2 * MS, names, q + nan, v, t),
+            JointSample(3 * MS, names, q, v + nan, t),
+            JointSample(4 * MS, names, q, v, t + nan),
+            JointSample(5 * MS, names, q, v[:5], t),
+            JointSample(6 * MS, names, q, None, np.zeros(0)),
+            JointSample(7 * MS, (*names, "gripper"), np.r_[q, np.nan], np.r_[v, 0.0], np.r_[t, 0.0]),
+            JointSample(8 * MS, names[::-1], q[::-1], v[::-1], t[::-1]),
+            JointSample(9 * MS, names[::-1], q[::-1] + nan, v[::-1], t[::-1]),
+            JointSample(10 * MS, names, [float(x) for x in q], list(v), tuple(t)),
+            JointSample(11 * MS, names, q, v, t),
+        ]
+        results = []
+        for est in ests:
+            got = []
+            for s in samples:
+                est.add_joints(s)
+                got.append([(e.key, e.message) for e in est.pop_events()])
+            results.append((got, est._q_joints.copy(), est._qdot_joints.copy(), est.joint_velocity.qdot.copy()))
+        assert results[0][0] == results[1][0]
+        assert any(results[0][0])
+        for a, b in zip(results[0][1:], results[1][1:]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_lazy_estimate_is_an_ordinary_estimate(trot_run) -> None:
+    robot, run = trot_run
+    est = RobotStateEstimator(robot.model, run.imu, run.feet, EstimatorSettings(), base_link=run.base_link)
+    out = feed_run(est, run)
+    assert len(out["contacts"]) > 0
+    e = est.last_estimate
+    assert e is not None and e.feet
+    feet = est.feet
+    assert est.feet is feet and e.feet is feet  # made once, shared by the estimate and the estimator
+    eager = type(e)(**{f.name: getattr(e, f.name) for f in dataclasses.fields(e)})
+    assert eager.__dict__.keys() == {f.name for f in dataclasses.fields(e)}
+    for f in dataclasses.fields(e):
+        a, b = getattr(e, f.name), getattr(eager, f.name)
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == np.float64
+    assert e.pose_covariance.shape == (6, 6) and e.twist_covariance.shape == (6, 6)
+    ekf = est.ekf
+    np.testing.assert_array_equal(e.pose_covariance, ekf.pose_covariance())
+    np.testing.assert_array_equal(e.omega_base_in_base, ekf.omega_base)
+    np.testing.assert_array_equal(eager.output_vector(), e.output_vector())
+    assert e.output_vector() is e.output_vector()
+    moved = dataclasses.replace(e, stamp_ns=1)
+    np.testing.assert_array_equal(moved.p_world_base, e.p_world_base)
+    copy = pickle.loads(pickle.dumps(e))
+    np.testing.assert_array_equal(copy.twist_covariance, e.twist_covariance)
+    assert [f.name for f in copy.feet] == list(run.feet)
+    for f in feet:
+        assert dataclasses.replace(f, nis=1.0).force_in_world is f.force_in_world
+    with pytest.raises(AttributeError):
+        _ = e.not_a_field
