@@ -324,6 +324,7 @@ _VIEWS = (
     ("_omega_prev_base", X_OMEGA_PREV, (3,)),
 )
 _VIEW_NAMES = (*(v[0] for v in _VIEWS), "P")
+_tuple_new = tuple.__new__
 _NO_FEET = np.zeros((1, 3, 3))  # placeholder for an unused (k, 3, n) kernel argument
 
 
@@ -940,7 +941,8 @@ class BaseEkf:
         results = []
         for i, nis in enumerate(out[12 * k :].tolist()):
             ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
-            results.append(UpdateResult(names[i], ys[i], Ss[i], nis, ok, "ok" if ok else "gated"))
+            # tuple.__new__: the NamedTuple without its Python-level __new__ (the 1 kHz path)
+            results.append(_tuple_new(UpdateResult, (names[i], ys[i], Ss[i], nis, ok, "ok" if ok else "gated")))
         return results
 
     def zero_rate_measurement(self) -> Measurement:

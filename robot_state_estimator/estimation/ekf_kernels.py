@@ -194,6 +194,27 @@ def _transpose(A: np.ndarray, out: np.ndarray) -> None:
 
 
 @kernel
+def _carve(ws: np.ndarray, o: int, r: int, c: int) -> tuple[np.ndarray, int]:
+    """A (r, c) view of ``ws[o:o + r c]`` and the next offset (one allocation per kernel call instead of one per
+    scratch array)."""
+    return ws[o : o + r * c].reshape((r, c)), o + r * c
+
+
+@kernel
+def _skew(a0: float, a1: float, a2: float, out: np.ndarray) -> None:
+    """out (3, 3) = [a]x."""
+    out[0, 0] = 0.0
+    out[0, 1] = -a2
+    out[0, 2] = a1
+    out[1, 0] = a2
+    out[1, 1] = 0.0
+    out[1, 2] = -a0
+    out[2, 0] = -a1
+    out[2, 1] = a0
+    out[2, 2] = 0.0
+
+
+@kernel
 def _symmetrise(P: np.ndarray) -> None:
     """P = (P + P^T) / 2 in place, exactly symmetric (as numpy's ``P += P.T; P *= 0.5``)."""
     n = P.shape[0]
@@ -344,7 +365,8 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     v1 = x[X_V + 1]
     v2 = x[X_V + 2]
     # Error-state transition (``BaseEkf.error_transition``): A dt, then Phi.
-    M = np.empty((3, 3))  # [v]x + [omega x r]x + [omega]x [r]x
+    ws = np.empty(2 * N * N + 9 * N + 8 * 9 + 9)
+    M, o = _carve(ws, 0, 3, 3)  # [v]x + [omega x r]x + [omega]x [r]x
     M[0, 0] = -(w1 * r1) - w2 * r2
     M[0, 1] = -v2 - wr2 + w1 * r0
     M[0, 2] = v1 + wr1 + w2 * r0
@@ -354,46 +376,64 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     M[2, 0] = -v1 - wr1 + w0 * r2
     M[2, 1] = v0 + wr0 + w1 * r2
     M[2, 2] = -(w0 * r0) - w1 * r1
-    Ad = np.zeros((N, N))
-    Rtg = np.empty(3)
+    Ad, o = _carve(ws, o, N, N)
+    Ad[:, :] = 0.0
+    Rtgm, o = _carve(ws, o, 1, 3)
+    Rtg = Rtgm[0]
     for i in range(3):
         Rtg[i] = R[0, i] * c[C_G] + R[1, i] * c[C_G + 1] + R[2, i] * c[C_G + 2]
-    vs = ((0.0, -v2, v1), (v2, 0.0, -v0), (-v1, v0, 0.0))
-    ws = ((0.0, -w2, w1), (w2, 0.0, -w0), (-w1, w0, 0.0))
-    gs = ((0.0, -Rtg[2], Rtg[1]), (Rtg[2], 0.0, -Rtg[0]), (-Rtg[1], Rtg[0], 0.0))
+    vs, o = _carve(ws, o, 3, 3)  # [v]x
+    wsk, o = _carve(ws, o, 3, 3)  # [omega]x
+    gs, o = _carve(ws, o, 3, 3)  # [R^T g]x
+    _skew(v0, v1, v2, vs)
+    _skew(w0, w1, w2, wsk)
+    _skew(Rtg[0], Rtg[1], Rtg[2], gs)
     for i in range(3):
         for j in range(3):
             Ad[i, 3 + j] = R[i, j] * dt
-            Ad[i, 6 + j] = -(R[i, 0] * vs[0][j] + R[i, 1] * vs[1][j] + R[i, 2] * vs[2][j]) * dt
-            Ad[3 + i, 3 + j] = -ws[i][j] * dt
-            Ad[3 + i, 6 + j] = gs[i][j] * dt
+            Ad[i, 6 + j] = -(R[i, 0] * vs[0, j] + R[i, 1] * vs[1, j] + R[i, 2] * vs[2, j]) * dt
+            Ad[3 + i, 3 + j] = -wsk[i, j] * dt
+            Ad[3 + i, 6 + j] = gs[i, j] * dt
             Ad[3 + i, 9 + j] = -c[C_RBS + 3 * i + j] * dt
             MR = M[i, 0] * c[C_RBS + j] + M[i, 1] * c[C_RBS + 3 + j] + M[i, 2] * c[C_RBS + 6 + j]
             Ad[3 + i, 12 + j] = -MR * dt
-            Ad[6 + i, 6 + j] = -ws[i][j] * dt
+            Ad[6 + i, 6 + j] = -wsk[i, j] * dt
             Ad[6 + i, 12 + j] = -c[C_RBS + 3 * i + j] * dt
-    Phi = np.empty((N, N))
-    _mm_skip(Ad, Ad, Phi)
-    for i in range(N):
+    # F = Phi - I = A dt + (A dt)^2 / 2. Only rows 0-8 are non-zero; A dt's rows 3-5 are non-zero on the columns
+    # 3-14, rows 6-8 on 6-8 and 12-14, and rows 0-5 (6-8) of A dt have their non-zero columns among 3-8 (6-8).
+    F, o = _carve(ws, o, 9, N)
+    F[:, :] = 0.0
+    for i in range(9):
+        k0 = 6 if i >= 6 else 3
+        for k in range(k0, 9):
+            a = Ad[i, k]
+            if k < 6:
+                for j in range(3, N):
+                    F[i, j] += a * Ad[k, j]
+            else:
+                for j in range(6, 9):
+                    F[i, j] += a * Ad[k, j]
+                for j in range(12, N):
+                    F[i, j] += a * Ad[k, j]
         for j in range(N):
-            Phi[i, j] = Ad[i, j] + 0.5 * Phi[i, j]
-        Phi[i, i] += 1.0
+            F[i, j] = Ad[i, j] + 0.5 * F[i, j]
 
     # Nominal state.
     f0 = x[X_F]
     f1 = x[X_F + 1]
     f2 = x[X_F + 2]
-    aw = np.empty(3)
-    vw = np.empty(3)
+    awvw, o = _carve(ws, o, 2, 3)
+    aw = awvw[0]
+    vw = awvw[1]
     h = 0.5 * dt * dt
     for i in range(3):
         aw[i] = (R[i, 0] * f0 + R[i, 1] * f1 + R[i, 2] * f2) + c[C_G + i]
         vw[i] = R[i, 0] * v0 + R[i, 1] * v1 + R[i, 2] * v2
         x[X_P + i] = x[X_P + i] + vw[i] * dt + h * aw[i]
         vw[i] = vw[i] + aw[i] * dt
-    E = np.empty((3, 3))
+    E, o = _carve(ws, o, 3, 3)
     _exp3(w0 * dt, w1 * dt, w2 * dt, E)
-    Rn = np.empty((3, 3))
+    Rn, o = _carve(ws, o, 3, 3)
     for i in range(3):
         for j in range(3):
             Rn[i, j] = R[i, 0] * E[0, j] + R[i, 1] * E[1, j] + R[i, 2] * E[2, j]
@@ -405,12 +445,34 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     for i in range(3):
         x[X_V + i] = R[0, i] * vw[0] + R[1, i] * vw[1] + R[2, i] * vw[2]
 
-    # Covariance: (Phi P Phi^T)^T = Phi (Phi P)^T, then + Q_d, symmetrised (same as symmetrising Phi P Phi^T).
-    T = np.empty((N, N))
-    _mm_skip(Phi, P, T)
-    Tt = np.empty((N, N))
-    _transpose(T, Tt)
-    _mm_skip(Phi, Tt, P)
+    # Covariance: T = Phi P = P + F P (rows 9-14: P's), then Phi P Phi^T = T + T F^T on the upper triangle
+    # (columns 9-14: T's), mirrored; + Q_d, symmetrised. F's non-zero columns: 3-14 (rows 0-5), 6-8 and 12-14
+    # (rows 6-8).
+    T, o = _carve(ws, o, 9, N)
+    for i in range(9):
+        for j in range(N):
+            T[i, j] = P[i, j]
+        for k in range(3, N):
+            f = F[i, k]
+            if f != 0.0:
+                for j in range(N):
+                    T[i, j] += f * P[k, j]
+    for i in range(9):
+        for j in range(i, 9):
+            s = T[i, j]
+            if j < 6:
+                for k in range(3, N):
+                    s += T[i, k] * F[j, k]
+            else:
+                for k in range(6, 9):
+                    s += T[i, k] * F[j, k]
+                for k in range(12, N):
+                    s += T[i, k] * F[j, k]
+            P[i, j] = s
+            P[j, i] = s
+        for j in range(9, N):
+            P[i, j] = T[i, j]
+            P[j, i] = T[i, j]
     _process_noise_add(P, c, M, dt)
     _symmetrise(P)
 
@@ -446,57 +508,82 @@ def _joseph(
     """Joseph-form update and error injection (``BaseEkf._joseph_update``; module docstring "Update").
 
     y (m,) innovation, H (m, 15), HP (m, 15) = H P, S (m, m) = H P H^T + R symmetrised, Rm (m, m) noise.
-    ``K = P H^T S^-1`` (Cholesky), ``P = (I - K H) P (I - K H)^T + K R K^T``, injection of ``dx = K y`` with
+    ``K = P H^T S^-1`` (Cholesky), ``P = (I - K H) P (I - K H)^T + K R K^T`` evaluated as ``W = P - K (H P)``
+    (= ``(I - K H) P``), ``Z = K R - W H^T``, ``P = W + Z K^T`` on the upper triangle, mirrored (the same
+    products regrouped; H's zero columns skipped), injection of ``dx = K y`` with
     ``R = R Exp(dtheta)`` and the reset ``G = I - [dtheta / 2]x`` (Solà 2017 sec. 7.2), P symmetrised,
     ``omega_B`` recomputed with the new gyro bias. Returns False, with nothing changed, when S is not
     numerically positive definite (the caller then uses the reference path, which falls back to LU).
     """
     m = y.shape[0]
-    L = np.empty((m, m))
+    ws = np.empty(m * m + 2 * m * N + 2 * N * N + 5 * N + 27)
+    L, o = _carve(ws, 0, m, m)
     if not _cholesky(S, L):
         return False
-    Kt = HP.copy()  # (m, 15) = S^-1 H P = K^T
+    Kt, o = _carve(ws, o, m, N)  # (m, 15) = S^-1 H P = K^T
+    Kt[:, :] = HP
     _cho_solve(L, Kt)
-    dx = np.zeros(N)
+    dxm, o = _carve(ws, o, 1, N)
+    dx = dxm[0]
+    dx[:] = 0.0
     for a in range(m):
         ya = y[a]
         for j in range(N):
             dx[j] += Kt[a, j] * ya
-    # I - K H (rows: K's rows; H's non-zero columns only).
-    IKH = np.zeros((N, N))
+    # H's non-zero columns.
+    cols = np.empty(N, dtype=np.int64)
+    n_cols = 0
+    for j in range(N):
+        for a in range(m):
+            if H[a, j] != 0.0:
+                cols[n_cols] = j
+                n_cols += 1
+                break
+    # W = (I - K H) P = P - K (H P).
+    W, o = _carve(ws, o, N, N)
+    W[:, :] = P
     for i in range(N):
         for a in range(m):
             k = Kt[a, i]
             for j in range(N):
-                h = H[a, j]
-                if h != 0.0:
-                    IKH[i, j] += k * h
-    for i in range(N):
-        for j in range(N):
-            IKH[i, j] = -IKH[i, j]
-        IKH[i, i] += 1.0
-    W = np.empty((N, N))
-    _mm_skip(IKH, P, W)  # (I - K H) P
-    Wt = np.empty((N, N))
+                W[i, j] -= k * HP[a, j]
+    # Zt = (K R - W H^T)^T (m, 15).
+    Zt, o = _carve(ws, o, m, N)
+    Zt[:, :] = 0.0
+    for a in range(m):
+        for b in range(m):
+            rab = Rm[a, b]
+            if rab != 0.0:
+                for i in range(N):
+                    Zt[b, i] += Kt[a, i] * rab
+    Wt, o = _carve(ws, o, N, N)
     _transpose(W, Wt)
-    _mm_skip(IKH, Wt, P)  # ((I - K H) P (I - K H)^T)^T
-    RKt = np.empty((m, N))
-    _mm_skip(Rm, Kt, RKt)  # R K^T
+    for b in range(m):
+        for q in range(n_cols):
+            j = cols[q]
+            h = H[b, j]
+            for i in range(N):
+                Zt[b, i] -= h * Wt[j, i]
+    # P = W + Z K^T (upper triangle, mirrored).
     for i in range(N):
-        for a in range(m):
-            k = Kt[a, i]
-            for j in range(N):
-                P[i, j] += k * RKt[a, j]  # + K R K^T
+        for j in range(i, N):
+            P[i, j] = W[i, j]
+        for b in range(m):
+            z = Zt[b, i]
+            for j in range(i, N):
+                P[i, j] += z * Kt[b, j]
+        for j in range(i + 1, N):
+            P[j, i] = P[i, j]
     # Inject the error and reset its covariance.
     for i in range(3):
         x[X_P + i] = x[X_P + i] + dx[i]
         x[X_V + i] = x[X_V + i] + dx[3 + i]
         x[X_BA + i] = x[X_BA + i] + dx[9 + i]
         x[X_BG + i] = x[X_BG + i] + dx[12 + i]
-    E = np.empty((3, 3))
+    E, o = _carve(ws, o, 3, 3)
     _exp3(dx[6], dx[7], dx[8], E)
     R = x[X_R : X_R + 9].reshape((3, 3))
-    Rn = np.empty((3, 3))
+    Rn, o = _carve(ws, o, 3, 3)
     for i in range(3):
         for j in range(3):
             Rn[i, j] = R[i, 0] * E[0, j] + R[i, 1] * E[1, j] + R[i, 2] * E[2, j]
@@ -506,11 +593,20 @@ def _joseph(
     h0 = 0.5 * dx[6]
     h1 = 0.5 * dx[7]
     h2 = 0.5 * dx[8]
-    G = ((1.0, h2, -h1), (-h2, 1.0, h0), (h1, -h0, 1.0))  # I - [dtheta / 2]x
-    T = np.empty((3, N))
+    G, o = _carve(ws, o, 3, 3)  # I - [dtheta / 2]x
+    G[0, 0] = 1.0
+    G[0, 1] = h2
+    G[0, 2] = -h1
+    G[1, 0] = -h2
+    G[1, 1] = 1.0
+    G[1, 2] = h0
+    G[2, 0] = h1
+    G[2, 1] = -h0
+    G[2, 2] = 1.0
+    T, o = _carve(ws, o, 3, N)
     for i in range(3):
         for j in range(N):
-            T[i, j] = G[i][0] * P[6, j] + G[i][1] * P[7, j] + G[i][2] * P[8, j]
+            T[i, j] = G[i, 0] * P[6, j] + G[i, 1] * P[7, j] + G[i, 2] * P[8, j]
     for i in range(3):
         for j in range(N):
             P[6 + i, j] = T[i, j]
@@ -519,7 +615,7 @@ def _joseph(
         p7 = P[i, 7]
         p8 = P[i, 8]
         for j in range(3):
-            P[i, 6 + j] = p6 * G[j][0] + p7 * G[j][1] + p8 * G[j][2]
+            P[i, 6 + j] = p6 * G[j, 0] + p7 * G[j, 1] + p8 * G[j, 2]
     _symmetrise(P)
     _omega_from_gyro(x, c, x, X_OMEGA)
     return True
@@ -612,20 +708,33 @@ def leg_update(
     """
     k = r.shape[0]
     m = 3 * k
-    H = np.zeros((m, N))
-    Rm = np.zeros((m, m))
-    y = out[0:m]
+    ws = np.empty(2 * m * N + 2 * m * m + m + 27)
+    H, o = _carve(ws, 0, m, N)
+    H[:, :] = 0.0
+    Rm, o = _carve(ws, o, m, m)
+    Rm[:, :] = 0.0
+    HP, o = _carve(ws, o, m, N)
+    S, o = _carve(ws, o, m, m)
+    ym, o = _carve(ws, o, 1, m)
+    y = ym[0]
+    rs, o = _carve(ws, o, 3, 3)  # [r_i]x
+    rs[:, :] = 0.0
+    B, o = _carve(ws, o, 3, 3)  # [r_i]x R_BS
+    RS, o = _carve(ws, o, 3, 3)  # [r_i]x Sigma_g
     for i in range(k):
         ri0 = r[i, 0]
         ri1 = r[i, 1]
         ri2 = r[i, 2]
-        rs = ((0.0, -ri2, ri1), (ri2, 0.0, -ri0), (-ri1, ri0, 0.0))
-        B = np.empty((3, 3))  # [r_i]x R_BS
-        RS = np.empty((3, 3))  # [r_i]x Sigma_g
+        rs[0, 1] = -ri2
+        rs[0, 2] = ri1
+        rs[1, 0] = ri2
+        rs[1, 2] = -ri0
+        rs[2, 0] = -ri1
+        rs[2, 1] = ri0
         for a in range(3):
             for b in range(3):
-                B[a, b] = rs[a][0] * c[C_RBS + b] + rs[a][1] * c[C_RBS + 3 + b] + rs[a][2] * c[C_RBS + 6 + b]
-                RS[a, b] = rs[a][0] * c[C_SGS + b] + rs[a][1] * c[C_SGS + 3 + b] + rs[a][2] * c[C_SGS + 6 + b]
+                B[a, b] = rs[a, 0] * c[C_RBS + b] + rs[a, 1] * c[C_RBS + 3 + b] + rs[a, 2] * c[C_RBS + 6 + b]
+                RS[a, b] = rs[a, 0] * c[C_SGS + b] + rs[a, 1] * c[C_SGS + 3 + b] + rs[a, 2] * c[C_SGS + 6 + b]
         for a in range(3):
             row = 3 * i + a
             H[row, 3 + a] = 1.0
@@ -633,7 +742,7 @@ def leg_update(
                 H[row, 12 + b] = B[a, b]
                 if use_H_att:
                     H[row, 6 + b] = H_att[i, a, b]
-                Rab = RS[a, 0] * rs[b][0] + RS[a, 1] * rs[b][1] + RS[a, 2] * rs[b][2]
+                Rab = RS[a, 0] * rs[b, 0] + RS[a, 1] * rs[b, 1] + RS[a, 2] * rs[b, 2]
                 if use_J:
                     jj = 0.0
                     for q in range(J.shape[2]):
@@ -643,8 +752,7 @@ def leg_update(
                     Rab += sf2
                 Rm[row, 3 * i + b] = Rab
             y[row] = v_meas[i, a] - x[X_V + a]
-    HP = np.empty((m, N))
-    S = np.empty((m, m))
+            out[row] = y[row]
     _stacked_products(P, H, Rm, HP, S)
     # Per-foot NIS y_i^T S_ii^-1 y_i by the adjugate of the symmetric 3 x 3 block (as ekf._nis3).
     so = m
@@ -689,7 +797,7 @@ def leg_update(
                 n_rows += 1
     if n_rows == 0:
         return 0
-    if not _update_subset(x, P, c, y.copy(), H, Rm, HP, S, rows, n_rows):
+    if not _update_subset(x, P, c, y, H, Rm, HP, S, rows, n_rows):
         return -1
     return n_rows // 3
 
