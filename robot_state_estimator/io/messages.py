@@ -352,6 +352,24 @@ def joint_sample_from_cdr(data: bytes) -> JointSample | None:
         return None
     names, pos = got
     n = len(names)
+    # The usual message (n positions, velocities and efforts) in one read: after the position count the three
+    # arrays are 8-byte aligned, each after a 4-byte count and 4 bytes of padding (the counts are checked).
+    pos += -(pos - 4) % 4
+    start = pos + 4 + (-pos % 8)  # the first position: float64 alignment after the count
+    if start + 8 * (3 * n + 2) <= len(data) and _U32.unpack_from(data, pos)[0] == n:
+        if _U32.unpack_from(data, start + 8 * n)[0] == n and _U32.unpack_from(data, start + 16 * n + 8)[0] == n:
+            values = np.frombuffer(data, dtype=_F64, count=3 * n + 2, offset=start).astype(np.float64)
+            values[n] = values[2 * n + 1] = 0.0  # the slots of the two counts
+            if not np.isfinite(values).all():
+                return None
+            sec, nanosec, _ = _STAMP_AND_LEN.unpack_from(data, 4)
+            return JointSample(
+                stamp_ns=sec * NS_PER_S + nanosec,
+                names=names,
+                position=values[:n],
+                velocity=values[n + 1 : 2 * n + 1],
+                effort=values[2 * n + 2 :],
+            )
     arrays = []
     for _ in range(3):
         seq = _cdr_doubles(data, pos)

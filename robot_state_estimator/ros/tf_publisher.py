@@ -43,6 +43,7 @@ class TfPublisher:
             ) from exc
         self._msg_type = TFMessage
         self._publisher = node.create_publisher(TFMessage, topic, tf_qos())
+        self._publish_raw = self._publisher.handle.publish_raw
 
     def sendTransform(self, transform: Any | Iterable[Any]) -> None:
         """Publish one ``geometry_msgs/TransformStamped`` or a list of them in one ``TFMessage``."""
@@ -51,7 +52,7 @@ class TfPublisher:
 
     def publish_serialized(self, data: bytes) -> None:
         """Publish a serialized (CDR) ``tf2_msgs/TFMessage`` as it is (the node's hot path)."""
-        self._publisher.publish(data)
+        self._publish_raw(data)
 
     def destroy(self, node: Node) -> None:
         """Destroy the publisher (the node's other entities are left alone)."""
