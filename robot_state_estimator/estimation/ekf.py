@@ -61,6 +61,15 @@ on its prior NIS (chi-square, 3 DoF), then the accepted feet are fused in one st
 form ``P = (I - K H) P (I - K H)^T + K R K^T`` (Bucy and Joseph 1968, "Filtering for stochastic processes
 with applications to guidance"), symmetrised. The error is injected and the covariance reset with
 ``G = I - [dtheta / 2]x`` on the attitude block (Solà 2017 sec. 7.2).
+
+Implementation. The state lives in preallocated float64 buffers (the layout of
+:mod:`robot_state_estimator.estimation.ekf_kernels`) that every step updates in place; the public attributes
+(``p_world_base``, ``P``, ...) are live views of them, and assigning one copies the values in. The per-sample
+steps (:meth:`BaseEkf.set_imu`, :meth:`BaseEkf.propagate_to`, :meth:`BaseEkf.update_leg_velocities`,
+:meth:`BaseEkf.update`, the outputs) run numba kernels (``ekf_kernels``, a few microseconds each) when
+``BaseEkf.use_kernels`` is True (the default when numba is importable and ``ROBOT_STATE_ESTIMATOR_DISABLE_JIT``
+is not set, see :mod:`.jit`), else the numpy reference code of this module; both compute the same numbers up to
+rounding (tested to 1e-12).
 """
 
 from __future__ import annotations
@@ -336,6 +345,10 @@ class BaseEkf:
         noise: IMU noise densities (:func:`imu_noise_from_spec`).
         settings: filter settings (initial covariance, gate, guards).
 
+    The state attributes below are live views of preallocated buffers updated in place by every step (copy one
+    to keep a snapshot); assigning one (``ekf.v_base_in_base = v``, ``ekf.p_world_base[2] = h``) copies the
+    values in. ``use_kernels`` selects the compiled kernels or the numpy reference path (module docstring).
+
     Attributes:
         p_world_base: (3,) m, base position in W.
         v_base_in_base: (3,) m/s, base velocity in B.
@@ -345,6 +358,7 @@ class BaseEkf:
         P: (15, 15) error covariance, order ``[dp_W, dv_B, dtheta_B, dba_S, dbg_S]``.
         stamp_ns: filter time (ns), None before initialisation.
         omega_base: (3,) rad/s, last bias-corrected angular velocity in B.
+        alpha_base: (3,) rad/s^2, angular acceleration in B (backward difference of the gyro, or zero).
         f_base: (3,) m/s^2, last specific force at the base origin in B.
         last_results: results of the last update call.
     """
@@ -622,21 +636,22 @@ class BaseEkf:
             accel_imu: (3,) m/s^2 specific force in S.
         """
         previous = self._gyro_stamp_ns
-        with_alpha = (
+        dt_gyro = 0.0  # > 0: angular acceleration from the previous reading
+        if (
             self.settings.use_angular_acceleration
             and self._omega_prev_valid
             and previous is not None
             and stamp_ns > previous
-        )
+        ):
+            dt_gyro = (stamp_ns - previous) * 1e-9
         if self._use_k:
-            dt_gyro = (stamp_ns - previous) * 1e-9 if with_alpha else 0.0  # type: ignore[operator]
             _k.set_imu(self._x, self._c, _vec(gyro_imu, 3), _vec(accel_imu, 3), dt_gyro)
         else:
             self._gyro_imu = np.asarray(gyro_imu, dtype=float)
             self._accel_imu = np.asarray(accel_imu, dtype=float)
             omega_base = np.array(_rot(self._R_BS_list, _sub(self._gyro_imu.tolist(), self.gyro_bias.tolist())))
-            if with_alpha:
-                self.alpha_base = (omega_base - self._omega_prev_base) / ((stamp_ns - previous) * 1e-9)
+            if dt_gyro > 0.0:
+                self.alpha_base = (omega_base - self._omega_prev_base) / dt_gyro
             else:
                 self.alpha_base = self._zeros3
             self._omega_prev_base = omega_base
@@ -926,7 +941,7 @@ class BaseEkf:
         use_J = J_base_foot is not None and s.encoder_velocity_noise > 0.0
         J = _mat3(J_base_foot, k) if use_J else _NO_FEET
         use_H = H_attitude is not None
-        H_th = _mat(H_attitude, (k, 3, 3)) if use_H else _NO_FEET
+        H_th = _NO_FEET if H_attitude is None else _mat(H_attitude, (k, 3, 3))
         out = np.empty(13 * k)
         sf2 = float(s.foot_velocity_noise**2)
         se2 = float(s.encoder_velocity_noise**2)

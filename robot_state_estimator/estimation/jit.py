@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 try:
     import numba as _numba
 except ImportError:  # pragma: no cover - numba is optional
-    _numba = None
+    _numba = None  # type: ignore[assignment]
 
 #: environment variable that forces the numpy reference paths ("1", "true" or "yes")
 DISABLE_ENV = "ROBOT_STATE_ESTIMATOR_DISABLE_JIT"
@@ -55,5 +55,4 @@ def kernel(fn: F) -> F:
     unchanged when numba is missing (it then runs as plain Python, slowly; callers use their numpy path)."""
     if _numba is None:  # pragma: no cover - numba is optional
         return fn
-    compiled: F = _numba.njit(cache=True, nogil=True)(fn)
-    return compiled
+    return cast(F, _numba.njit(cache=True, nogil=True)(fn))
