@@ -21,6 +21,15 @@ from robot_state_estimator.estimation.jit import kernel
 
 FloatArray = NDArray[np.float64]
 
+__all__ = [
+    "foot_jacobians",
+    "gather_joints",
+    "joint_velocity_step",
+    "leg_velocity_terms",
+    "point_foot_forces",
+    "schmitt_step",
+]
+
 #: return codes of :func:`gather_joints`: the first array (in the order position, velocity, effort) with a
 #: non-finite value that is used
 GATHER_OK, GATHER_NAN_POSITION, GATHER_NAN_VELOCITY, GATHER_NAN_EFFORT = 0, 1, 2, 3

@@ -241,7 +241,37 @@ class RobotStateEstimator:
         self.contact_source = "none"
         self._foot_sensor_values = np.full(n_feet, np.nan)
         self._foot_sensor_stamp_ns: int | None = None
+        self._warm_up()
         self._reset_state()
+
+    def _warm_up(self) -> None:
+        """Compile the joint-path kernels now (or load them from numba's on-disk cache), so the first real sample
+        does not pay the compilation: each kernel runs once with the array layouts of the real calls. The state
+        it touches is reset by ``_reset_state`` (called next in ``__init__``); the forces are zeroed here."""
+        if not self._kernels:
+            return
+        n = self._n_joints
+        zeros = np.zeros(n)
+        out = np.empty((3, n))
+        gather_joints(zeros, zeros, zeros, self._gather, True, out)
+        q = np.array(self._q_joints)
+        self.joint_velocity.advance(0, out[0])
+        self.joint_velocity.advance(1, out[0])
+        self.kin.update(q)
+        ekf = self.ekf
+        self.forces.estimate(q, out[2], ekf.R_world_base)
+        everyone = np.arange(self.kin.n_feet)
+        self.kin.rolling_contact_terms(everyone, out[1], ekf.omega_base, ekf.R_world_base, self.foot_radii)
+        self.kin.point_contact_terms(everyone, out[1], ekf.omega_base)
+        for det, values in (
+            (self.torque_detector, self.forces.force_in_world[:, 2]),
+            (self.sensor_detector, self._foot_sensor_values),
+            (self.kinematic_detector, -kinematic_clearance(self.kin.p_base_foot, ekf.R_world_base)),
+        ):
+            det.update(0, values)
+            det.update(1, values)  # the first update sets the state without the kernel
+        self.forces.force_in_world[:] = 0.0
+        self.forces.wrench_in_foot[:] = 0.0
 
     @classmethod
     def from_description(cls, desc: Any, settings: EstimatorSettings | None = None) -> RobotStateEstimator:

@@ -253,3 +253,21 @@ def test_lazy_estimate_is_an_ordinary_estimate(trot_run) -> None:
         assert dataclasses.replace(f, nis=1.0).force_in_world is f.force_in_world
     with pytest.raises(AttributeError):
         _ = e.not_a_field
+
+
+def test_construction_compiles_the_kernels_the_samples_use(trot_run) -> None:
+    """The warm-up at construction calls each kernel with the array layouts of the real calls: feeding samples
+    compiles nothing more (no compilation pause on the first real sample of a node)."""
+    from robot_state_estimator.estimation import leg_kernels
+
+    robot, run = trot_run
+    dispatchers = [getattr(leg_kernels, name) for name in leg_kernels.__all__]
+    for radius, source in ((0.02, "torque"), (0.0, "kinematic")):
+        settings = EstimatorSettings(contact=dataclasses.replace(ContactSettings(), source=source))
+        est = RobotStateEstimator(
+            robot.model, run.imu, run.feet, settings, base_link=run.base_link, foot_radii=[radius] * 4
+        )
+        compiled = [len(d.signatures) for d in dispatchers]
+        out = feed_run(est, run)
+        assert len(out["contacts"]) > 100
+        assert [len(d.signatures) for d in dispatchers] == compiled
