@@ -24,7 +24,9 @@ def go1_sim():
 
 def estimator(robot, run, **contact) -> RobotStateEstimator:
     settings = EstimatorSettings(contact=dataclasses.replace(ContactSettings(), **contact))
-    return RobotStateEstimator(robot.model, run.imu, run.feet, settings, base_link=run.base_link)
+    return RobotStateEstimator(
+        robot.model, run.imu, run.feet, settings, base_link=run.base_link, foot_radii=run.foot_radii
+    )
 
 
 def velocity_rmse(out: dict, run) -> float:
@@ -106,6 +108,7 @@ def test_rotated_and_offset_imu_gives_the_same_estimate(go1_sim) -> None:
             run.feet,
             EstimatorSettings(contact=dataclasses.replace(ContactSettings(), source="torque")),
             base_link=run.base_link,
+            foot_radii=run.foot_radii,  # the simulated feet roll (Go1: 0.02 m spheres)
         )
         outs.append(feed_run(est, run, imu_transform=lambda k, g=gyro, a=acc: (g[k], a[k])))
     a, b = outs
@@ -161,7 +164,9 @@ def _mid_trot_estimator(robot, run, **ekf) -> RobotStateEstimator:
         EstimatorSettings().ekf, init_max_gyro_std_rad_s=0.02, init_max_accel_deviation_m_s2=0.3, **ekf
     )
     settings = EstimatorSettings(ekf=ekf_settings, contact=dataclasses.replace(ContactSettings(), source="torque"))
-    return RobotStateEstimator(robot.model, run.imu, run.feet, settings, base_link=run.base_link)
+    return RobotStateEstimator(
+        robot.model, run.imu, run.feet, settings, base_link=run.base_link, foot_radii=run.foot_radii
+    )
 
 
 @pytest.fixture(scope="module")
