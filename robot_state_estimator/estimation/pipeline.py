@@ -30,8 +30,8 @@ Timing rules (all times are the samples' own stamps, integer ns; the filter neve
 Initialisation: a sliding window of the last ``ekf.init_imu_samples`` IMU samples is averaged; the first
 window whose gyro standard deviation is below ``ekf.init_max_gyro_std_rad_s`` on every axis and whose mean
 accelerometer norm is within ``ekf.init_max_accel_deviation_m_s2`` of g counts as static (standing still):
-roll, pitch and gyro bias from
-them, yaw 0, position ``ekf.initial_position`` with the height put above the stance feet when joints have
+roll, pitch and gyro bias from them, yaw 0, position ``ekf.initial_position`` with the height put above the
+stance feet's contact points (on z = 0; a rolling foot's sphere centre lowered by its radius) when joints have
 been seen. When no window counted as static ``ekf.init_timeout_s`` of IMU time after the first IMU sample
 (0 disables this; e.g. a node started, or a recording replayed from, mid-trot), the filter initialises from
 the moving robot anyway (event ``initialized_moving``): roll and pitch from the mean specific force since that
@@ -498,14 +498,21 @@ class RobotStateEstimator:
         )
         self.ekf.set_imu(stamp, gyro, accel)
         if s.initial_height_from_feet and self._have_joints:
-            self.kin.update(self._q_joints)
-            heights = self.kin.p_base_foot @ self.ekf.R_world_base[2, :]
-            self.ekf.p_world_base[2] = -float(np.mean(heights))
+            self.ekf.p_world_base[2] = -float(np.mean(self._contact_heights()))
         self._event("initialized", f"initialised from {len(window)} static IMU samples", "info")
         # Joint samples held during initialisation that are older than now are not replayed.
         while self._pending and self._pending[0].stamp_ns <= stamp:
             self._pending.popleft()
         return self._finish_step(())
+
+    def _contact_heights(self) -> FloatArray:
+        """(n_feet,) m, height of each foot's ground contact point relative to the base origin along the world
+        vertical, at the last joint sample and the filter's attitude: ``e_z . (R_WB r_i) - rho_i``, the sphere
+        centre ``r_i`` (m, B) lowered by its radius (the ground touches a rolling foot rho_i below its centre;
+        rho_i = 0 for a point foot). The initial height puts the stance contact points, not the centres, on z = 0.
+        """
+        self.kin.update(self._q_joints)
+        return self.kin.p_base_foot @ self.ekf.R_world_base[2, :] - self.foot_radii
 
     def _initialize_moving(self, stamp: int, gyro: FloatArray, accel: FloatArray) -> Estimate | None:
         """The fallback after ``ekf.init_timeout_s`` without a static window (see the module docstring)."""
@@ -523,8 +530,7 @@ class RobotStateEstimator:
         ekf.set_imu(stamp, gyro, accel)
         how = "no joints yet"
         if self._have_joints:
-            self.kin.update(self._q_joints)
-            heights = self.kin.p_base_foot @ ekf.R_world_base[2, :]
+            heights = self._contact_heights()
             stance = np.flatnonzero(heights - heights.min() <= self.settings.contact.kinematic_on_height_m)
             if s.initial_height_from_feet:
                 ekf.p_world_base[2] = -float(np.mean(heights[stance]))

@@ -151,6 +151,28 @@ def test_standing_still_with_noise(go1_sim) -> None:
     np.testing.assert_allclose(est.ekf.gyro_bias, run.imu_gyro_bias, atol=2e-3)
 
 
+def test_initial_height_puts_the_contact_points_on_the_ground(go1_sim) -> None:
+    # The simulated Go1 stands on its 0.02 m foot spheres: the contact points, 0.02 m below the sphere centres
+    # (the foot frames), are on z = 0, and the truth's base height is 0.2738 m. The static initialisation puts
+    # the base above the contact points: the truth to rounding (the foot centres on z = 0 were 0.02 m low).
+    run = simulation.simulate(
+        simulation.SimulationSettings(robot="go1", gait="stand", duration_s=1.0, settle_s=1.0, noise=False, seed=5),
+        robot=go1_sim,
+    )
+    assert run.foot_model == "sphere"
+    np.testing.assert_allclose(run.foot_radii, 0.02)
+    np.testing.assert_allclose(run.contact_points_world[0, :, 2], 0.0, atol=1e-12)
+    est = estimator(go1_sim, run, source="torque")
+    out = feed_run(est, run)
+    z_true = run.q[out["imu_gt"][0], 2]
+    assert abs(out["p"][0, 2] - z_true) < 1e-6
+    # the same from the radii and foot centres of the description, worked out here: centre heights + rho
+    est.kin.update(run.q[out["imu_gt"][0], 7:])
+    R = pin.Quaternion(out["quat"][0][3], *out["quat"][0][:3]).matrix()
+    centres_z = est.kin.p_base_foot @ R[2]
+    np.testing.assert_allclose(out["p"][0, 2], np.mean(run.foot_radii - centres_z), atol=1e-9)
+
+
 #: A trot joined mid-gait: the generated run trots from 1.0 s (settle 0.5 s + ramp 0.5 s, turning 0.3 rad/s);
 #: the estimator sees the samples from 2.03 s on (first sample mid-stride, never static).
 MID_TROT = dict(robot="go1", gait="trot", duration_s=6.0, settle_s=0.5, ramp_s=0.5, seed=3, yaw_rate_rad_s=0.3)
@@ -192,6 +214,8 @@ def test_trot_joined_mid_gait_initialises_from_a_moving_window(go1_sim, mid_trot
     q_gt = run.quat_world_base_xyzw[out["imu_gt"][0]]
     rpy_gt = pin.rpy.matrixToRpy(pin.Quaternion(q_gt[3], *q_gt[:3]).matrix())
     assert np.abs(rpy_est[:2] - rpy_gt[:2]).max() < 0.03
+    # height: the stance contact points (sphere centres 0.02 m lower) on z = 0, measured 0.2 mm off the truth
+    assert abs(out["p"][0, 2] - run.q[out["imu_gt"][0], 2]) < 2e-3
     # then tracks the velocity: from 0.5 s after the initialisation, RMSE 0.0017 m/s, max 0.003 m/s per axis
     err = out["v"] - run.v[out["imu_gt"], :3]
     settled = t >= t[0] + 0.5
