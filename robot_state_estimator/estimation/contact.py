@@ -165,7 +165,8 @@ class ContactForceEstimator:
         path (least squares)."""
         kin = self.kin
         tau = np.asarray(tau_joints, dtype=float)
-        Jcom = pin.jacobianCenterOfMass(kin.model, kin.data)  # uses the placements of kin.update
+        # the centre-of-mass Jacobian at kin.update's configuration (computed there by the compiled kinematics)
+        Jcom = kin.Jcom if kin.fk is not None else pin.jacobianCenterOfMass(kin.model, kin.data)
         self._unsolved = point_foot_forces(
             kin.J6_base_foot,
             self._leg_cols_array,

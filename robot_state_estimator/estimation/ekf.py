@@ -75,6 +75,7 @@ rounding (tested to 1e-12).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -103,6 +104,8 @@ if jit.numba_available():
         C_SG,
         C_SGS,
         C_SIZE,
+        IMU_NOT_FINITE,
+        IMU_OK,
         X_ACCEL,
         X_ALPHA,
         X_BA,
@@ -122,8 +125,10 @@ else:  # pragma: no cover - numba is optional; the same layout without the kerne
         0, 3, 6, 15, 18, 21, 24, 27, 30, 33, 36, 39,
     )  # fmt: skip
     C_RBS, C_R, C_G, C_SA, C_SG, C_QB, C_SGS, C_SIZE = 0, 9, 12, 15, 24, 33, 39, 48
+    IMU_OK, IMU_NOT_FINITE = 0, 1
 
 FloatArray = NDArray[np.float64]
+_tuple_new = tuple.__new__
 
 N_STATES = 15
 P_SL = slice(0, 3)
@@ -251,6 +256,21 @@ class UpdateResult(NamedTuple):
     reason: str = "ok"
 
 
+def leg_results(names: Sequence[str], out: FloatArray, gate: float) -> list[UpdateResult]:
+    """One :class:`UpdateResult` per foot of a stacked leg update from the kernel's output ``out`` (13 k,):
+    innovations (k, 3) m/s, innovation covariances (k, 3, 3), NIS (k,) (:func:`.ekf_kernels.leg_update`); a foot
+    is accepted when its NIS is finite and within ``gate`` (<= 0: no gate). The arrays are views of ``out``."""
+    k = len(names)
+    ys = out[: 3 * k].reshape(k, 3)
+    Ss = out[3 * k : 12 * k].reshape(k, 3, 3)
+    results = []
+    for i, nis in enumerate(out[12 * k : 13 * k].tolist()):
+        ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
+        # tuple.__new__: the NamedTuple without its Python-level __new__
+        results.append(_tuple_new(UpdateResult, (names[i], ys[i], Ss[i], nis, ok, "ok" if ok else "gated")))
+    return results
+
+
 @dataclass(frozen=True)
 class Measurement:
     """A linear(ised) measurement for :meth:`BaseEkf.update`.
@@ -333,7 +353,6 @@ _VIEWS = (
     ("_omega_prev_base", X_OMEGA_PREV, (3,)),
 )
 _VIEW_NAMES = (*(v[0] for v in _VIEWS), "P")
-_tuple_new = tuple.__new__
 _NO_FEET = np.zeros((1, 3, 3))  # placeholder for an unused (k, 3, n) kernel argument
 
 
@@ -395,7 +414,7 @@ class BaseEkf:
         self._gyro_stamp_ns: int | None = None
         self._omega_prev_valid = False  # whether _omega_prev_base holds the previous rate (for alpha_base)
         self._steps_since_normalise = 0
-        self.last_results: list[UpdateResult] = []
+        self.last_results = []
         self._stacks: dict[int, _StackedLayout] = {}
         self._T_pose = np.zeros((6, N_STATES))
         self._T_pose[0:3, P_SL] = _I3
@@ -431,6 +450,8 @@ class BaseEkf:
     # State buffers and kernels
     # ------------------------------------------------------------------------------------------------------
 
+    #: the raw output of the last :meth:`update_stance_feet` (names, out, gate) until ``last_results`` is read
+    _pending_results: tuple[Sequence[str], FloatArray, float] | None
     p_world_base = _StateView()
     v_base_in_base = _StateView()
     R_world_base = _StateView()
@@ -443,6 +464,20 @@ class BaseEkf:
     _gyro_imu = _StateView()
     _accel_imu = _StateView()
     _omega_prev_base = _StateView()
+
+    @property
+    def last_results(self) -> list[UpdateResult]:
+        """Results of the last update call (made on first read after :meth:`update_stance_feet`)."""
+        pending = self._pending_results
+        if pending is not None:
+            self._last_results = leg_results(*pending)
+            self._pending_results = None
+        return self._last_results
+
+    @last_results.setter
+    def last_results(self, value: list[UpdateResult]) -> None:
+        self._last_results = value
+        self._pending_results = None
 
     def _bind_views(self) -> None:
         """Point the state attributes at their slices of ``_x`` and at ``_P``."""
@@ -657,6 +692,38 @@ class BaseEkf:
             self._omega_prev_base = omega_base
         self._omega_prev_valid = True
         self._gyro_stamp_ns = int(stamp_ns)
+
+    def imu_step(self, stamp_ns: int, gyro_imu: FloatArray, accel_imu: FloatArray, out: FloatArray) -> int:
+        """The usual IMU sample in one kernel call (:func:`.ekf_kernels.imu_step`, kernel path only): the check of
+        the reading against ``settings.max_gyro_rad_s`` / ``max_accel_m_s2`` (and NaN/Inf), :meth:`set_imu`,
+        :meth:`propagate_to` ``stamp_ns``, :meth:`state_is_finite` and :meth:`output_vector` into ``out`` (91,).
+
+        Returns:
+            -1 (nothing changed) when it is not the usual sample: not initialised, or ``stamp_ns`` not within
+            ``(stamp_ns, stamp_ns + max_dt_s]`` of the filter time; ``ekf_kernels.IMU_BAD_INPUT`` (nothing
+            changed); ``IMU_NOT_FINITE`` (propagated, the state is not finite, ``out`` not written); ``IMU_OK``.
+        """
+        s = self.settings
+        if self.stamp_ns is None:
+            return -1
+        dt = (stamp_ns - self.stamp_ns) * 1e-9
+        if dt <= 0.0 or dt > s.max_dt_s:
+            return -1
+        previous = self._gyro_stamp_ns
+        dt_gyro = 0.0  # as set_imu
+        if s.use_angular_acceleration and self._omega_prev_valid and previous is not None and stamp_ns > previous:
+            dt_gyro = (stamp_ns - previous) * 1e-9
+        steps = self._steps_since_normalise + 1  # as propagate_to
+        normalise = steps >= 100
+        limits = (float(s.max_gyro_rad_s), float(s.max_accel_m_s2))
+        code: int = _k.imu_step(
+            self._x, self._P, self._c, _vec(gyro_imu, 3), _vec(accel_imu, 3), *limits, dt_gyro, dt, normalise, out
+        )
+        if code != _k.IMU_BAD_INPUT:
+            self._steps_since_normalise = 0 if normalise else steps
+            self._omega_prev_valid = True
+            self._gyro_stamp_ns = self.stamp_ns = int(stamp_ns)
+        return code
 
     def base_motion(self) -> tuple[FloatArray, FloatArray]:
         """Bias-corrected ``(omega_B (3,) rad/s, f_B (3,) m/s^2 at the base origin)`` from the held reading."""
@@ -951,14 +1018,49 @@ class BaseEkf:
         )  # fmt: skip
         if n < 0:
             return None
-        ys = out[: 3 * k].reshape(k, 3)
-        Ss = out[3 * k : 12 * k].reshape(k, 3, 3)
-        results = []
-        for i, nis in enumerate(out[12 * k :].tolist()):
-            ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
-            # tuple.__new__: the NamedTuple without its Python-level __new__ (the 1 kHz path)
-            results.append(_tuple_new(UpdateResult, (names[i], ys[i], Ss[i], nis, ok, "ok" if ok else "gated")))
-        return results
+        return leg_results(names, out, gate)
+
+    def update_stance_feet(
+        self,
+        names: Sequence[str],
+        contacts: NDArray[np.bool_],
+        qdot_joints: FloatArray,
+        radii: FloatArray,
+        p_base_foot: FloatArray,
+        J6_base_foot: FloatArray,
+        *,
+        rolling: bool,
+    ) -> FloatArray | None:
+        """The leg-odometry update of the feet in contact, in one kernel (:func:`.ekf_kernels.stance_update`): the
+        terms of ``LegKinematics.rolling_contact_terms`` (``point_contact_terms`` when not ``rolling``) at the
+        filter's ``omega_base`` and attitude, then :meth:`update_leg_velocities` (gate ``settings.foot_gate_nis``).
+        Kernel path only (``use_kernels``).
+
+        Args:
+            names: (k,) names of the feet in contact, in foot order (for the results).
+            contacts: (n,) bool, which feet are in contact (k of them, k >= 1).
+            qdot_joints: (nj,) rad/s. radii: (n,) m, foot sphere radii (zeros for point feet).
+            p_base_foot: (n, 3) m, foot centres in B. J6_base_foot: (n, 6, nj) foot Jacobians in B
+                (``LegKinematics``, after its ``update``).
+            rolling: rolling spherical feet (the attitude block of H enters).
+
+        Returns:
+            (13 k,) the innovations (k, 3), innovation covariances (k, 3, 3) and NIS (k,) of the feet (the
+            :class:`UpdateResult` of each are made from it when ``last_results`` is read, :func:`leg_results`); None
+            when the stacked S is not numerically positive definite (nothing changed: use the reference path).
+        """
+        s = self.settings
+        gate = float(s.foot_gate_nis)
+        out = np.empty(13 * len(names))
+        n = _k.stance_update(
+            self._x, self._P, self._c, contacts, qdot_joints, radii, p_base_foot, J6_base_foot, rolling,
+            s.encoder_velocity_noise > 0.0, float(s.foot_velocity_noise**2), float(s.encoder_velocity_noise**2), gate,
+            out,
+        )  # fmt: skip
+        if n < 0:
+            return None
+        self._pending_results = (names, out, gate)
+        return out
 
     def zero_rate_measurement(self) -> Measurement:
         """Zero angular rate pseudo-measurement (robot static): ``0 = R_BS (omega_S - b_g - n_g)``."""

@@ -35,6 +35,7 @@ import numpy as np
 from numba import types
 
 from robot_state_estimator.estimation.jit import kernel
+from robot_state_estimator.estimation.leg_kernels import leg_velocity_terms
 
 N = 15  # error states
 
@@ -477,6 +478,46 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     _symmetrise(P)
 
 
+#: return codes of :func:`imu_step`
+IMU_OK, IMU_NOT_FINITE, IMU_BAD_INPUT = 0, 1, 2
+
+
+@kernel
+def imu_step(
+    x: np.ndarray,
+    P: np.ndarray,
+    c: np.ndarray,
+    gyro: np.ndarray,
+    accel: np.ndarray,
+    max_gyro: float,
+    max_accel: float,
+    dt_gyro: float,
+    dt: float,
+    normalise: bool,
+    out: np.ndarray,
+) -> int:
+    """One IMU sample in one call (``BaseEkf.imu_step``): the reading's check, :func:`set_imu`, :func:`propagate`
+    over dt, :func:`state_is_finite` and :func:`outputs`.
+
+    Returns:
+        :data:`IMU_BAD_INPUT` (nothing changed) when a component of gyro (3,) rad/s or accel (3,) m/s^2 is not
+        finite or beyond ``max_gyro`` / ``max_accel`` (the pipeline's ``imu_nan`` / ``imu_out_of_range``);
+        :data:`IMU_NOT_FINITE` when the propagated state is not finite (``out`` untouched); else :data:`IMU_OK`
+        with ``out`` (91,) written.
+    """
+    for i in range(3):
+        g = gyro[i]
+        a = accel[i]
+        if not (math.isfinite(g) and math.isfinite(a)) or abs(g) > max_gyro or abs(a) > max_accel:
+            return IMU_BAD_INPUT
+    set_imu(x, c, gyro, accel, dt_gyro)
+    propagate(x, P, c, dt, normalise)
+    if not state_is_finite(x, P):
+        return IMU_NOT_FINITE
+    outputs(x, P, c, out)
+    return IMU_OK
+
+
 @kernel
 def add_gap_noise(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float) -> None:
     """P += G Q_c G^T dt with ``M = [v]x`` (the ``dt_too_large`` path of ``BaseEkf.propagate_to``), symmetrised."""
@@ -803,6 +844,63 @@ def leg_update(
 
 
 @kernel
+def stance_update(
+    x: np.ndarray,
+    P: np.ndarray,
+    c: np.ndarray,
+    contacts: np.ndarray,
+    qdot: np.ndarray,
+    radii: np.ndarray,
+    p_base_foot: np.ndarray,
+    J6: np.ndarray,
+    rolling: bool,
+    use_J: bool,
+    sf2: float,
+    se2: float,
+    gate: float,
+    out: np.ndarray,
+) -> int:
+    """The leg-odometry update of the feet in contact (``BaseEkf.update_stance_feet``):
+    :func:`~robot_state_estimator.estimation.leg_kernels.leg_velocity_terms` of those feet at the filter's
+    ``omega_B`` and attitude (module docstring of ``kinematics``), then :func:`leg_update` with their contact
+    points, Jacobians ``J_c`` and, when ``rolling``, attitude blocks.
+
+    Args:
+        contacts: (n,) bool, the k feet in contact. qdot: (nj,) rad/s. radii: (n,) m (zeros: point feet, where
+            the contact point is the foot point and ``J_c = J_lin`` exactly). p_base_foot: (n, 3) m in B.
+        J6: (n, 6, nj) foot Jacobians in B. rolling: the attitude blocks enter H (``use_H_att``).
+        use_J, sf2, se2, gate: as for :func:`leg_update`. out: (13 k,) written as by :func:`leg_update`.
+
+    Returns:
+        As :func:`leg_update` (0 without a foot in contact).
+    """
+    n = contacts.shape[0]
+    k = 0
+    for i in range(n):
+        if contacts[i]:
+            k += 1
+    if k == 0:
+        return 0
+    nj = qdot.shape[0]
+    idx = np.empty(k, dtype=np.intp)
+    rad = np.empty(k)
+    m = 0
+    for i in range(n):
+        if contacts[i]:
+            idx[m] = i
+            rad[m] = radii[i]
+            m += 1
+    R = x[X_R : X_R + 9].reshape((3, 3))
+    omega = x[X_OMEGA : X_OMEGA + 3]
+    v = np.empty((k, 3))
+    cp = np.empty((k, 3))
+    Jc = np.empty((k, 3, nj))
+    H_att = np.empty((k, 3, 3))
+    leg_velocity_terms(idx, qdot, omega, R, rad, p_base_foot, J6, v, cp, Jc, H_att)
+    return leg_update(x, P, c, v, cp, Jc, H_att, use_J, rolling, sf2, se2, gate, out)
+
+
+@kernel
 def update(
     x: np.ndarray,
     P: np.ndarray,
@@ -993,6 +1091,7 @@ SIGNATURES: dict[Any, Any] = {
     twist_covariance: types.void(_m, _v, _m),
     outputs: types.void(_v, _m, _v, _v),
     state_is_finite: _b1(_v, _m),
+    imu_step: _i8(_v, _m, _v, _v, _v, _f8, _f8, _f8, _f8, _b1, _v),
 }
 
 _warmed = False
@@ -1025,4 +1124,5 @@ def warm_up() -> None:
     twist_covariance(P, c, np.empty((6, 6)))
     outputs(x, P, c, np.empty(OUT_SIZE))
     state_is_finite(x, P)
+    imu_step(x, P, c, three, three, 1.0, 1.0, 0.0, 1e-3, False, np.empty(OUT_SIZE))
     _warmed = True

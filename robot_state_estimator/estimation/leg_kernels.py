@@ -23,6 +23,7 @@ FloatArray = NDArray[np.float64]
 
 __all__ = [
     "foot_jacobians",
+    "forward_kinematics",
     "gather_joints",
     "joint_velocity_step",
     "leg_velocity_terms",
@@ -63,6 +64,110 @@ def foot_jacobians(J_world: FloatArray, X_base_foot: FloatArray, support: NDArra
             J6[i, 3, j] = w0
             J6[i, 4, j] = w1
             J6[i, 5, j] = w2
+
+
+@kernel
+def forward_kinematics(
+    q: FloatArray,
+    parent: NDArray[np.intp],
+    q_index: NDArray[np.intp],
+    axis: FloatArray,
+    M_joint: FloatArray,
+    foot_joint: NDArray[np.intp],
+    M_foot: FloatArray,
+    mass: FloatArray,
+    lever: FloatArray,
+    support: NDArray[np.bool_],
+    oMi: FloatArray,
+    J_world: FloatArray,
+    X_base_foot: FloatArray,
+    J6: FloatArray,
+    Jcom: FloatArray,
+) -> None:
+    """Forward kinematics of a floating-base tree of revolute joints with the base at the identity: what
+    pinocchio's ``computeJointJacobians``, ``updateFramePlacement`` per foot, :func:`foot_jacobians` and
+    ``jacobianCenterOfMass`` compute (the reference path of ``LegKinematics.update``), in one call.
+
+    Joint j (j >= 2; 0 is the universe, 1 the free flyer, at the identity) is placed in its parent by ``M_joint[j]``
+    and rotates by ``q[q_index[j]]`` about its unit ``axis[j]`` (joint frame): ``oMi[j] = oMi[parent] M_joint[j]
+    Rot(axis, q)`` with ``Rot = c I + s [a]x + (1 - c) a a^T`` (Rodrigues). Its joint Jacobian column (world =
+    base frame, at the origin) is ``(p x w, w)``, ``w = R_oi a``, ``p`` its origin (Featherstone 2008 sec. 2.8).
+    Foot f is ``oMi[foot_joint[f]] M_foot[f]``. Centre of mass: ``J_com = sum_b m_b dc_b/dq / sum_b m_b`` with
+    ``dc_b/dq_k = w_k x (c_b - p_k)`` for each joint k supporting body b (``c_b = oMi[b] lever_b``).
+
+    Args:
+        q: (nj,) rad. parent, q_index: (n,) per joint, its parent and its index in q (-1 for 0 and 1).
+        axis: (n, 3) unit axes. M_joint: (n, 4, 4) joint placements in the parent. foot_joint: (nf,).
+        M_foot: (nf, 4, 4) foot frame placements in their joint. mass: (n,) kg; lever: (n, 3) m, body centres
+            of mass in the joint frames. support: (nf, nj) as :func:`foot_jacobians`.
+        oMi: (n, 4, 4) work, written (entries 0 and 1 must hold the identity). J_world: (6, nj + 6) written
+            (``data.J``: the columns of the joints; the first six untouched). X_base_foot: (nf, 4, 4), J6:
+            (nf, 6, nj) and Jcom: (3, nj + 6) written (Jcom's first six columns untouched).
+    """
+    n = parent.shape[0]
+    for j in range(2, n):
+        qi = q[q_index[j]]
+        s = math.sin(qi)
+        c = math.cos(qi)
+        a0, a1, a2 = axis[j, 0], axis[j, 1], axis[j, 2]
+        t = 1.0 - c
+        Rq = (
+            (c + t * a0 * a0, t * a0 * a1 - s * a2, t * a0 * a2 + s * a1),
+            (t * a1 * a0 + s * a2, c + t * a1 * a1, t * a1 * a2 - s * a0),
+            (t * a2 * a0 - s * a1, t * a2 * a1 + s * a0, c + t * a2 * a2),
+        )
+        P = oMi[parent[j]]
+        M = M_joint[j]
+        for r in range(3):
+            T0 = P[r, 0] * M[0, 0] + P[r, 1] * M[1, 0] + P[r, 2] * M[2, 0]
+            T1 = P[r, 0] * M[0, 1] + P[r, 1] * M[1, 1] + P[r, 2] * M[2, 1]
+            T2 = P[r, 0] * M[0, 2] + P[r, 1] * M[1, 2] + P[r, 2] * M[2, 2]
+            oMi[j, r, 3] = P[r, 0] * M[0, 3] + P[r, 1] * M[1, 3] + P[r, 2] * M[2, 3] + P[r, 3]
+            for col in range(3):
+                oMi[j, r, col] = T0 * Rq[0][col] + T1 * Rq[1][col] + T2 * Rq[2][col]
+        Oj = oMi[j]
+        w0 = Oj[0, 0] * a0 + Oj[0, 1] * a1 + Oj[0, 2] * a2
+        w1 = Oj[1, 0] * a0 + Oj[1, 1] * a1 + Oj[1, 2] * a2
+        w2 = Oj[2, 0] * a0 + Oj[2, 1] * a1 + Oj[2, 2] * a2
+        p0, p1, p2 = Oj[0, 3], Oj[1, 3], Oj[2, 3]
+        k = 6 + q_index[j]
+        J_world[0, k] = p1 * w2 - p2 * w1
+        J_world[1, k] = p2 * w0 - p0 * w2
+        J_world[2, k] = p0 * w1 - p1 * w0
+        J_world[3, k] = w0
+        J_world[4, k] = w1
+        J_world[5, k] = w2
+    for f in range(foot_joint.shape[0]):
+        Oj = oMi[foot_joint[f]]
+        M = M_foot[f]
+        for r in range(3):
+            for col in range(4):
+                X_base_foot[f, r, col] = Oj[r, 0] * M[0, col] + Oj[r, 1] * M[1, col] + Oj[r, 2] * M[2, col]
+            X_base_foot[f, r, 3] += Oj[r, 3]
+    foot_jacobians(J_world, X_base_foot, support, J6)
+    total = 0.0
+    for b in range(n):
+        total += mass[b]
+    for k in range(6, Jcom.shape[1]):
+        for r in range(3):
+            Jcom[r, k] = 0.0
+    for b in range(2, n):
+        Oj = oMi[b]
+        cb = (
+            Oj[0, 0] * lever[b, 0] + Oj[0, 1] * lever[b, 1] + Oj[0, 2] * lever[b, 2] + Oj[0, 3],
+            Oj[1, 0] * lever[b, 0] + Oj[1, 1] * lever[b, 1] + Oj[1, 2] * lever[b, 2] + Oj[1, 3],
+            Oj[2, 0] * lever[b, 0] + Oj[2, 1] * lever[b, 1] + Oj[2, 2] * lever[b, 2] + Oj[2, 3],
+        )
+        m = mass[b] / total
+        j = b
+        while j >= 2:
+            k = 6 + q_index[j]
+            w0, w1, w2 = J_world[3, k], J_world[4, k], J_world[5, k]
+            d0, d1, d2 = cb[0] - oMi[j, 0, 3], cb[1] - oMi[j, 1, 3], cb[2] - oMi[j, 2, 3]
+            Jcom[0, k] += m * (w1 * d2 - w2 * d1)
+            Jcom[1, k] += m * (w2 * d0 - w0 * d2)
+            Jcom[2, k] += m * (w0 * d1 - w1 * d0)
+            j = parent[j]
 
 
 @kernel

@@ -78,7 +78,15 @@ from numpy.typing import NDArray
 
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator, kinematic_clearance
-from robot_state_estimator.estimation.ekf import BaseEkf, UpdateResult, imu_noise_from_spec
+from robot_state_estimator.estimation.ekf import (
+    IMU_NOT_FINITE,
+    IMU_OK,
+    OUTPUT_SIZE,
+    BaseEkf,
+    UpdateResult,
+    imu_noise_from_spec,
+    leg_results,
+)
 from robot_state_estimator.estimation.jit import use_kernels
 from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
 from robot_state_estimator.estimation.kinematics import LegKinematics, cross3, skew
@@ -112,20 +120,21 @@ class _FeetOfStep:
         forces: FloatArray,
         wrenches: FloatArray,
         stance: list[int],
-        results: list[UpdateResult],
+        accepted: list[bool],
+        nis: list[float],
     ) -> None:
-        self._args = (names, contacts, forces, wrenches, stance, results)
+        self._args = (names, contacts, forces, wrenches, stance, accepted, nis)
         self._feet: tuple[FootState, ...] | None = None
 
     def __call__(self) -> tuple[FootState, ...]:
         if self._feet is None:
-            names, contacts, forces, wrenches, stance, results = self._args
+            names, contacts, forces, wrenches, stance, accepted_stance, nis_stance = self._args
             n = len(names)
             accepted = [False] * n
             nis = [math.nan] * n
-            for i, r in zip(stance, results):
-                accepted[i] = bool(r.accepted)
-                nis[i] = float(r.nis)
+            for i, a, e in zip(stance, accepted_stance, nis_stance):
+                accepted[i] = a
+                nis[i] = e
             self._feet = foot_states(names, contacts.tolist(), forces, wrenches, accepted, nis)
         return self._feet
 
@@ -263,6 +272,9 @@ class RobotStateEstimator:
         everyone = np.arange(self.kin.n_feet)
         self.kin.rolling_contact_terms(everyone, out[1], ekf.omega_base, ekf.R_world_base, self.foot_radii)
         self.kin.point_contact_terms(everyone, out[1], ekf.omega_base)
+        no_feet = np.zeros(self.kin.n_feet, dtype=bool)  # compiles the kernel, changes nothing
+        ekf.update_stance_feet([], no_feet, out[1], self.foot_radii, self.kin.p_base_foot, self.kin.J6_base_foot,
+                               rolling=self._rolling)  # fmt: skip
         for det, values in (
             (self.torque_detector, self.forces.force_in_world[:, 2]),
             (self.sensor_detector, self._foot_sensor_values),
@@ -321,7 +333,7 @@ class RobotStateEstimator:
         self._feet: tuple[FootState, ...] | _FeetOfStep = ()
         self._qdot_prev: tuple[int, FloatArray] | None = None
         self._last_estimate: Estimate | None = None
-        self.last_update_results: list[UpdateResult] = []
+        self._leg_results: list[UpdateResult] | tuple[list[str], FloatArray, float] = []
 
     def reset(self, reason: str = "requested") -> None:
         """Drop the state; the next IMU samples initialise again. Reports a ``reset`` event with the reason."""
@@ -353,6 +365,14 @@ class RobotStateEstimator:
         """Per-foot states of the last joint update."""
         feet = self._feet
         return feet if isinstance(feet, tuple) else feet()
+
+    @property
+    def last_update_results(self) -> list[UpdateResult]:
+        """The results of the last joint step's leg update, one per stance foot (made on first read)."""
+        res = self._leg_results
+        if isinstance(res, tuple):
+            res = self._leg_results = leg_results(*res)
+        return res
 
     def pop_events(self) -> list[Event]:
         """Events since the last call (and clears them)."""
@@ -402,6 +422,29 @@ class RobotStateEstimator:
             The estimate at the sample's stamp, or None (initialising, or the sample was refused: see
             :meth:`pop_events`).
         """
+        if self._kernels:
+            stamp = int(sample.stamp_ns)
+            last = self._last_imu_stamp_ns
+            pending = self._pending
+            if (
+                last is not None
+                and stamp > last
+                and (not pending or pending[0].stamp_ns > stamp)
+                and (not sample.frame_id or sample.frame_id == self.imu.frame_id or not self.imu.frame_id)
+            ):
+                # The usual sample (in order, nothing held to apply, no event): check, propagation and outputs in
+                # one kernel (BaseEkf.imu_step); any other case, or a bad reading, takes the path below.
+                gyro = np.asarray(sample.angular_velocity, dtype=float)
+                accel = np.asarray(sample.linear_acceleration, dtype=float)
+                out = np.empty(OUTPUT_SIZE)
+                code = -1 if gyro.shape != (3,) or accel.shape != (3,) else self.ekf.imu_step(stamp, gyro, accel, out)
+                if code == IMU_OK:
+                    self._last_imu_stamp_ns = stamp
+                    estimate = self._last_estimate = Estimate.from_output_vector(stamp, out, ())
+                    return estimate
+                if code == IMU_NOT_FINITE:
+                    self._last_imu_stamp_ns = stamp
+                    return self._finish_step(())
         gyro = np.asarray(sample.angular_velocity, dtype=float)
         accel = np.asarray(sample.linear_acceleration, dtype=float)
         if gyro.shape != (3,) or accel.shape != (3,):
@@ -817,23 +860,42 @@ class RobotStateEstimator:
         self._select_contacts(prepared)
         s = self.settings.ekf
         stance_list: list[int] = []
-        res: list[UpdateResult] = []
+        accepted: list[bool] = []
+        nis: list[float] = []
         if prepared.qdot_valid:
             stance, stance_list, names, radii = self._stance_of(self.contacts)
-            if stance_list:
-                omega = ekf.omega_base
-                if self._rolling:
-                    # Rolling spheres: the contact points c_i = r_i + d_i are at rest (kinematics docstring).
-                    y, c, Jc, H_th = kin.rolling_contact_terms(stance, prepared.qdot, omega, ekf.R_world_base, radii)
-                    res = ekf.update_leg_velocities(names, y, c, Jc, H_attitude=H_th)
-                else:
-                    # v_B = -(J_i qdot) - omega x r_i for all stance feet at once.
-                    y, r, J = kin.point_contact_terms(stance, prepared.qdot, omega)
-                    res = ekf.update_leg_velocities(names, y, r, J)
-                for rr in res:
-                    if not rr.accepted:
-                        self._event("foot_gated", f"foot {rr.name} rejected by the gate (NIS {rr.nis:.1f})", "info")
-            self.last_update_results = list(res)
+            out = None
+            if stance_list and self._kernels:
+                # The compiled path: leg terms and update in one kernel; the results are made when read.
+                out = ekf.update_stance_feet(names, self.contacts, prepared.qdot, self.foot_radii, kin.p_base_foot,
+                                             kin.J6_base_foot, rolling=self._rolling)  # fmt: skip
+            if out is not None:
+                k = len(stance_list)
+                gate = s.foot_gate_nis
+                nis = out[12 * k :].tolist()
+                accepted = [math.isfinite(e) and (gate <= 0.0 or e <= gate) for e in nis]
+                self._leg_results = (names, out, gate)
+            else:
+                res: list[UpdateResult] = []
+                if stance_list:
+                    omega = ekf.omega_base
+                    if self._rolling:
+                        # Rolling spheres: the contact points c_i = r_i + d_i are at rest (kinematics docstring).
+                        y, c, Jc, H_th = kin.rolling_contact_terms(
+                            stance, prepared.qdot, omega, ekf.R_world_base, radii
+                        )
+                        res = ekf.update_leg_velocities(names, y, c, Jc, H_attitude=H_th)
+                    else:
+                        # v_B = -(J_i qdot) - omega x r_i for all stance feet at once.
+                        y, r, J = kin.point_contact_terms(stance, prepared.qdot, omega)
+                        res = ekf.update_leg_velocities(names, y, r, J)
+                accepted = [bool(r.accepted) for r in res]
+                nis = [float(r.nis) for r in res]
+                self._leg_results = list(res)
+            for i, ok in enumerate(accepted):
+                if not ok:
+                    name = self.foot_frames[stance_list[i]]
+                    self._event("foot_gated", f"foot {name} rejected by the gate (NIS {nis[i]:.1f})", "info")
             if (
                 s.static_bias_lock
                 and self.contacts.all()
@@ -848,7 +910,8 @@ class RobotStateEstimator:
             self.forces.force_in_world.copy(),
             self.forces.wrench_in_foot.copy(),
             stance_list,
-            res,
+            accepted,
+            nis,
         )
         self._feet = feet
         return feet
