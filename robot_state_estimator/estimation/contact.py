@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from robot_state_estimator.estimation.jit import use_kernels
 from robot_state_estimator.estimation.kinematics import LegKinematics
-from robot_state_estimator.estimation.leg_kernels import point_foot_forces, schmitt_step
+from robot_state_estimator.estimation.leg_kernels import point_foot_forces, schmitt_step, torque_contacts
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -179,6 +179,26 @@ class ContactForceEstimator:
             self.force_in_world,
             self.wrench_in_foot,
         )
+        return self._unsolved == 0
+
+    def estimate_and_trigger(
+        self, tau_joints: FloatArray, R_world_base: FloatArray, detector: ContactDetector, stamp_ns: int
+    ) -> bool:
+        """:meth:`estimate` (g(q) only) then ``detector.update(stamp_ns, force_in_world[:, 2])`` in one kernel
+        (:func:`~robot_state_estimator.estimation.leg_kernels.torque_contacts`), when it applies: compiled point
+        forces, a detector past its first sample. False (the caller runs the two) when it does not apply or a leg's
+        3 x 3 system is ill-conditioned."""
+        if not self._kernels or not detector._started:
+            return False
+        kin = self.kin
+        Jcom = kin.Jcom if kin.fk is not None else pin.jacobianCenterOfMass(kin.model, kin.data)
+        d = detector
+        self._unsolved = torque_contacts(
+            kin.J6_base_foot, self._leg_cols_array, Jcom, self.total_mass_kg, self.g_world,
+            np.asarray(tau_joints, dtype=float), R_world_base, kin.X_base_foot, self.force_in_world,
+            self.wrench_in_foot, stamp_ns, d.on_threshold, d.off_threshold, d._min_on_ns, d._min_off_ns, d._raw,
+            d.in_contact, d._pending, d._since_ns,
+        )  # fmt: skip
         return self._unsolved == 0
 
     def _estimate_point_3x3(self, rhs_all: FloatArray, R_world_base: FloatArray) -> tuple[FloatArray, FloatArray]:

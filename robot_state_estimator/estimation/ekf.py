@@ -1245,6 +1245,13 @@ class BaseEkf:
         out[88:91] = self.gyro_bias
         return out
 
+    def finite_output_vector(self) -> FloatArray | None:
+        """:meth:`output_vector` when :meth:`state_is_finite`, else None (one kernel call on the kernel path)."""
+        if self._use_k:
+            out = np.empty(OUTPUT_SIZE)
+            return out if _k.finite_outputs(self._x, self._P, self._c, out) else None
+        return self.output_vector() if self.state_is_finite() else None
+
     def state_is_finite(self) -> bool:
         """True when the state and covariance contain no NaN/Inf (one sum: NaN and Inf propagate)."""
         if self._use_k:

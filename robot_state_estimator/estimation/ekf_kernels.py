@@ -478,6 +478,15 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     _symmetrise(P)
 
 
+@kernel
+def finite_outputs(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarray) -> bool:
+    """:func:`state_is_finite`, then :func:`outputs` into ``out`` (91,) if so (``BaseEkf.finite_output_vector``)."""
+    if not state_is_finite(x, P):
+        return False
+    outputs(x, P, c, out)
+    return True
+
+
 #: return codes of :func:`imu_step`
 IMU_OK, IMU_NOT_FINITE, IMU_BAD_INPUT = 0, 1, 2
 
@@ -1092,6 +1101,7 @@ SIGNATURES: dict[Any, Any] = {
     outputs: types.void(_v, _m, _v, _v),
     state_is_finite: _b1(_v, _m),
     imu_step: _i8(_v, _m, _v, _v, _v, _f8, _f8, _f8, _f8, _b1, _v),
+    finite_outputs: _b1(_v, _m, _v, _v),
 }
 
 _warmed = False
@@ -1125,4 +1135,5 @@ def warm_up() -> None:
     outputs(x, P, c, np.empty(OUT_SIZE))
     state_is_finite(x, P)
     imu_step(x, P, c, three, three, 1.0, 1.0, 0.0, 1e-3, False, np.empty(OUT_SIZE))
+    finite_outputs(x, P, c, np.empty(OUT_SIZE))
     _warmed = True

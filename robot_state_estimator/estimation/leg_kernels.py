@@ -29,6 +29,7 @@ __all__ = [
     "leg_velocity_terms",
     "point_foot_forces",
     "schmitt_step",
+    "torque_contacts",
 ]
 
 #: return codes of :func:`gather_joints`: the first array (in the order position, velocity, effort) with a
@@ -337,6 +338,39 @@ def schmitt_step(
         if stamp_ns - since_ns[i] >= hold:
             in_contact[i] = raw[i]
             pending[i] = False
+
+
+@kernel
+def torque_contacts(
+    J6: FloatArray,
+    leg_cols: NDArray[np.intp],
+    Jcom: FloatArray,
+    total_mass: float,
+    g_world: FloatArray,
+    tau: FloatArray,
+    R_world_base: FloatArray,
+    X_base_foot: FloatArray,
+    force_in_world: FloatArray,
+    wrench_in_foot: FloatArray,
+    stamp_ns: int,
+    on: float,
+    off: float,
+    min_on_ns: int,
+    min_off_ns: int,
+    raw: NDArray[np.bool_],
+    in_contact: NDArray[np.bool_],
+    pending: NDArray[np.bool_],
+    since_ns: NDArray[np.int64],
+) -> int:
+    """:func:`point_foot_forces`, then :func:`schmitt_step` on the vertical forces ``force_in_world[:, 2]`` (the
+    torque contact source), in one call. Returns :func:`point_foot_forces`' failure bits; when not 0 the trigger
+    did not run (the caller takes the reference path)."""
+    failed = point_foot_forces(
+        J6, leg_cols, Jcom, total_mass, g_world, tau, R_world_base, X_base_foot, force_in_world, wrench_in_foot
+    )
+    if failed == 0:
+        schmitt_step(force_in_world[:, 2], stamp_ns, on, off, min_on_ns, min_off_ns, raw, in_contact, pending, since_ns)
+    return failed
 
 
 @kernel

@@ -282,6 +282,7 @@ class RobotStateEstimator:
         ):
             det.update(0, values)
             det.update(1, values)  # the first update sets the state without the kernel
+        self.forces.estimate_and_trigger(out[2], ekf.R_world_base, self.torque_detector, 2)
         self.forces.force_in_world[:] = 0.0
         self.forces.wrench_in_foot[:] = 0.0
 
@@ -599,12 +600,13 @@ class RobotStateEstimator:
 
     def _finish_step(self, feet: tuple[FootState, ...] | _FeetOfStep) -> Estimate | None:
         ekf = self.ekf
-        if not ekf.state_is_finite():
+        # One output vector from the filter; the estimate's arrays are views of it, made when read.
+        out = ekf.finite_output_vector()
+        if out is None:
             self.reset("the filter state became non-finite")
             self._event("filter_diverged", "non-finite filter state; estimator reset", "error")
             return None
-        # One output vector from the filter; the estimate's arrays are views of it, made when read.
-        estimate = Estimate.from_output_vector(int(ekf.stamp_ns or 0), ekf.output_vector(), feet)
+        estimate = Estimate.from_output_vector(int(ekf.stamp_ns or 0), out, feet)
         self._last_estimate = estimate
         return estimate
 
@@ -802,6 +804,16 @@ class RobotStateEstimator:
             and np.isfinite(self._foot_sensor_values).all()
         )
         have_tau = prepared.tau is not None
+        if (
+            prepared.tau is not None
+            and not cs.use_full_dynamics
+            and (cs.source == "torque" or (cs.source == "auto" and not sensor_fresh))
+            and self.forces.estimate_and_trigger(prepared.tau, self.ekf.R_world_base, self.torque_detector, stamp)
+        ):
+            # the torque source in one kernel: forces, then the trigger on their vertical components
+            self.contacts = self.torque_detector.in_contact.copy()
+            self.contact_source = "torque"
+            return
         if have_tau:
             assert prepared.tau is not None
             v = a = None
