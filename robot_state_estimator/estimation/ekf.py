@@ -66,7 +66,8 @@ Implementation. The state lives in preallocated float64 buffers (the layout of
 :mod:`robot_state_estimator.estimation.ekf_kernels`) that every step updates in place; the public attributes
 (``p_world_base``, ``P``, ...) are live views of them, and assigning one copies the values in. The per-sample
 steps (:meth:`BaseEkf.set_imu`, :meth:`BaseEkf.propagate_to`, :meth:`BaseEkf.update_leg_velocities`,
-:meth:`BaseEkf.update`, the outputs) run numba kernels (``ekf_kernels``, a few microseconds each) when
+:meth:`BaseEkf.update`, the outputs; merged per sample in :meth:`BaseEkf.imu_step` and
+:meth:`BaseEkf.update_stance_feet`) run numba kernels (``ekf_kernels``, a few microseconds each) when
 ``BaseEkf.use_kernels`` is True (the default when numba is importable and ``ROBOT_STATE_ESTIMATOR_DISABLE_JIT``
 is not set, see :mod:`.jit`), else the numpy reference code of this module; both compute the same numbers up to
 rounding (tested to 1e-12).
@@ -104,6 +105,7 @@ if jit.numba_available():
         C_SG,
         C_SGS,
         C_SIZE,
+        IMU_BAD_INPUT,
         IMU_NOT_FINITE,
         IMU_OK,
         X_ACCEL,
@@ -125,7 +127,7 @@ else:  # pragma: no cover - numba is optional; the same layout without the kerne
         0, 3, 6, 15, 18, 21, 24, 27, 30, 33, 36, 39,
     )  # fmt: skip
     C_RBS, C_R, C_G, C_SA, C_SG, C_QB, C_SGS, C_SIZE = 0, 9, 12, 15, 24, 33, 39, 48
-    IMU_OK, IMU_NOT_FINITE = 0, 1
+    IMU_OK, IMU_NOT_FINITE, IMU_BAD_INPUT = 0, 1, 2
 
 FloatArray = NDArray[np.float64]
 _tuple_new = tuple.__new__
@@ -698,16 +700,21 @@ class BaseEkf:
         the reading against ``settings.max_gyro_rad_s`` / ``max_accel_m_s2`` (and NaN/Inf), :meth:`set_imu`,
         :meth:`propagate_to` ``stamp_ns``, :meth:`state_is_finite` and :meth:`output_vector` into ``out`` (91,).
 
+        Args:
+            stamp_ns: the reading's stamp (ns). gyro_imu, accel_imu: (3,) float64 rad/s and m/s^2 in S.
+            out: (91,) float64, written when the result is ``IMU_OK``.
+
         Returns:
             -1 (nothing changed) when it is not the usual sample: not initialised, or ``stamp_ns`` not within
             ``(stamp_ns, stamp_ns + max_dt_s]`` of the filter time; ``ekf_kernels.IMU_BAD_INPUT`` (nothing
             changed); ``IMU_NOT_FINITE`` (propagated, the state is not finite, ``out`` not written); ``IMU_OK``.
         """
-        s = self.settings
-        if self.stamp_ns is None:
+        t = self.stamp_ns
+        if t is None:
             return -1
-        dt = (stamp_ns - self.stamp_ns) * 1e-9
-        if dt <= 0.0 or dt > s.max_dt_s:
+        s = self.settings
+        dt = (stamp_ns - t) * 1e-9
+        if not 0.0 < dt <= s.max_dt_s:
             return -1
         previous = self._gyro_stamp_ns
         dt_gyro = 0.0  # as set_imu
@@ -715,14 +722,12 @@ class BaseEkf:
             dt_gyro = (stamp_ns - previous) * 1e-9
         steps = self._steps_since_normalise + 1  # as propagate_to
         normalise = steps >= 100
-        limits = (float(s.max_gyro_rad_s), float(s.max_accel_m_s2))
-        code: int = _k.imu_step(
-            self._x, self._P, self._c, _vec(gyro_imu, 3), _vec(accel_imu, 3), *limits, dt_gyro, dt, normalise, out
-        )
-        if code != _k.IMU_BAD_INPUT:
+        code: int = _k.imu_step(self._x, self._P, self._c, gyro_imu, accel_imu, float(s.max_gyro_rad_s),
+                                float(s.max_accel_m_s2), dt_gyro, dt, normalise, out)  # fmt: skip
+        if code != IMU_BAD_INPUT:
             self._steps_since_normalise = 0 if normalise else steps
             self._omega_prev_valid = True
-            self._gyro_stamp_ns = self.stamp_ns = int(stamp_ns)
+            self._gyro_stamp_ns = self.stamp_ns = stamp_ns
         return code
 
     def base_motion(self) -> tuple[FloatArray, FloatArray]:

@@ -43,13 +43,15 @@ velocities), position as above, and the larger stddevs ``ekf.init_moving_roll_pi
 window found by the timeout always wins. Or call :meth:`RobotStateEstimator.initialize_state` with an
 explicit state.
 
-Cost per sample (the 1 kHz path): the per-sample maths runs in compiled kernels when numba is there
-(:mod:`~robot_state_estimator.estimation.leg_kernels`: joint gather and checks, joint velocities, foot Jacobians,
-forces, contact trigger, leg-odometry terms; the filter's own in ``ekf``), each with its numpy reference kept
-(``ROBOT_STATE_ESTIMATOR_DISABLE_JIT=1``); a sample that is not the common case (a new name order, a bad value)
-takes the reference path, which also reports the events. Outputs are made when read: an :class:`Estimate`
-holds the filter's output vector and its arrays are views of it, and its per-foot states are built on the first
-access of ``feet``.
+Cost per sample (the 1 kHz path): the per-sample maths runs in compiled kernels when numba is there, about
+one per step: an IMU sample is one call (``BaseEkf.imu_step``: check, propagation, outputs); a joint sample is
+the joint gather, the joint velocity and the leg kinematics (:mod:`~robot_state_estimator.estimation.leg_kernels`:
+``gather_joints``, ``joint_velocity_step``, ``forward_kinematics``), the forces and contact trigger
+(``torque_contacts``), the stance feet's leg terms and filter update (``BaseEkf.update_stance_feet``) and the
+outputs. Each keeps its numpy/pinocchio reference (``ROBOT_STATE_ESTIMATOR_DISABLE_JIT=1``); a sample that is
+not the common case (a new name order, a bad value, a gap, held joint samples to apply) takes the reference path,
+which also reports the events. Outputs are made when read: an :class:`Estimate` holds the filter's output vector
+and its arrays are views of it, and its per-foot states (and ``last_update_results``) are built on first access.
 
 Event keys (stable; level ``warn`` unless noted): ``imu_shape``, ``imu_nan``, ``imu_out_of_range``,
 ``imu_frame_id`` (info; the sample is still used), ``imu_dt_nonpositive``, ``imu_out_of_order``, ``imu_gap``,

@@ -16,6 +16,7 @@ from robot_state_estimator.estimation import (
     ContactForceEstimator,
     ContactSettings,
     EstimatorSettings,
+    ImuSample,
     JointSample,
     JointVelocityEstimator,
     LegKinematics,
@@ -274,3 +275,66 @@ def test_construction_compiles_the_kernels_the_samples_use(trot_run) -> None:
         out = feed_run(est, run)
         assert len(out["contacts"]) > 100
         assert [len(d.signatures) for d in dispatchers] == compiled
+
+
+def test_bad_imu_samples_give_the_same_events_on_both_paths(trot_run, monkeypatch) -> None:
+    """The one-kernel IMU step (BaseEkf.imu_step) hands every unusual sample to the reference path: same events,
+    same estimates; the leg update's results (made when read) are the reference's."""
+    robot, run = trot_run
+    ests = [
+        build(
+            monkeypatch,
+            k,
+            RobotStateEstimator,
+            robot.model,
+            run.imu,
+            run.feet,
+            EstimatorSettings(),
+            base_link=run.base_link,
+        )
+        for k in (True, False)
+    ]
+    w, f, frame = run.imu_omega[0], run.imu_f[0], run.imu.frame_id
+    nan = np.array([np.nan, 0.0, 0.0])
+    names = tuple(run.joint_names)
+    q, v, t = run.joint_position[0], run.joint_velocity[0], run.joint_effort[0]
+    static = [ImuSample(k * MS, w, f, None, frame) for k in range(1, 301)]
+    odd = [
+        ImuSample(301 * MS, w + nan, f, None, frame),
+        ImuSample(302 * MS, w, f + np.inf, None, frame),
+        ImuSample(303 * MS, w + 200.0, f, None, frame),
+        ImuSample(304 * MS, w, f * 20.0, None, frame),
+        ImuSample(305 * MS, w[:2], f, None, frame),
+        ImuSample(306 * MS, w, f, None, "other_frame"),
+        ImuSample(306 * MS, w, f, None, frame),
+        ImuSample(306 * MS - MS // 2, w, f, None, frame),
+        ImuSample(307 * MS, list(w), tuple(f), None, ""),
+        ImuSample(500 * MS, w, f, None, frame),
+        ImuSample(501 * MS, w * 1.1, f, None, frame),
+    ]
+    results = []
+    for est in ests:
+        got = []
+        for s in static:
+            est.add_joints(JointSample(s.stamp_ns, names, q, v, t))
+            est.add_imu(s)
+            est.pop_events()
+        assert est.initialized
+        for s in odd:
+            e = est.add_imu(s)
+            est.add_joints(JointSample(s.stamp_ns + 1, names, q, v, t))
+            got.append(([(ev.key, ev.message) for ev in est.pop_events()], None if e is None else e.output_vector()))
+        results.append((got, [(r.name, r.nis, r.accepted, r.innovation, r.S) for r in est.last_update_results]))
+    (got_k, res_k), (got_r, res_r) = results
+    assert [g[0] for g in got_k] == [g[0] for g in got_r]
+    expected = {"imu_nan", "imu_out_of_range", "imu_shape", "imu_frame_id", "imu_dt_nonpositive", "imu_out_of_order"}
+    assert {key for g in got_k for key, _ in g[0]} >= expected | {"imu_gap"}
+    for (_, a), (_, b) in zip(got_k, got_r):
+        assert (a is None) == (b is None)
+        if a is not None:
+            close(a, b)
+    assert len(res_k) == len(res_r) > 0
+    for a, b in zip(res_k, res_r):
+        assert a[0] == b[0] and a[2] == b[2]
+        for x, y in zip(a[1:], b[1:]):
+            close(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
