@@ -102,7 +102,7 @@ class EstimatorNode(Node):
         self._stream: EstimatorStream | None = None  # the adapter rules (io/stream.py), once a description is loaded
         self._base_frame = p["base_frame"]
         self._wrench_pubs: dict[str, Any] = {}
-        self._wrench_raw: dict[str, Any] = {}  # foot -> publish_raw of its wrench publisher
+        self._wrench_raw: dict[str, Any] = {}  # foot -> publish of its wrench publisher
         self._outputs: OutputMessages | None = None
         # latency of the odometry (diagnostics): from the input stamp when stamps are wall-clock time (not with
         # sim time), and from the entry of the input's callback (steady clock) in any case
@@ -112,10 +112,9 @@ class EstimatorNode(Node):
         self._odom_pub = self.create_publisher(self._types.Odometry, "odometry", output_qos())
         self._contacts_pub = self.create_publisher(self._types.DiagnosticArray, "contact_states", output_qos())
         self._diag_pub = self.create_publisher(self._types.DiagnosticArray, "/diagnostics", diagnostics_qos())
-        # the hot path publishes serialized messages with the publishers' own publish_raw: Publisher.publish
-        # also checks the message type and enters the handle on every call, a third of the call's cost
-        self._odom_raw = self._odom_pub.handle.publish_raw
-        self._contacts_raw = self._contacts_pub.handle.publish_raw
+        # the hot path publishes serialized messages (bytes): Publisher.publish hands them to rclpy as they are
+        self._odom_raw = self._odom_pub.publish
+        self._contacts_raw = self._contacts_pub.publish
         self._tf = None
         if p["publish_tf"]:
             try:
@@ -396,11 +395,11 @@ class EstimatorNode(Node):
         self._diag.last_estimate = est
 
     def _wrench_publisher(self, foot: str) -> Any:
-        """Create the ``contact_wrench/<foot>`` publisher; return its ``publish_raw``."""
+        """Create the ``contact_wrench/<foot>`` publisher; return its ``publish``."""
         pub = self._wrench_pubs[foot] = self.create_publisher(
             self._types.WrenchStamped, f"contact_wrench/{foot}", output_qos()
         )
-        publish = self._wrench_raw[foot] = pub.handle.publish_raw
+        publish = self._wrench_raw[foot] = pub.publish
         return publish
 
     def _record_latency(self, stamp_ns: int) -> None:
@@ -474,6 +473,10 @@ def main(args: list[str] | None = None) -> int:
         code = 1
     finally:
         if node is not None:
+            # back to ordinary collection, and collect what the interrupt left (frames, generators holding
+            # handles of the node), so that nothing destroys an entity of the node after it
+            gc.unfreeze()
+            gc.collect()
             node.destroy_node()
         rclpy.try_shutdown()
     return code

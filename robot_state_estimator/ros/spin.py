@@ -247,8 +247,16 @@ class LeanExecutor:
         self.wake()
 
     def destroy(self) -> None:
-        """Release the wait set and the guard conditions."""
+        """Release the wait set, the fallback executor and the guard conditions (before the node is destroyed).
+
+        An exception out of a callback the fallback executor ran (Ctrl-C) leaves its wait generator suspended
+        with every handle of the node entered; closed here, so that the node's entities are destroyed by
+        ``destroy_node`` and not later, behind their node's back (a crash at exit).
+        """
         self._release()
+        pending = getattr(self.fallback, "_cb_iter", None)
+        if pending is not None:
+            pending.close()
         self.fallback.shutdown(timeout_sec=0)
         for gc in (self._sigint_gc, self._wake_gc):
             try:

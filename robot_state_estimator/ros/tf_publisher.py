@@ -43,7 +43,7 @@ class TfPublisher:
             ) from exc
         self._msg_type = TFMessage
         self._publisher = node.create_publisher(TFMessage, topic, tf_qos())
-        self._publish_raw = self._publisher.handle.publish_raw
+        self._publish_raw = self._publisher.publish
 
     def sendTransform(self, transform: Any | Iterable[Any]) -> None:
         """Publish one ``geometry_msgs/TransformStamped`` or a list of them in one ``TFMessage``."""

@@ -10,14 +10,17 @@ Writes one JSON file per run into ``--output`` (default ``bench/results/``), nam
   contact: 4 leg-kinematics updates) and while trotting (2 feet), median and p99 in microseconds;
 - ``node``: the node (``robot_state_estimator.ros.node`` as its own process, ``ROS_AUTOMATIC_DISCOVERY_RANGE
   =LOCALHOST``, a private ``ROS_DOMAIN_ID``) fed 1 kHz ``imu/data`` + 1 kHz ``joint_states`` over loopback DDS
-  for ``--node-duration`` seconds (30 by default): the node's own latency as it reports it in ``/diagnostics``
-  (``node_latency_stamp_to_publish_ms``: input stamp, the wall clock at publish, to the odometry publish;
+  for ``--node-duration`` seconds (30 by default) by a feeder in its own process (pre-serialized messages, the
+  stamp patched in, wall-clock stamps at publish; about 10 % of a core), while this process receives the
+  odometry (raw bytes, only the stamp read) and ``/diagnostics``: the node's own latency as it reports it in
+  ``/diagnostics`` (``node_latency_stamp_to_publish_ms``: input stamp to the odometry publish;
   ``node_processing_ms``: callback entry to the odometry publish; merged over the reports of the recording
-  window: p50 = median of the per-report p50s, p99 = max of the per-report p99s), the end-to-end latency
-  ``latency_stamp_to_feeder_reception_us`` (input stamp to the reception of the odometry in the feeding
-  process: p50, p99, max; includes the DDS trip back and the feeder's own delays, as the feeder shares its
-  process and the 2 cores with the node: an upper bound), the node's CPU use (% of one core) from
-  ``/proc``, its RSS at the start and end of the measurement (growth) and its peak RSS (VmHWM);
+  window: p50 = median of the per-report p50s, p99 = max of the per-report p99s, max = max), the inputs the
+  feeder published and the node received (``node_inputs``: dropped = published - received), the end-to-end
+  latency ``latency_stamp_to_reception_us`` (input stamp to the reception of the odometry here: an upper
+  bound), the CPU use (% of one core) of the node from ``/proc``, of the feeder and of this process, the
+  node's RSS at the start and end of the measurement (growth) and its peak RSS (VmHWM); ``node_500_250`` the
+  same at IMU 500 Hz + joints 250 Hz; ``--node-prefix`` runs the node under a command (``chrt -f 20``);
 - ``memory``: peak RSS of the benchmark process and RSS growth over the offline run.
 
 ``--short`` shrinks everything (seconds instead of minutes) for the test suite.

@@ -13,6 +13,7 @@ rclpy = pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels or a ROS 2 
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.timer import TimerInfo  # noqa: E402
 from std_msgs.msg import String, UInt32  # noqa: E402
 
 from robot_state_estimator.ros.qos import output_qos  # noqa: E402
@@ -43,6 +44,13 @@ def test_hot_and_other_entities_are_served(ros_context) -> None:
     raw = node.create_subscription(UInt32, "lean/raw", raw_msgs.append, output_qos(1000), raw=True)
     node.create_subscription(String, "lean/other", lambda m: other_msgs.append(m.data), 10)
     node.create_timer(0.05, lambda: ticks.append(time.monotonic()))
+    infos: list[Any] = []
+
+    def with_info(info):  # annotated below with the class itself: rclpy compares the annotation to it
+        infos.append(info)
+
+    with_info.__annotations__ = {"info": TimerInfo}
+    node.create_timer(0.05, with_info)  # left to rclpy's executor, which passes the TimerInfo
     lean = LeanExecutor(node, [hot, raw])
     peer = rclpy.create_node("lean_peer", context=ros_context)
     peer_exec = SingleThreadedExecutor(context=ros_context)
@@ -70,7 +78,8 @@ def test_hot_and_other_entities_are_served(ros_context) -> None:
         assert all(type(m) is bytes for m in raw_msgs)  # raw subscriptions give the CDR bytes
         assert raw_msgs[7][4:8] == (7).to_bytes(4, "little")
         assert _spin_both(lean, peer_exec, lambda: other_msgs == ["0", "50", "100", "150"])
-        assert _spin_both(lean, peer_exec, lambda: len(ticks) >= 5)
+        assert _spin_both(lean, peer_exec, lambda: len(ticks) >= 5 and len(infos) >= 2)
+        assert all(isinstance(i, TimerInfo) for i in infos)
 
         client = peer.create_client(SetParameters, "/lean_test/set_parameters")
         assert _spin_both(lean, peer_exec, client.service_is_ready)
