@@ -539,12 +539,15 @@ def bench_node(
             "load_average_1min": os.getloadavg()[0],
         }
     finally:
-        executor.destroy()
-        node.destroy_node()
-        context.try_shutdown()
+        # the processes first: a failure in this process's teardown must not leave them running
         if feeder is not None:
             _stop(feeder)
         _stop(proc)
+        try:
+            executor.destroy()
+            node.destroy_node()
+        finally:
+            context.try_shutdown()
         for f in tmp.iterdir():
             f.unlink()
         tmp.rmdir()
