@@ -63,13 +63,29 @@ def simulated_go1(out: Path, *, duration_s: float, seed: int, fresh: bool) -> Pa
     from robot_state_estimator.simulation.settings import SimulationSettings
 
     run_dir = out / f"sim_go1_trot_{duration_s:g}s_seed{seed}"
-    if (run_dir / "bag" / "metadata.yaml").exists() and (run_dir / "robot_description.urdf").exists() and not fresh:
-        print(f"[demo] reusing the simulated run in {run_dir}")
-        return run_dir
+    complete = (run_dir / "bag" / "metadata.yaml").exists() and (run_dir / "robot_description.urdf").exists()
+    if complete and not fresh:
+        if _feet_model_recorded(run_dir / "run.yaml"):
+            print(f"[demo] reusing the simulated run in {run_dir}")
+            return run_dir
+        print(f"[demo] {run_dir} was simulated before the feet's model was recorded (point feet): regenerating")
     print(f"[demo] simulating a {duration_s:g} s Go1 trot (seed {seed}) into {run_dir} ...", flush=True)
     settings = SimulationSettings(robot="go1", gait="trot", duration_s=duration_s, seed=seed, noise=True)
     write_run_bag(generator.simulate(settings), run_dir, overwrite=True)
     return run_dir
+
+
+def _feet_model_recorded(run_yaml: Path) -> bool:
+    """True when ``run.yaml`` names the simulated feet's model (``feet: {model: ...}``), which the simulator writes
+    since it rolls spherical feet; older runs had point feet whatever the description said."""
+    import yaml
+
+    try:
+        info = yaml.safe_load(run_yaml.read_text())
+    except (OSError, yaml.YAMLError):
+        return False
+    feet = info.get("feet") if isinstance(info, dict) else None
+    return isinstance(feet, dict) and "model" in feet
 
 
 def imported_go1(out: Path, data: Path, *, fresh: bool) -> Path:

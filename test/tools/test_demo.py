@@ -30,3 +30,15 @@ def test_demo_reuses_a_cached_run_and_reports_metrics(sim_run, tmp_path, capsys)
     assert summary["simulated"]["metrics"]["ate_4dof"]["trans"]["rmse"] < 0.05
     assert (out / "sim_results" / "plots" / "top_view.png").exists()
     assert (out / "sim_results" / "estimate.tum").exists()
+
+
+def test_a_cached_run_without_the_feet_model_is_not_reused(tmp_path):
+    """Runs simulated before the simulator rolled spherical feet recorded no feet model (they had point feet):
+    the demo must not reuse them; runs that record it are reusable."""
+    old = tmp_path / "old.yaml"
+    old.write_text("robot: go1\nfoot_radius_m: 0.0\n")
+    new = tmp_path / "new.yaml"
+    new.write_text("robot: go1\nfeet:\n  model: sphere\n  radii_m: [0.02, 0.02, 0.02, 0.02]\n")
+    assert not demo._feet_model_recorded(old)
+    assert not demo._feet_model_recorded(tmp_path / "missing.yaml")
+    assert demo._feet_model_recorded(new)
