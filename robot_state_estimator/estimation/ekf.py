@@ -445,6 +445,7 @@ class BaseEkf:
         c[C_QB : C_QB + 3] = noise.accel_bias_random_walk**2
         c[C_QB + 3 : C_QB + 6] = noise.gyro_bias_random_walk**2
         c[C_SGS : C_SGS + 9] = self._Sigma_g_sample.ravel()
+        self._leg_noise: tuple[object, bool, float, float, float] = (None, False, 0.0, 0.0, 0.0)
         self._use_k = False
         self.use_kernels = jit.use_kernels()
 
@@ -1055,13 +1056,14 @@ class BaseEkf:
             when the stacked S is not numerically positive definite (nothing changed: use the reference path).
         """
         s = self.settings
-        gate = float(s.foot_gate_nis)
+        noise = self._leg_noise
+        if noise[0] is not s:  # the settings' numbers as the kernel takes them, once per settings object
+            noise = self._leg_noise = (s, s.encoder_velocity_noise > 0.0, float(s.foot_velocity_noise**2),
+                                       float(s.encoder_velocity_noise**2), float(s.foot_gate_nis))  # fmt: skip
+        _, use_J, sf2, se2, gate = noise
         out = np.empty(13 * len(names))
-        n = _k.stance_update(
-            self._x, self._P, self._c, contacts, qdot_joints, radii, p_base_foot, J6_base_foot, rolling,
-            s.encoder_velocity_noise > 0.0, float(s.foot_velocity_noise**2), float(s.encoder_velocity_noise**2), gate,
-            out,
-        )  # fmt: skip
+        n = _k.stance_update(self._x, self._P, self._c, contacts, qdot_joints, radii, p_base_foot, J6_base_foot,
+                             rolling, use_J, sf2, se2, gate, out)  # fmt: skip
         if n < 0:
             return None
         self._pending_results = (names, out, gate)
