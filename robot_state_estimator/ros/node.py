@@ -29,13 +29,11 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.settings import settings_from_flat
-from robot_state_estimator.io.messages import imu_sample_from_cdr, joint_sample_from_cdr
 from robot_state_estimator.io.stream import LOST_KEYS, AdapterSettings, EstimatorStream, Outputs
 from robot_state_estimator.ros.diagnostics import DiagnosticsBuilder, DiagnosticsState, covariances_ok
 from robot_state_estimator.ros.message_types import TYPES
@@ -102,7 +100,7 @@ class EstimatorNode(Node):
         self._stream: EstimatorStream | None = None  # the adapter rules (io/stream.py), once a description is loaded
         self._base_frame = p["base_frame"]
         self._wrench_pubs: dict[str, Any] = {}
-        self._wrench_raw: dict[str, Any] = {}  # foot -> publish of its wrench publisher
+        self._wrench_publish: dict[str, Any] = {}  # foot -> publish of its wrench publisher
         self._outputs: OutputMessages | None = None
         # latency of the odometry (diagnostics): from the input stamp when stamps are wall-clock time (not with
         # sim time), and from the entry of the input's callback (steady clock) in any case
@@ -112,9 +110,8 @@ class EstimatorNode(Node):
         self._odom_pub = self.create_publisher(self._types.Odometry, "odometry", output_qos())
         self._contacts_pub = self.create_publisher(self._types.DiagnosticArray, "contact_states", output_qos())
         self._diag_pub = self.create_publisher(self._types.DiagnosticArray, "/diagnostics", diagnostics_qos())
-        # the hot path publishes serialized messages (bytes): Publisher.publish hands them to rclpy as they are
-        self._odom_raw = self._odom_pub.publish
-        self._contacts_raw = self._contacts_pub.publish
+        self._odom_publish = self._odom_pub.publish
+        self._contacts_publish = self._contacts_pub.publish
         self._tf = None
         if p["publish_tf"]:
             try:
@@ -124,12 +121,8 @@ class EstimatorNode(Node):
                 raise
 
         depth = int(p["qos_depth"])
-        # raw: the callbacks get the CDR bytes and read the numbers from them (io.messages.*_from_cdr), which
-        # costs a fraction of rclpy's conversion into a Python message
-        self._imu_sub = self.create_subscription(Imu, "imu/data", self._on_imu, sensor_qos(depth), raw=True)
-        self._joints_sub = self.create_subscription(
-            JointState, "joint_states", self._on_joints, sensor_qos(depth), raw=True
-        )
+        self._imu_sub = self.create_subscription(Imu, "imu/data", self._on_imu, sensor_qos(depth))
+        self._joints_sub = self.create_subscription(JointState, "joint_states", self._on_joints, sensor_qos(depth))
         self._foot_forces_sub = None
         if p["use_foot_forces"]:
             self._foot_forces_sub = self.create_subscription(
@@ -283,56 +276,20 @@ class EstimatorNode(Node):
 
     # -------------------------------------------------------------------------------------------- inputs
 
-    def _on_imu(self, data: bytes | Imu) -> None:
+    def _on_imu(self, msg: Imu) -> None:
         self._t_entry_ns = time.perf_counter_ns()
         self._diag.imu.tick()
-        stream = self._stream
-        if stream is None:
-            self._report.warn("no_description", "IMU sample dropped: no robot description yet")
-            return
-        sample = imu_sample_from_cdr(data) if type(data) is bytes else None
-        if sample is not None:
-            out = stream.on_imu(sample)
-        else:  # not plain CDR, or a sample the message reader refuses: it says why
-            msg = self._message(data, Imu, "imu_bad_message", "IMU")
-            out = msg if type(msg) is Outputs else stream.on_imu_msg(msg)
-        if out.notes:
-            self._log_notes(out.notes)
-        if out.estimate is not None:
-            self._publish(out)
+        self._feed(EstimatorStream.on_imu_msg, msg, "IMU")
 
-    def _on_joints(self, data: bytes | JointState) -> None:
+    def _on_joints(self, msg: JointState) -> None:
         self._t_entry_ns = time.perf_counter_ns()
         self._diag.joints.tick()
-        stream = self._stream
-        if stream is None:
-            self._report.warn("no_description", "joint sample dropped: no robot description yet")
-            return
-        sample = joint_sample_from_cdr(data) if type(data) is bytes else None
-        if sample is not None:
-            out = stream.on_joints(sample)
-        else:
-            msg = self._message(data, JointState, "joint_bad_message", "joint")
-            out = msg if type(msg) is Outputs else stream.on_joints_msg(msg)
-        if out.notes:
-            self._log_notes(out.notes)
-        if out.estimate is not None:
-            self._publish(out)
+        self._feed(EstimatorStream.on_joints_msg, msg, "joint")
 
     def _on_foot_forces(self, msg: JointState) -> None:
         self._t_entry_ns = time.perf_counter_ns()
         self._diag.foot_forces.tick()
         self._feed(EstimatorStream.on_foot_forces_msg, msg, "foot-force")
-
-    def _message(self, data: Any, msg_type: Any, key: str, what: str) -> Any:
-        """The message of a raw subscription's bytes (rclpy's deserializer); ``Outputs`` of a rejection when the
-        bytes do not deserialize. A message (a subscription without ``raw``) is returned as it is."""
-        if type(data) is not bytes:
-            return data
-        try:
-            return deserialize_message(data, msg_type)
-        except Exception as exc:
-            return self._stream.reject(key, f"{what} sample skipped: cannot deserialize it ({exc})")
 
     def _feed(self, handler: Any, msg: Any, what: str) -> None:
         """Pass one message through the stream's rules and the core; log its notes, publish its outputs."""
@@ -365,30 +322,30 @@ class EstimatorNode(Node):
     # ------------------------------------------------------------------------------------------- outputs
 
     def _publish(self, out: Outputs) -> None:
-        """Publish what the stream decided for one finite estimate (``out.buf`` holds its numbers), serialized
-        (``OutputMessages.*_cdr``: rclpy publishes the bytes as they are)."""
+        """Publish what the stream decided for one finite estimate (``out.buf`` holds its numbers): the
+        preallocated messages of ``OutputMessages``, refilled."""
         est, buf, odometry, contacts, _, _ = out
         msgs = self._outputs
         stamp_ns = est.stamp_ns
         if odometry:
-            self._odom_raw(msgs.odometry_cdr(stamp_ns, buf))
+            self._odom_publish(msgs.fill_odometry(stamp_ns, buf))
             self._record_latency(stamp_ns)
             self._diag.odometry.tick()
             tf = self._tf
             if tf is not None and self._p["publish_tf"]:
                 if type(tf) is TfPublisher:
-                    tf.publish_serialized(msgs.tf_cdr(stamp_ns, buf))
+                    tf.publish(msgs.fill_tf_message(stamp_ns, buf))
                 else:  # tf2_ros's TransformBroadcaster takes messages
                     tf.sendTransform(msgs.fill_transform(stamp_ns, buf))
         feet = est.feet
         if feet:
             if contacts:
-                raws = self._wrench_raw
+                publishers = self._wrench_publish
                 for i, foot in enumerate(feet):
                     name = foot.name
-                    publish = raws.get(name) or self._wrench_publisher(name)
-                    publish(msgs.wrench_cdr(stamp_ns, name, buf, i))
-                self._contacts_raw(msgs.contacts_cdr(stamp_ns, feet, buf))
+                    publish = publishers.get(name) or self._wrench_publisher(name)
+                    publish(msgs.fill_wrench(stamp_ns, name, buf, i))
+                self._contacts_publish(msgs.fill_contacts(stamp_ns, feet, buf))
             for foot in feet:
                 if foot.in_contact and not foot.update_accepted:
                     self._diag.foot_rejected_updates[foot.name] += 1
@@ -399,7 +356,7 @@ class EstimatorNode(Node):
         pub = self._wrench_pubs[foot] = self.create_publisher(
             self._types.WrenchStamped, f"contact_wrench/{foot}", output_qos()
         )
-        publish = self._wrench_raw[foot] = pub.publish
+        publish = self._wrench_publish[foot] = pub.publish
         return publish
 
     def _record_latency(self, stamp_ns: int) -> None:

@@ -13,14 +13,10 @@ for ``float64`` fields (from ``ndarray.tolist()``), Python ints for the stamp, `
 for the diagnostic level, and 1-D float64 ndarrays for the fixed-size covariances. The layouts are those of
 the builders of :mod:`robot_state_estimator.io.messages` (the node's tests compare both).
 
-The node publishes the serialized form instead (``*_cdr`` methods): ``Publisher.publish`` of a Python message
-converts it into its C struct (a Python attribute read per field, per nested message) and serializes it,
-20-90 us per message here; handing rclpy the CDR bytes skips both (3-10 us). The bytes are built from
-templates made once per frame names (the constant strings, their padding, the place of the numbers), the
-stamp packed in and the numbers copied from the ``pack_estimate`` buffer in one go; the contact states (whose
-strings vary) from pieces cached per foot and state. Plain little-endian CDR (XCDR1, encapsulation ``00 01``),
-the format of ROS 2 middlewares; the tests check that rclpy deserializes each to the message the builders of
-:mod:`robot_state_estimator.io.messages` make.
+The node publishes these messages with ``Publisher.publish`` (rclpy converts them to their C structs and
+the middleware serializes them). The TF goes out as the preallocated ``tf2_msgs/TFMessage`` holding the one
+transform (:meth:`OutputMessages.fill_tf_message`) where the node publishes ``/tf`` itself
+(``tf_publisher.TfPublisher``); tf2_ros's broadcaster takes the ``TransformStamped``.
 
 ``pack_estimate`` (``io/stream.py``, re-exported here) gathers the numbers of an estimate into one float64
 buffer, which checks finiteness with a single numpy call and gives the values as Python floats; the stream
@@ -29,7 +25,6 @@ returns it with every estimate it lets through.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,53 +45,6 @@ from robot_state_estimator.io.stream import (
 #: Offsets in the buffer of :func:`pack_estimate` (its layout is defined in ``io/stream.py``).
 _PC, _TC, _FEET, _FOOT_STRIDE = POSE_COV_OFFSET, TWIST_COV_OFFSET, FEET_OFFSET, FOOT_STRIDE
 _V = V_OFFSET
-
-
-#: CDR encapsulation header: plain CDR, little endian.
-_ENCAP = b"\x00\x01\x00\x00"
-_STAMP = struct.Struct("<iI")
-_U32 = struct.Struct("<I")
-#: Indices of the odometry's 85 float64 (pose, pose covariance, twist, twist covariance) in the buffer.
-_ODOM_INDEX = np.r_[0:_V, _PC:_TC, _V:_PC, _TC:_FEET]
-
-
-class _Cdr:
-    """Builds the body of a CDR message (alignment relative to its start, as after the encapsulation).
-
-    Args:
-        offset: the body offset the bytes built here will start at (only its alignment matters).
-    """
-
-    def __init__(self, offset: int = 0) -> None:
-        self._skip = offset % 8
-        self.buf = bytearray(self._skip)
-
-    def align(self, n: int) -> _Cdr:
-        self.buf += bytes(-len(self.buf) % n)
-        return self
-
-    def u32(self, value: int) -> _Cdr:
-        self.align(4)
-        self.buf += _U32.pack(value)
-        return self
-
-    def string(self, text: str) -> _Cdr:
-        data = text.encode()
-        self.u32(len(data) + 1)
-        self.buf += data + b"\x00"
-        return self
-
-    def octet(self, value: bytes) -> _Cdr:
-        self.buf += value
-        return self
-
-    def bytes(self) -> bytes:
-        """The bytes built (without the alignment offset given at construction)."""
-        return bytes(self.buf[self._skip :])
-
-
-def _stamp_bytes(stamp_ns: int) -> bytes:
-    return _STAMP.pack(*divmod(stamp_ns, NS_PER_S))
 
 
 def _new(cls: Any, **fields: Any) -> Any:
@@ -151,17 +99,13 @@ class OutputMessages:
         )
         self._translation = self.transform.transform.translation
         self._rotation = self.transform.transform.rotation
+        #: the TF as published on ``/tf`` by ``TfPublisher`` (None without tf2_msgs): holds ``transform``
+        self.tf_message = None if t.TFMessage is None else _new(t.TFMessage, transforms=[self.transform])
         self._wrenches: dict[str, Any] = {}
         self._contacts_key: tuple[str, ...] = ()
         self._contacts_stamp = _new(t.Time)
         self.contacts = _new(t.DiagnosticArray, header=_new(t.Header, stamp=self._contacts_stamp, frame_id=""))
         self._contact_values: list[tuple[Any, Any, Any, Any]] = []
-        # serialized forms: the bytes after the stamp up to the numbers (header.frame_id, child_frame_id, padding)
-        self._odom_cdr = _Cdr(8).string(odom_frame).string(base_frame).align(8).bytes()
-        self._tf_head = _ENCAP + _U32.pack(1)
-        self._tf_cdr = _Cdr(12).string(odom_frame).string(tf_child_frame).align(8).bytes()
-        self._wrench_cdr: dict[str, bytes] = {}
-        self._contact_pieces: dict[tuple[Any, ...], bytes] = {}
 
     # ----------------------------------------------------------------------------------- odometry + TF
 
@@ -189,14 +133,16 @@ class OutputMessages:
         ro.x, ro.y, ro.z, ro.w = qx, qy, qz, qw
         return self.transform
 
-    def odometry_cdr(self, stamp_ns: int, buf: np.ndarray) -> bytes:
-        """The serialized ``nav_msgs/Odometry`` of :meth:`fill_odometry` (CDR bytes, for ``publish``)."""
-        return b"".join((_ENCAP, _stamp_bytes(stamp_ns), self._odom_cdr, buf[_ODOM_INDEX].astype("<f8").tobytes()))
+    def fill_tf_message(self, stamp_ns: int, buf: np.ndarray) -> Any:
+        """The ``tf2_msgs/TFMessage`` holding :meth:`fill_transform`'s transform (``TfPublisher.publish``).
 
-    def tf_cdr(self, stamp_ns: int, buf: np.ndarray) -> bytes:
-        """The serialized ``tf2_msgs/TFMessage`` holding the transform of :meth:`fill_transform`."""
-        values = buf[:_V].astype("<f8").tobytes()
-        return b"".join((self._tf_head, _stamp_bytes(stamp_ns), self._tf_cdr, values))
+        Raises:
+            TypeError: tf2_msgs is not installed (``tf_message`` is None).
+        """
+        if self.tf_message is None:
+            raise TypeError("tf2_msgs is not installed: no tf2_msgs/msg/TFMessage to fill")
+        self.fill_transform(stamp_ns, buf)
+        return self.tf_message
 
     # ------------------------------------------------------------------------------ wrenches + contacts
 
@@ -222,60 +168,6 @@ class OutputMessages:
         f.x, f.y, f.z = fx, fy, fz
         tq.x, tq.y, tq.z = tx, ty, tz
         return msg
-
-    def wrench_cdr(self, stamp_ns: int, foot: str, buf: np.ndarray, index: int) -> bytes:
-        """The serialized ``WrenchStamped`` of :meth:`fill_wrench`."""
-        tail = self._wrench_cdr.get(foot)
-        if tail is None:
-            tail = self._wrench_cdr[foot] = _Cdr(8).string(foot).align(8).bytes()
-        start = _FEET + _FOOT_STRIDE * index
-        values = buf[start : start + 6].astype("<f8").tobytes()
-        return b"".join((_ENCAP, _stamp_bytes(stamp_ns), tail, values))
-
-    def contacts_cdr(self, stamp_ns: int, feet: Sequence[FootState], buf: np.ndarray) -> bytes:
-        """The serialized ``contact_states`` array of :meth:`fill_contacts`.
-
-        A foot's status is three pieces: from its level to the key of ``normal_force`` (depends on the foot,
-        the contact state and the alignment it starts at), the force text, then ``update_accepted``
-        (depends on the acceptance and its alignment); the fixed pieces are built once and cached.
-        """
-        pieces = self._contact_pieces
-        hw = self.hardware_id
-        parts = [_ENCAP, _stamp_bytes(stamp_ns)]
-        head = pieces.get(("head", len(feet)))
-        if head is None:
-            head = pieces[("head", len(feet))] = _Cdr(8).string("").u32(len(feet)).bytes()
-        parts.append(head)
-        pos = 8 + len(head)  # body offset
-        for i, foot in enumerate(feet):
-            in_contact = bool(foot.in_contact)
-            key = (foot.name, hw, in_contact, pos % 4)
-            first = pieces.get(key)
-            if first is None:
-                first = pieces[key] = (
-                    _Cdr(pos)
-                    .octet(self._types.DiagnosticStatus.OK)
-                    .string(foot.name)
-                    .string("contact" if in_contact else "no_contact")
-                    .string(hw)
-                    .u32(3)
-                    .string("contact")
-                    .string("1" if in_contact else "0")
-                    .string("normal_force")
-                    .bytes()
-                )
-            force = f"{buf[_FEET + _FOOT_STRIDE * i + 8]:.3f}".encode()
-            pad = -(pos + len(first)) % 4
-            force_part = b"\x00" * pad + _U32.pack(len(force) + 1) + force + b"\x00"
-            pos += len(first) + len(force_part)
-            accepted = bool(foot.update_accepted)
-            key = ("accepted", accepted, pos % 4)
-            last = pieces.get(key)
-            if last is None:
-                last = pieces[key] = _Cdr(pos).string("update_accepted").string("1" if accepted else "0").bytes()
-            pos += len(last)
-            parts += (first, force_part, last)
-        return b"".join(parts)
 
     def _layout_contacts(self, names: tuple[str, ...]) -> None:
         t = self._types

@@ -23,9 +23,12 @@ Everything else stays rclpy's: timers, parameter services, ``use_sim_time`` (its
 is another subscription), shutdown (``rclpy.shutdown`` or Ctrl-C wake the wait; ``spin`` then raises
 ``ExternalShutdownException`` like rclpy's executors, or the ``KeyboardInterrupt`` propagates).
 
-The hot subscriptions' callbacks must take the message only (no ``MessageInfo``); ``raw=True``
-subscriptions are taken as bytes, as with any executor. The loop is single-threaded: callbacks run in the
-thread that calls ``spin``/``spin_once``.
+A hot subscription is taken as rclpy's executor takes it (``take_message`` of its handle with its message
+type): rclpy's type support deserializes the sample into a Python message of the subscription's type, or
+gives the bytes of a ``raw=True`` subscription. A sample the middleware cannot deserialize is dropped inside
+the take (Fast DDS: nothing is taken, nothing raised), as with rclpy's executors. The callbacks must take the
+message only (no ``MessageInfo``). The loop is single-threaded: callbacks run in the thread that calls
+``spin``/``spin_once``.
 """
 
 from __future__ import annotations

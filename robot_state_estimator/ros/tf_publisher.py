@@ -43,16 +43,13 @@ class TfPublisher:
             ) from exc
         self._msg_type = TFMessage
         self._publisher = node.create_publisher(TFMessage, topic, tf_qos())
-        self._publish_raw = self._publisher.publish
+        #: publish a ``tf2_msgs/TFMessage`` as it is (the node's hot path: a preallocated, refilled message)
+        self.publish = self._publisher.publish
 
     def sendTransform(self, transform: Any | Iterable[Any]) -> None:
         """Publish one ``geometry_msgs/TransformStamped`` or a list of them in one ``TFMessage``."""
         transforms = list(transform) if isinstance(transform, list | tuple) else [transform]
         self._publisher.publish(self._msg_type(transforms=transforms))
-
-    def publish_serialized(self, data: bytes) -> None:
-        """Publish a serialized (CDR) ``tf2_msgs/TFMessage`` as it is (the node's hot path)."""
-        self._publish_raw(data)
 
     def destroy(self, node: Node) -> None:
         """Destroy the publisher (the node's other entities are left alone)."""

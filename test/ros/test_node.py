@@ -166,54 +166,20 @@ def test_bad_messages_are_skipped_counted_and_survived(harness: Harness) -> None
         assert np.all(np.isfinite([odom.pose.pose.position.x, odom.twist.twist.linear.x]))
 
 
-def test_bytes_that_do_not_deserialize_are_counted_and_survived(harness: Harness) -> None:
-    """The node takes its sensor inputs as bytes: bytes that are no Imu/JointState are counted, not fatal."""
+def test_bytes_that_do_not_deserialize_are_dropped_and_survived(harness: Harness) -> None:
+    """Bytes that are no Imu/JointState (a publisher of serialized messages can send any) are dropped by the
+    middleware's deserialization inside the take: the node never receives them, nothing is raised, and it
+    goes on estimating."""
     harness.publish(standing(T0, 0.3))
-    for kind, pub in (("imu", harness.imu_pub), ("joints", harness.joint_pub)):
+    for pub in (harness.imu_pub, harness.joint_pub):
         for data in (b"\x00\x01\x00\x00abc", b"\x00\x01\x00\x00" + b"\xff" * 40):
             pub.publish(data)
-            harness.sent[kind].append(-1)
-    harness.settle()
-    counts = harness.node.reject_counts
-    assert counts.get("imu_bad_message", 0) == 2 and counts.get("joint_bad_message", 0) == 2, counts
     n_before = len(harness.out["odometry"])
     harness.publish(standing(T0 + 310_000_000, 0.1))
     assert spin_until(harness.executor, lambda: len(harness.out["odometry"]) > n_before + 20)
-
-
-@pytest.mark.parametrize("frame_id", ["imu_sensor", "base", "x"])
-def test_the_cdr_readers_equal_rclpy_deserialization(frame_id: str) -> None:
-    """What the node decodes from the bytes equals the message readers on rclpy's message (same serializer as
-    on the wire), for the test streams and every bad message."""
-    from rclpy.serialization import deserialize_message, serialize_message
-
-    from robot_state_estimator.io import messages
-
-    def same(a: Any, b: Any) -> bool:
-        return a.__dict__.keys() == b.__dict__.keys() and all(
-            np.array_equal(x, y) and getattr(x, "dtype", None) == getattr(y, "dtype", None)
-            if isinstance(x, np.ndarray) or isinstance(y, np.ndarray)
-            else type(x) is type(y) and x == y
-            for x, y in zip(a.__dict__.values(), b.__dict__.values(), strict=True)
-        )
-
-    msgs = [("imu", imu_msg(T0 + 7, frame_id=frame_id, gyro=(0.1, 0.2, -0.3))), ("joints", joint_msg(T0 + 7))]
-    msgs.append(("joints", joint_msg(T0, effort=False)))
-    msgs += [(kind, msg) for _, kind, msg in bad_messages(T0)]
-    for kind, msg in msgs:
-        data = serialize_message(msg)
-        msg_type, from_cdr, from_msg = (
-            (Imu, messages.imu_sample_from_cdr, messages.imu_sample_from_msg)
-            if kind == "imu"
-            else (JointState, messages.joint_sample_from_cdr, messages.joint_sample_from_msg)
-        )
-        sample = from_cdr(data)
-        try:
-            expected = from_msg(deserialize_message(data, msg_type))
-        except messages.MessageError:
-            assert sample is None  # the node then gives the message to the reader, which says why
-        else:
-            assert sample is not None and same(sample, expected)
+    assert harness.received() == len(harness.sent["imu"]) + len(harness.sent["joints"])
+    counts = harness.node.reject_counts
+    assert not counts.get("imu_bad_message") and not counts.get("joint_bad_message"), counts
 
 
 def test_time_backwards_and_gap_reset_the_filter_and_it_continues(harness: Harness) -> None:
