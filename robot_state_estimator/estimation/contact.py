@@ -165,8 +165,8 @@ class ContactForceEstimator:
         path (least squares)."""
         kin = self.kin
         tau = np.asarray(tau_joints, dtype=float)
-        # the centre-of-mass Jacobian at kin.update's configuration (computed there by the compiled kinematics)
-        Jcom = kin.Jcom if kin.fk is not None else pin.jacobianCenterOfMass(kin.model, kin.data)
+        # pinocchio's centre-of-mass Jacobian at kin.update's configuration (its data holds that configuration)
+        Jcom = pin.jacobianCenterOfMass(kin.model, kin.data)
         self._unsolved = point_foot_forces(
             kin.J6_base_foot,
             self._leg_cols_array,
@@ -191,7 +191,7 @@ class ContactForceEstimator:
         if not self._kernels or not detector._started:
             return False
         kin = self.kin
-        Jcom = kin.Jcom if kin.fk is not None else pin.jacobianCenterOfMass(kin.model, kin.data)
+        Jcom = pin.jacobianCenterOfMass(kin.model, kin.data)
         d = detector
         self._unsolved = torque_contacts(
             kin.J6_base_foot, self._leg_cols_array, Jcom, self.total_mass_kg, self.g_world,

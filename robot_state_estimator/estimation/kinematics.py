@@ -40,14 +40,10 @@ from numpy.typing import NDArray
 
 from robot_state_estimator.estimation.errors import ModelError
 from robot_state_estimator.estimation.jit import use_kernels
-from robot_state_estimator.estimation.leg_kernels import foot_jacobians, forward_kinematics, leg_velocity_terms
+from robot_state_estimator.estimation.leg_kernels import leg_velocity_terms
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
-#: the model tables of :func:`~robot_state_estimator.estimation.leg_kernels.forward_kinematics`: parent, q_index,
-#: axis, M_joint, foot_joint, M_foot, mass, lever, support
-FkTables = tuple[IntArray, IntArray, FloatArray, FloatArray, IntArray, FloatArray, FloatArray, FloatArray,
-                 NDArray[np.bool_]]  # fmt: skip
 
 
 def skew(v: FloatArray) -> FloatArray:
@@ -169,43 +165,6 @@ class LegKinematics:
             self.support[i, idx] = True
         # The linear rows are a view of the full Jacobians: filled by the same assignment.
         self.J_base_foot = self.J6_base_foot[:, :3, :]
-        #: (3, nv) centre-of-mass Jacobian in B after :meth:`update` on the compiled path (``self.fk``); on the
-        #: reference path pinocchio's ``jacobianCenterOfMass(model, data)`` gives it
-        self.Jcom = np.zeros((3, model.nv))
-        #: the model tables of :func:`~robot_state_estimator.estimation.leg_kernels.forward_kinematics` when it
-        #: applies (kernels on, revolute joints only), else None (pinocchio)
-        self.fk = self._fk_tables() if self._kernels else None
-        self._oMi = np.tile(np.eye(4), (model.njoints, 1, 1))
-        self._J_world = np.zeros((6, model.nv))
-
-    def _fk_tables(self) -> FkTables | None:
-        """The model's tree for the compiled forward kinematics: parent, q index, unit axis, placement in the
-        parent, mass and centre of mass of each joint, and each foot's joint and placement; None when a joint
-        is not revolute (pinocchio then does it)."""
-        model = self.model
-        n = model.njoints
-        axes = {"JointModelRX": (1.0, 0.0, 0.0), "JointModelRY": (0.0, 1.0, 0.0), "JointModelRZ": (0.0, 0.0, 1.0)}
-        parent = np.zeros(n, dtype=np.intp)
-        q_index = np.full(n, -1, dtype=np.intp)
-        axis = np.zeros((n, 3))
-        M_joint = np.tile(np.eye(4), (n, 1, 1))
-        for j in range(2, n):
-            joint = model.joints[j]
-            name = joint.shortname()
-            if name in axes:
-                axis[j] = axes[name]
-            elif name == "JointModelRevoluteUnaligned":
-                axis[j] = np.asarray(joint.extract().axis, dtype=float)
-            else:
-                return None
-            parent[j] = model.parents[j]
-            q_index[j] = joint.idx_q - 7
-            M_joint[j] = model.jointPlacements[j].homogeneous
-        foot_joint = np.array([model.frames[f].parentJoint for f in self.foot_frame_ids], dtype=np.intp)
-        M_foot = np.array([model.frames[f].placement.homogeneous for f in self.foot_frame_ids])
-        mass = np.array([model.inertias[j].mass for j in range(n)])
-        lever = np.array([np.asarray(model.inertias[j].lever, dtype=float) for j in range(n)])
-        return (parent, q_index, axis, M_joint, foot_joint, M_foot, mass, lever, self.support)
 
     @property
     def n_feet(self) -> int:
@@ -215,34 +174,18 @@ class LegKinematics:
     def update(self, q_joints: FloatArray) -> None:
         """Forward kinematics and foot Jacobians for the joint positions, base at the identity.
 
-        The reference: pinocchio's ``computeJointJacobians`` and ``updateFramePlacement`` per foot; the foot
-        Jacobians are pinocchio's ``getFrameJacobian(..., LOCAL_WORLD_ALIGNED)``, or with numba the same numbers
-        from the joint Jacobians ``data.J`` moved to the foot point (:func:`~robot_state_estimator.estimation.
-        leg_kernels.foot_jacobians`). With numba and revolute joints only (``fk``), one call of
-        :func:`~robot_state_estimator.estimation.leg_kernels.forward_kinematics` computes all of it and ``Jcom``
-        (pinocchio's ``data`` is then not updated); equal to pinocchio's to 1e-12 in the tests.
+        All kinematics is pinocchio's: ``computeJointJacobians`` (forward kinematics and the joint Jacobians,
+        once for all feet), then per foot ``updateFramePlacement`` and ``getFrameJacobian(...,
+        LOCAL_WORLD_ALIGNED)``. ``data`` is left up to date (``jacobianCenterOfMass(model, data)`` may follow).
 
         Args:
             q_joints: (n_joints,) rad or m, actuated joint positions in pinocchio order.
         """
-        if self.fk is not None:
-            q_arr = np.asarray(q_joints, dtype=float)
-            forward_kinematics(q_arr, *self.fk, self._oMi, self._J_world, self.X_base_foot, self.J6_base_foot,
-                               self.Jcom)  # fmt: skip
-            return
         q = self._q
         q[7:] = q_joints
         model, data = self.model, self.data
         _compute_joint_jacobians(model, data, q)  # forward kinematics + joint Jacobians, once for all feet
         X = self.X_base_foot
-        if self._kernels:
-            for i, fid in self._foot_enum:
-                # updateFramePlacement returns the placement (indexing data.oMf costs more from Python); its
-                # homogeneous matrix carries rotation and translation in one copy.
-                X[i] = _update_frame_placement(model, data, fid).homogeneous
-            # data.J (a view): the joint Jacobians in the world (= base) frame, shifted to each foot.
-            foot_jacobians(data.J, X, self.support, self.J6_base_foot)
-            return
         J6 = self.J6_base_foot
         for i, fid in self._foot_enum:
             X[i] = _update_frame_placement(model, data, fid).homogeneous

@@ -45,8 +45,8 @@ explicit state.
 
 Cost per sample (the 1 kHz path): the per-sample maths runs in compiled kernels when numba is there, about
 one per step: an IMU sample is one call (``BaseEkf.imu_step``: check, propagation, outputs); a joint sample is
-the joint gather, the joint velocity and the leg kinematics (:mod:`~robot_state_estimator.estimation.leg_kernels`:
-``gather_joints``, ``joint_velocity_step``, ``forward_kinematics``), the forces and contact trigger
+the joint gather and the joint velocity (:mod:`~robot_state_estimator.estimation.leg_kernels`: ``gather_joints``,
+``joint_velocity_step``), the leg kinematics (pinocchio), the forces and contact trigger
 (``torque_contacts``), the stance feet's leg terms and filter update (``BaseEkf.update_stance_feet``) and the
 outputs. Each keeps its numpy/pinocchio reference (``ROBOT_STATE_ESTIMATOR_DISABLE_JIT=1``); a sample that is
 not the common case (a new name order, a bad value, a gap, held joint samples to apply) takes the reference path,
