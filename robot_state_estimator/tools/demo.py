@@ -94,7 +94,8 @@ def imported_go1(out: Path, data: Path, *, fresh: bool) -> Path:
     from robot_state_estimator.tools import csv_import
 
     bag = out / "go1_trot_real" / "bag"
-    if (bag / "metadata.yaml").exists() and not fresh:
+    # a bag imported before the importer recorded its source (import_source.yaml) is imported again
+    if (bag / "metadata.yaml").exists() and (bag / csv_import.IMPORT_SOURCE_FILE).exists() and not fresh:
         print(f"[demo] reusing the imported real Go1 bag {bag}")
         return bag
     if bag.exists():
