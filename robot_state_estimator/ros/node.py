@@ -27,6 +27,7 @@ from typing import Any
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
@@ -427,6 +428,9 @@ def main(args: list[str] | None = None) -> int:
         pass
     except StartupError as exc:
         rclpy.logging.get_logger(NODE_NAME).fatal(str(exc))
+        code = 1
+    except InvalidParameterValueException as exc:  # a -p value outside its descriptor's range or type
+        rclpy.logging.get_logger(NODE_NAME).fatal(f"invalid parameter value: {exc}")
         code = 1
     finally:
         if node is not None:

@@ -302,3 +302,15 @@ def test_stream_of_bad_messages_is_survived(recorder, ros_domain_env, ros_contex
         recorder.executor.remove_node(pub_node)
         pub_node.destroy_node()
     assert node.clean_exit, node_log.read_text()
+
+
+def test_a_parameter_out_of_its_range_ends_the_node_with_one_fatal_line(ros_domain_env: dict[str, str]) -> None:
+    """``-p qos_depth:=0`` (the descriptor allows 1..10000): exit code 1 and a FATAL line naming the parameter and
+    its range, not a traceback."""
+    cmd = [*_script("estimator_node", "robot_state_estimator.ros.node"), "--ros-args", "-p", "robot:=go1"]
+    cmd += ["-p", "qos_depth:=0"]
+    proc = subprocess.run(cmd, env=ros_domain_env, capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "[FATAL]" in out and "qos_depth" in out and "Min: 1" in out, out
+    assert "Traceback" not in out, out
