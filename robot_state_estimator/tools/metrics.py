@@ -909,6 +909,11 @@ def evaluate(
         )
     else:
         raise MetricsError(f"unknown time alignment {time_alignment!r}; use none, {', '.join(TIME_ALIGNMENTS)}")
+    # a search that ends on the edge of its range has probably not found the clock: say so with the metrics
+    at_bound = time_alignment in ("offset", "offset+rate") and (
+        abs(ta.offset_s) >= max_offset_s * (1.0 - 1e-3)
+        or (time_alignment == "offset+rate" and abs(ta.scale - 1.0) >= max_rate_deviation * (1.0 - 1e-3))
+    )
     gt_t = ta.apply(gt) if time_alignment != "none" else gt
     e, g = associate(est, gt_t)
     a4 = align_trajectory(e, g, dof="4dof")
@@ -917,7 +922,7 @@ def evaluate(
     L = path_length(g.p_world_base)
     ate4 = ate(e4, g)
     out: dict[str, Any] = {
-        "time_alignment": {"mode": time_alignment, **ta.as_dict()},
+        "time_alignment": {"mode": time_alignment, **ta.as_dict(), "at_search_bound": at_bound},
         "n_pairs": len(g),
         "duration_s": g.duration_s,
         "path_length_m": L,
@@ -953,6 +958,8 @@ def format_table(result: dict[str, Any], *, title: str = "") -> str:
             kn, km = (np.asarray(k) for k in ta["knots_s"])
             rates = np.diff(km) / np.diff(kn)
             rows.append(("time warp local rates", f"{rates.min():.3f} .. {rates.max():.3f} ({len(kn)} knots)"))
+        if ta.get("at_search_bound"):
+            rows.append(("time alignment", "WARNING: on the edge of its search range (offset or rate): unreliable"))
     add("duration", result["duration_s"], "{:.2f}", "s")
     add("path length", result["path_length_m"], "{:.2f}", "m")
     add("ATE 4-DoF RMSE", result["ate_4dof"]["trans"]["rmse"], "{:.4f}", "m")

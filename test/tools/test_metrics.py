@@ -149,6 +149,13 @@ def test_time_offset_and_rate_for_unstamped_ground_truth():
     assert a.offset_s == pytest.approx(0.5, abs=0.02)
     result = M.evaluate(est, gt, time_alignment="offset+rate", max_offset_s=2.0, max_rate_deviation=0.1)
     assert result["ate_4dof"]["trans"]["rmse"] < 5e-3
+    assert not result["time_alignment"]["at_search_bound"]
+    assert "WARNING" not in M.format_table(result)
+    # the true rate (0.952) outside a +-2 % search: the fit ends on the bound and the table says so
+    narrow = M.evaluate(est, gt, time_alignment="offset+rate", max_offset_s=2.0, max_rate_deviation=0.02)
+    assert narrow["time_alignment"]["scale"] == pytest.approx(0.98, abs=1e-3)
+    assert narrow["time_alignment"]["at_search_bound"]
+    assert "WARNING: on the edge of its search range" in M.format_table(narrow)
 
 
 def test_contact_precision_recall():
