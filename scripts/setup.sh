@@ -11,7 +11,7 @@ stamp="$venv/.requirements.sha256"
 if [ ! -x "$venv/bin/python" ]; then
   echo "[setup] creating $venv with $python"
   "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install --quiet --upgrade pip 2> >(grep -v "^WARNING: Location" >&2)
 fi
 want=$(cat "$root/requirements.txt" "$root/setup.py" | sha256sum | cut -c1-64)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

@@ -299,7 +299,8 @@ class EstimatorSettings:
         ignore_unknown_joints: accept joint samples that also name joints not in the model (a gripper, a head,
             wheels on the same ``/joint_states``): those names and their values are ignored, reported once per
             change of the ignored set (event ``ignored_joints``, info). False = such samples are rejected
-            (``unknown_joint``). A sample lacking a model joint is rejected either way.
+            (core event ``unknown_joint``; the node and replay count them as ``rejected.joint_unknown_names``). A
+            sample lacking a model joint is rejected either way.
         max_measurement_delay_s: s, a joint sample older than the filter time by at most this is applied
             at the filter time (its velocity information is still current enough); older ones are dropped.
         max_pending_joint_samples: joint samples ahead of the IMU are held, at most this many (oldest dropped).

@@ -710,8 +710,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", default="bench/results", help="folder for the JSON results")
     parser.add_argument("--short", action="store_true", help="seconds instead of minutes (tests)")
     parser.add_argument("--no-node", action="store_true", help="skip the node latency benchmark")
-    parser.add_argument("--node-duration", type=float, default=None, help="s of node feeding (default 30)")
-    parser.add_argument("--offline-duration", type=float, default=None, help="s of simulated trot (default 10)")
+    parser.add_argument(
+        "--node-duration", type=float, default=None, help="s of node feeding (None: 30, --short: a few)"
+    )
+    parser.add_argument(
+        "--offline-duration", type=float, default=None, help="s of simulated trot (None: 10, --short: a few)"
+    )
     parser.add_argument(
         "--node-prefix",
         default="",

@@ -364,7 +364,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mapping", required=True, help="column mapping YAML (e.g. config/import/go1_trot.yaml)")
     parser.add_argument("--output", required=True, help="bag directory to create")
     parser.add_argument("--rows", default=None, help="data rows to import, START:STOP (Python slice)")
-    parser.add_argument("--storage", default="mcap", choices=["mcap", "sqlite3"])
+    parser.add_argument("--storage", default="mcap", choices=["mcap", "sqlite3"], help="rosbag2 storage format")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -116,7 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fresh", action="store_true", help="regenerate the simulated run and the imported bag")
     parser.add_argument("--no-real", action="store_true", help="skip the real Go1 run")
-    parser.add_argument("--go1-data", help=f"folder of the real Go1 trot (default: found as {GO1_DATA_REL})")
+    parser.add_argument("--go1-data", help=f"folder of the real Go1 trot (None: found as {GO1_DATA_REL})")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     for name, part in summary.items():
         m = part.get("metrics") or {}
         r = part["run"]
-        line = f"  {name:<9} {r['realtime_factor']:.1f}x real time"
+        line = f"  {name:<9} replay {r['realtime_factor']:.1f}x real time (writing the output bag included)"
         if m:
             line += (
                 f"; ATE (4-DoF) {m['ate_4dof']['trans']['rmse']:.3f} m = {m['ate_4dof_pct']:.2f} % of "

@@ -141,7 +141,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``robot-state-estimator evaluate``."""
     parser.add_argument("estimate", help="TUM file, or bag with an Odometry topic (--est-topic)")
     parser.add_argument("ground_truth", help="bag (Odometry topic --gt-topic), TUM file or unstamped mocap CSV")
-    parser.add_argument("--est-topic", default="odometry")
+    parser.add_argument("--est-topic", default="odometry", help="estimate nav_msgs/Odometry topic (bags)")
     parser.add_argument("--gt-topic", default=G.DEFAULT_ODOM_TOPIC)
     parser.add_argument(
         "--time-align",

@@ -731,14 +731,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--plots", help="folder for PNG plots")
     parser.add_argument("--json", help="metrics and run summary as JSON")
-    parser.add_argument("--imu-topic", default="/imu/data")
-    parser.add_argument("--joints-topic", default="/joint_states")
-    parser.add_argument("--foot-forces-topic", default="/foot_forces")
+    parser.add_argument("--imu-topic", default="/imu/data", help="sensor_msgs/Imu input topic")
+    parser.add_argument("--joints-topic", default="/joint_states", help="sensor_msgs/JointState input topic")
+    parser.add_argument(
+        "--foot-forces-topic", default="/foot_forces", help="foot sensors (JointState: name = feet, effort = value)"
+    )
     parser.add_argument(
         "--use-foot-forces", default="auto", choices=["auto", "yes", "no"], help="auto: when the topic is present"
     )
     parser.add_argument("--imu-frame-id", help="accepted IMU frame_id ('*' = any); default: the description's")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None)
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar (None: on a terminal, long inputs)",
+    )
     parser.add_argument("--title", default="", help="title of the metrics table and plots")
 
 
