@@ -588,13 +588,7 @@ def _merge_node_reports(reports: list[dict[str, str]], prefix: str) -> dict[str,
 
 def _stderr(proc: subprocess.Popen) -> str:
     """Exit code and the end of the node's stderr (the node is stopped first when still running)."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    _stop(proc)
     err_file = getattr(proc, "err_file", None)
     err = ""
     if err_file is not None:

@@ -12,11 +12,31 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from robot_state_estimator.estimation import ImuSample, JointSample, RobotStateEstimator
+from robot_state_estimator.estimation import BaseEkf, ImuSample, JointSample, RobotStateEstimator
 
 G_WORLD = np.array([0.0, 0.0, -9.81])
 GO1_FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
 GO1_STANDING = np.array([0.0, 0.8, -1.6] * 4)
+#: IMU mounts X_base_imu: at the base origin, and rotated with a lever arm
+IMU_MOUNTS = [
+    pin.SE3.Identity(),
+    pin.SE3(pin.rpy.rpyToMatrix(0.3, -0.4, 1.2), np.array([-0.08, 0.06, 0.02])),
+]
+
+
+def initialize_at_random(ekf: BaseEkf, rng: np.random.Generator) -> None:
+    """Initialise ``ekf`` at stamp 0 with a random state (attitude, position, velocity, biases) and a random
+    positive definite (15, 15) covariance, drawn from ``rng`` (covariance first, then the state)."""
+    A = rng.normal(size=(15, 15)) * 0.1
+    ekf.initialize(
+        0,
+        R_world_base=pin.exp3(rng.normal(size=3)),
+        p_world_base=rng.normal(size=3),
+        v_base_in_base=rng.normal(size=3),
+        accel_bias=rng.normal(size=3) * 0.1,
+        gyro_bias=rng.normal(size=3) * 0.05,
+        P=A @ A.T + 1e-3 * np.eye(15),
+    )
 
 
 @dataclass

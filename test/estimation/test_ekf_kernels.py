@@ -9,6 +9,7 @@ import pickle
 import numpy as np
 import pinocchio as pin
 import pytest
+from est_helpers import IMU_MOUNTS, initialize_at_random
 
 from robot_state_estimator.estimation import BaseEkf, EkfSettings, imu_noise_from_spec
 from robot_state_estimator.estimation.ekf import N_STATES, Measurement
@@ -16,10 +17,7 @@ from robot_state_estimator.estimation.jit import use_kernels
 
 pytestmark = pytest.mark.skipif(not use_kernels(), reason="numba missing or ROBOT_STATE_ESTIMATOR_DISABLE_JIT set")
 
-MOUNTS = [
-    pin.SE3.Identity(),
-    pin.SE3(pin.rpy.rpyToMatrix(0.3, -0.4, 1.2), np.array([-0.08, 0.06, 0.02])),
-]
+MOUNTS = IMU_MOUNTS
 STATE = ("p_world_base", "v_base_in_base", "R_world_base", "accel_bias", "gyro_bias", "P")
 ALL = (*STATE, "omega_base", "alpha_base", "f_base", "_gyro_imu", "_accel_imu")
 
@@ -29,16 +27,7 @@ def pair(seed: int, mount: int, **overrides: object) -> tuple[BaseEkf, BaseEkf]:
     settings = dataclasses.replace(EkfSettings(), encoder_velocity_noise=0.3, **overrides)
     a = BaseEkf(MOUNTS[mount], imu_noise_from_spec(None, settings), settings)
     assert a.use_kernels
-    A = rng.normal(size=(N_STATES, N_STATES)) * 0.1
-    a.initialize(
-        0,
-        R_world_base=pin.exp3(rng.normal(size=3)),
-        p_world_base=rng.normal(size=3),
-        v_base_in_base=rng.normal(size=3),
-        accel_bias=rng.normal(size=3) * 0.1,
-        gyro_bias=rng.normal(size=3) * 0.05,
-        P=A @ A.T + 1e-3 * np.eye(N_STATES),
-    )
+    initialize_at_random(a, rng)
     gyro0, acc0 = rng.normal(size=3) * 2.0, rng.normal(size=3) * 3.0 + [0, 0, 9.81]
     gyro1, acc1 = rng.normal(size=3) * 2.0, rng.normal(size=3) * 3.0 + [0, 0, 9.81]
     b = copy.deepcopy(a)

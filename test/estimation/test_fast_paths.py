@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pinocchio as pin
 import pytest
-from est_helpers import GO1_FEET, GO1_STANDING
+from est_helpers import GO1_FEET, GO1_STANDING, IMU_MOUNTS, initialize_at_random
 
 from robot_state_estimator.estimation import BaseEkf, ContactForceEstimator, EkfSettings, LegKinematics, skew
 from robot_state_estimator.estimation.ekf import (
@@ -24,25 +24,13 @@ from robot_state_estimator.estimation.ekf import (
     quat_xyzw_from_matrix,
 )
 
-MOUNTS = [
-    pin.SE3.Identity(),
-    pin.SE3(pin.rpy.rpyToMatrix(0.3, -0.4, 1.2), np.array([-0.08, 0.06, 0.02])),
-]
+MOUNTS = IMU_MOUNTS
 
 
 def random_ekf(rng: np.random.Generator, X_base_imu: pin.SE3) -> BaseEkf:
     settings = dataclasses.replace(EkfSettings(), encoder_velocity_noise=0.3)
     ekf = BaseEkf(X_base_imu, imu_noise_from_spec(None, settings), settings)
-    A = rng.normal(size=(N_STATES, N_STATES)) * 0.1
-    ekf.initialize(
-        0,
-        R_world_base=pin.exp3(rng.normal(size=3)),
-        p_world_base=rng.normal(size=3),
-        v_base_in_base=rng.normal(size=3),
-        accel_bias=rng.normal(size=3) * 0.1,
-        gyro_bias=rng.normal(size=3) * 0.05,
-        P=A @ A.T + 1e-3 * np.eye(N_STATES),
-    )
+    initialize_at_random(ekf, rng)
     ekf.set_imu(0, rng.normal(size=3) * 2.0, rng.normal(size=3) * 3.0 + [0, 0, 9.81])
     ekf.set_imu(1_000_000, rng.normal(size=3) * 2.0, rng.normal(size=3) * 3.0 + [0, 0, 9.81])  # alpha != 0
     return ekf
