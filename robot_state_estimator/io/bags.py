@@ -2,7 +2,10 @@
 
 - :func:`default_typestore`: the ROS 2 Kilted message definitions (tf2_msgs, nav_msgs, ... included).
 - :func:`read_messages`: deserialized messages of chosen topics, in the bag's log-time order.
-- :func:`read_messages_in_stamp_order`: the same, ordered by ``header.stamp`` (what the estimator needs).
+- :func:`read_messages_in_stamp_order`: the same, ordered by ``header.stamp`` (what the estimator needs);
+  :func:`read_stamp_ordered` (or :class:`BagReader`, to check the topics and read with one opening) gives the
+  same order as plain lists, for the replay loop.
+- :func:`gc_paused`: the cyclic garbage collector paused while many long-lived messages are made.
 - :class:`BagWriter`: an mcap (default) or sqlite3 rosbag2 writer that adds connections as topics appear.
 
 Time is integer nanoseconds everywhere (``stamp_ns``, ``log_time_ns``).
@@ -10,7 +13,9 @@ Time is integer nanoseconds everywhere (``stamp_ns``, ``log_time_ns``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from rosbags.highlevel import AnyReader
-from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 from rosbags.typesys.store import Typestore
 
@@ -111,11 +116,159 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
 def read_messages_in_stamp_order(path: str | Path, topics: Sequence[str] | None = None) -> list[BagMessage]:
     """All messages of ``topics`` sorted by ``header.stamp`` (ties: by position of the topic in ``topics``,
     then by log time), so an IMU sample and a joint sample with the same stamp are processed IMU first when
-    ``topics`` lists the IMU topic first."""
-    order = {t: i for i, t in enumerate(topics or ())}
-    messages = list(read_messages(path, topics))
-    messages.sort(key=lambda m: (m.stamp_ns, order.get(m.topic, len(order)), m.log_time_ns))
-    return messages
+    ``topics`` lists the IMU topic first. Messages without a header sort by their log time.
+
+    Raises:
+        BagError: as :func:`read_messages`.
+    """
+    ordered = read_stamp_ordered(path, topics)
+    return [
+        BagMessage(ordered.topics[i], getattr(msg, "__msgtype__", ordered.msgtypes[i]), log_ns, msg)
+        for i, log_ns, msg in zip(ordered.topic_index, ordered.log_time_ns, ordered.msgs, strict=True)
+    ]
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector inside the block (restored after it, also on errors).
+
+    Reading a bag makes tens of thousands of small message objects that all stay alive; each automatic
+    collection would walk all of them again (about a third of the time to deserialize a JointState). Nothing
+    made while reading forms reference cycles, so nothing is left for the collector to free.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@dataclass(frozen=True)
+class StampOrdered:
+    """Deserialized messages in stamp order (:func:`read_stamp_ordered`), as parallel lists of length N.
+
+    Attributes:
+        topics: the topics read, in the order asked for (tie order); ``topic_index`` indexes it.
+        msgtypes: ROS 2 type name of each entry of ``topics`` (of its last connection, when a topic has
+            connections of several types; each message's own is ``msg.__msgtype__``).
+        stamp_ns: (N,) ``header.stamp`` in ns (the log time for a message without a header).
+        topic_index: (N,) index into ``topics`` of each message.
+        log_time_ns: (N,) record time in the bag, ns.
+        msgs: (N,) the rosbags message dataclasses.
+    """
+
+    topics: tuple[str, ...]
+    msgtypes: tuple[str, ...]
+    stamp_ns: list[int]
+    topic_index: list[int]
+    log_time_ns: list[int]
+    msgs: list[Any]
+
+    def __len__(self) -> int:
+        return len(self.msgs)
+
+
+class BagReader:
+    """An input bag opened once (rosbags ``AnyReader``): its topics, then its messages in stamp order.
+
+    Opening a rosbag2 bag costs tens to hundreds of milliseconds (its metadata, the message definitions it
+    carries, the deserializers made for them), so a tool that checks the topics and then reads opens it once::
+
+        with BagReader(path) as bag:
+            if "/imu/data" in bag.topics:
+                ordered = bag.stamp_ordered(["/imu/data", "/joint_states"])
+
+    Args:
+        path: rosbag2 directory or file (mcap, sqlite3) or ROS 1 bag.
+
+    Attributes:
+        topics: topic -> message type of every connection in the bag (set by opening).
+
+    Raises:
+        BagError: the path does not exist or is not a bag rosbags can read (on opening).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = path
+        self.topics: dict[str, str] = {}
+        self._reader: Any = None
+
+    def __enter__(self) -> BagReader:
+        try:
+            reader = AnyReader(_bag_paths(self.path), default_typestore=default_typestore())
+            reader.open()
+        except BagError:
+            raise
+        except Exception as exc:  # rosbags raises several unrelated error types
+            raise BagError(f"cannot read bag {self.path}: {exc}") from exc
+        self._reader = reader
+        self.topics = {c.topic: c.msgtype for c in reader.connections}
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def stamp_ordered(self, topics: Sequence[str] | None = None) -> StampOrdered:
+        """The messages of ``topics`` (all when None) in the order of :func:`read_messages_in_stamp_order`
+        (stamp, then position of the topic in ``topics``, then log time, then position in the bag), without a
+        per-message wrapper object; deserialized by rosbags (``AnyReader.deserialize``) with the garbage
+        collector paused (:func:`gc_paused`).
+
+        Raises:
+            BagError: the bag is not open or cannot be read, or a requested topic is not in it (the message lists
+                those present).
+        """
+        reader, path = self._reader, self.path
+        if reader is None:
+            raise BagError(f"bag {path} is not open (use BagReader as a context manager)")
+        present = set(self.topics)
+        if topics is not None and not set(topics) <= present:
+            raise BagError(f"bag {path} lacks topics {sorted(set(topics) - present)}; it has {sorted(present)}")
+        names = tuple(dict.fromkeys(topics)) if topics is not None else tuple(sorted(present))
+        index = {t: i for i, t in enumerate(names)}
+        rank = {t: i for i, t in enumerate(topics or ())}  # tie order (topics=None: log time only)
+        connections = [c for c in reader.connections if c.topic in index]
+        msgtypes = {c.topic: c.msgtype for c in connections}
+        deserialize = reader.deserialize
+        keys: list[tuple[int, int, int, int, int]] = []
+        msgs: list[Any] = []
+        try:
+            with gc_paused():
+                for n, (connection, log_time_ns, raw) in enumerate(reader.messages(connections=connections)):
+                    topic = connection.topic
+                    msg = deserialize(raw, connection.msgtype)
+                    log_ns = int(log_time_ns)
+                    header = getattr(msg, "header", None)
+                    stamp_ns = stamp_to_ns(header.stamp) if header is not None else log_ns
+                    keys.append((stamp_ns, rank.get(topic, 0), log_ns, n, index[topic]))
+                    msgs.append(msg)
+        except Exception as exc:  # rosbags raises several unrelated error types
+            raise BagError(f"cannot read bag {path}: {exc}") from exc
+        keys.sort()  # n is unique: the order of a stable sort on (stamp, topic rank, log time)
+        return StampOrdered(
+            topics=names,
+            msgtypes=tuple(msgtypes[t] for t in names),
+            stamp_ns=[k[0] for k in keys],
+            topic_index=[k[4] for k in keys],
+            log_time_ns=[k[2] for k in keys],
+            msgs=[msgs[k[3]] for k in keys],
+        )
+
+
+def read_stamp_ordered(path: str | Path, topics: Sequence[str] | None = None) -> StampOrdered:
+    """:meth:`BagReader.stamp_ordered` of the bag at ``path`` (opened and closed here).
+
+    Raises:
+        BagError: the bag cannot be read, or a requested topic is not in it (the message lists those present).
+    """
+    with BagReader(path) as bag:
+        return bag.stamp_ordered(topics)
 
 
 class BagWriter:
@@ -129,20 +282,29 @@ class BagWriter:
     Args:
         path: the bag directory to create (must not exist).
         storage: ``"mcap"`` (default) or ``"sqlite3"``.
+        compression: ``"none"`` (default) or ``"zstd"``: mcap chunks compressed with zstd (rosbags'
+            storage-side compression; what ``ros2 bag record`` writes by default, read by ``ros2 bag``, Foxglove
+            and rosbags); mcap only.
 
     Raises:
-        BagError: the path exists, or the storage is unknown.
+        BagError: the path exists, the storage or compression is unknown, or zstd was asked for sqlite3.
     """
 
-    def __init__(self, path: str | Path, *, storage: str = "mcap") -> None:
+    def __init__(self, path: str | Path, *, storage: str = "mcap", compression: str = "none") -> None:
         self.path = Path(path)
         if self.path.exists():
             raise BagError(f"output bag already exists: {self.path}")
         plugins = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
         if storage not in plugins:
             raise BagError(f"unknown bag storage {storage!r}; use one of {sorted(plugins)}")
+        if compression not in ("none", "zstd"):
+            raise BagError(f"unknown bag compression {compression!r}; use 'none' or 'zstd'")
+        if compression == "zstd" and storage != "mcap":
+            raise BagError(f"zstd chunk compression needs the mcap storage, not {storage!r}")
         self._typestore = default_typestore()
         self._writer = Writer(self.path, version=9, storage_plugin=plugins[storage])
+        if compression == "zstd":
+            self._writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
         self._connections: dict[str, Any] = {}
         self._serializers: dict[str, tuple[Any, Any]] = {}
         self._open = False

@@ -24,6 +24,7 @@ increasing order (and decimated by ``odometry_rate_hz``), wrenches and contact s
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import time
@@ -73,6 +74,15 @@ NODE_DEFAULTS: dict[str, Any] = {
 }
 
 
+#: Output topic groups of replay's bag (``--output-topics``), in the order they are written for an estimate:
+#: ``odometry`` (nav_msgs/Odometry), ``tf`` (``/tf``, tf2_msgs/TFMessage), ``wrenches``
+#: (``contact_wrench/<foot>``, geometry_msgs/WrenchStamped), ``contacts`` (``contact_states``,
+#: diagnostic_msgs/DiagnosticArray).
+OUTPUT_GROUPS: tuple[str, ...] = ("odometry", "tf", "wrenches", "contacts")
+#: Chunk compression of the output bag by default (``--output-compression``).
+DEFAULT_OUTPUT_COMPRESSION = "zstd"
+
+
 class ReplayError(RuntimeError):
     """The replay cannot run: missing input, description or topics; the message says which."""
 
@@ -86,6 +96,8 @@ class ReplayOptions:
         use_foot_forces: "auto" (when the topic is in the bag), "yes" or "no".
         node_params: node parameters (``NODE_DEFAULTS`` keys) as the node would have them.
         progress: show a tqdm progress bar (None = when stderr is a terminal and the input is long).
+        output_topics: the groups of ``OUTPUT_GROUPS`` the output bag gets (when one is written).
+        output_compression: chunk compression of the output bag, ``"zstd"`` or ``"none"``.
     """
 
     imu_topic: str = "/imu/data"
@@ -94,6 +106,14 @@ class ReplayOptions:
     use_foot_forces: str = "auto"
     node_params: dict[str, Any] = field(default_factory=lambda: dict(NODE_DEFAULTS))
     progress: bool | None = None
+    output_topics: tuple[str, ...] = OUTPUT_GROUPS
+    output_compression: str = DEFAULT_OUTPUT_COMPRESSION
+
+
+#: Slices of the (91,) vector of ``Estimate.output_vector`` (its documented layout, ``Estimate.from_output_vector``).
+_OUT_P, _OUT_Q, _OUT_V, _OUT_W = slice(0, 3), slice(3, 7), slice(7, 10), slice(10, 13)
+_OUT_POSE_COV, _OUT_TWIST_COV, _OUT_BA, _OUT_BG = slice(13, 49), slice(49, 85), slice(85, 88), slice(88, 91)
+_OUTPUT_SIZE = 91
 
 
 @dataclass
@@ -102,23 +122,18 @@ class EstimateLog:
     contact states.
 
     Attributes:
-        stamp_ns: (N,) int64.
-        p, quat_xyzw, v, omega: (N, 3|4) base pose in ``odom``, twist in the base frame.
-        pose_cov, twist_cov: (N, 6, 6).
-        accel_bias, gyro_bias: (N, 3) in the IMU frame.
-        feet: foot names; ``contact_stamp_ns`` (M,), ``contact`` (M, F) bool, ``force_world`` (M, F, 3),
+        stamp_ns: (N,) int, the stamps of the published odometry.
+        outputs: (N,) the ``Estimate.output_vector`` (91,) of each: position in ``odom`` (3, m), quaternion
+            xyzw (4), linear and angular velocity in the base frame (3 + 3, m/s, rad/s), pose and twist
+            covariance (36 + 36, row-major), accelerometer and gyroscope bias in the IMU frame (3 + 3);
+            :meth:`column` gives them by name, as do the properties ``p``, ``quat_xyzw``, ``v``, ``omega``,
+            ``pose_cov``, ``twist_cov``, ``accel_bias``, ``gyro_bias`` (arrays, one row per estimate).
+        feet: foot names; ``contact_stamp_ns`` (M,), ``contact`` (M, F) bool, ``force_world`` (M, F, 3) N,
             ``accepted`` (M, F) bool, ``nis`` (M, F): from estimates that carry feet.
     """
 
     stamp_ns: list[int] = field(default_factory=list)
-    p: list[Any] = field(default_factory=list)
-    quat_xyzw: list[Any] = field(default_factory=list)
-    v: list[Any] = field(default_factory=list)
-    omega: list[Any] = field(default_factory=list)
-    pose_cov: list[Any] = field(default_factory=list)
-    twist_cov: list[Any] = field(default_factory=list)
-    accel_bias: list[Any] = field(default_factory=list)
-    gyro_bias: list[Any] = field(default_factory=list)
+    outputs: list[Any] = field(default_factory=list)
     feet: tuple[str, ...] = ()
     contact_stamp_ns: list[int] = field(default_factory=list)
     contact: list[Any] = field(default_factory=list)
@@ -127,30 +142,85 @@ class EstimateLog:
     nis: list[Any] = field(default_factory=list)
 
     def append(self, e: Estimate, odometry: bool = True, contacts: bool = True) -> None:
-        """Record one estimate: its pose and twist when its odometry is published, its feet when they are."""
+        """Record one estimate: its pose and twist when its odometry is published, its feet when they are.
+
+        Raises:
+            ValueError: the estimate's output vector is not (91,).
+        """
         if odometry:
-            self._append_odometry(e)
-        if e.feet and contacts:
-            names = tuple(f.name for f in e.feet)
+            vector = e.output_vector()
+            if vector.shape != (_OUTPUT_SIZE,):
+                raise ValueError(f"estimate output vector has shape {vector.shape}, expected ({_OUTPUT_SIZE},)")
+            self.stamp_ns.append(e.stamp_ns)
+            self.outputs.append(vector)
+        if contacts:
+            feet = e.feet
+            if not feet:
+                return
+            names = tuple(f.name for f in feet)
             if not self.feet:
                 self.feet = names
             if names == self.feet:
                 self.contact_stamp_ns.append(e.stamp_ns)
-                self.contact.append([f.in_contact for f in e.feet])
-                self.force_world.append([f.force_in_world for f in e.feet])
-                self.accepted.append([f.update_accepted for f in e.feet])
-                self.nis.append([f.nis for f in e.feet])
+                self.contact.append([f.in_contact for f in feet])
+                self.force_world.append([f.force_in_world for f in feet])
+                self.accepted.append([f.update_accepted for f in feet])
+                self.nis.append([f.nis for f in feet])
 
-    def _append_odometry(self, e: Estimate) -> None:
-        self.stamp_ns.append(e.stamp_ns)
-        self.p.append(e.p_world_base)
-        self.quat_xyzw.append(e.quat_world_base_xyzw)
-        self.v.append(e.v_base_in_base)
-        self.omega.append(e.omega_base_in_base)
-        self.pose_cov.append(e.pose_covariance)
-        self.twist_cov.append(e.twist_covariance)
-        self.accel_bias.append(e.accel_bias)
-        self.gyro_bias.append(e.gyro_bias)
+    def column(self, name: str) -> np.ndarray:
+        """One output of every logged odometry as an array: ``p`` (N, 3), ``quat_xyzw`` (N, 4), ``v`` (N, 3),
+        ``omega`` (N, 3), ``pose_cov`` (N, 6, 6), ``twist_cov`` (N, 6, 6), ``accel_bias`` (N, 3),
+        ``gyro_bias`` (N, 3).
+
+        Raises:
+            KeyError: an unknown name.
+        """
+        sl, shape = _LOG_COLUMNS[name]
+        out = self._matrix()[:, sl]
+        return out.reshape((len(out), *shape)) if shape else out
+
+    def _matrix(self) -> np.ndarray:
+        return np.asarray(self.outputs, dtype=float).reshape(len(self.outputs), _OUTPUT_SIZE)
+
+    @property
+    def p(self) -> np.ndarray:
+        """(N, 3) m, base position in ``odom``."""
+        return self.column("p")
+
+    @property
+    def quat_xyzw(self) -> np.ndarray:
+        """(N, 4) base orientation in ``odom``, x y z w."""
+        return self.column("quat_xyzw")
+
+    @property
+    def v(self) -> np.ndarray:
+        """(N, 3) m/s, base linear velocity in the base frame."""
+        return self.column("v")
+
+    @property
+    def omega(self) -> np.ndarray:
+        """(N, 3) rad/s, base angular velocity in the base frame."""
+        return self.column("omega")
+
+    @property
+    def pose_cov(self) -> np.ndarray:
+        """(N, 6, 6) pose covariance (odometry layout)."""
+        return self.column("pose_cov")
+
+    @property
+    def twist_cov(self) -> np.ndarray:
+        """(N, 6, 6) twist covariance (odometry layout)."""
+        return self.column("twist_cov")
+
+    @property
+    def accel_bias(self) -> np.ndarray:
+        """(N, 3) m/s^2, accelerometer bias in the IMU frame."""
+        return self.column("accel_bias")
+
+    @property
+    def gyro_bias(self) -> np.ndarray:
+        """(N, 3) rad/s, gyroscope bias in the IMU frame."""
+        return self.column("gyro_bias")
 
     def __len__(self) -> int:
         return len(self.stamp_ns)
@@ -175,17 +245,19 @@ class EstimateLog:
                 last = t[k]
         t_s = (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S
 
-        def a(x: list[Any]) -> np.ndarray:
-            return np.asarray(x, dtype=float)[keep]
+        m = self._matrix()[keep]
+
+        def a(sl: slice, *shape: int) -> np.ndarray:
+            return np.ascontiguousarray(m[:, sl]).reshape(len(m), *shape) if shape else np.ascontiguousarray(m[:, sl])
 
         return Trajectory(
             t_s=t_s[keep],
-            p_world_base=a(self.p),
-            quat_world_base_xyzw=a(self.quat_xyzw),
-            v_base_in_base=a(self.v),
-            pose_covariance=a(self.pose_cov),
-            twist_covariance=a(self.twist_cov),
-            extras={"accel_bias": a(self.accel_bias), "gyro_bias": a(self.gyro_bias), "omega": a(self.omega)},
+            p_world_base=a(_OUT_P),
+            quat_world_base_xyzw=a(_OUT_Q),
+            v_base_in_base=a(_OUT_V),
+            pose_covariance=a(_OUT_POSE_COV, 6, 6),
+            twist_covariance=a(_OUT_TWIST_COV, 6, 6),
+            extras={"accel_bias": a(_OUT_BA), "gyro_bias": a(_OUT_BG), "omega": a(_OUT_W)},
         )
 
     def contacts_arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -193,6 +265,19 @@ class EstimateLog:
         t = np.asarray(self.contact_stamp_ns, dtype=np.int64)
         t_s = (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S
         return t_s, np.asarray(self.contact, dtype=bool).reshape(len(t), len(self.feet))
+
+
+#: ``EstimateLog.column`` name -> (slice of the output vector, shape per row or None)
+_LOG_COLUMNS: dict[str, tuple[slice, tuple[int, ...] | None]] = {
+    "p": (_OUT_P, None),
+    "quat_xyzw": (_OUT_Q, None),
+    "v": (_OUT_V, None),
+    "omega": (_OUT_W, None),
+    "pose_cov": (_OUT_POSE_COV, (6, 6)),
+    "twist_cov": (_OUT_TWIST_COV, (6, 6)),
+    "accel_bias": (_OUT_BA, None),
+    "gyro_bias": (_OUT_BG, None),
+}
 
 
 class ReplayDriver:
@@ -278,33 +363,155 @@ class ReplayDriver:
 
 
 class OutputBag:
-    """Writes the node's outputs for each estimate into an mcap bag (same topics as the node)."""
+    """Writes the node's outputs for each estimate into an mcap bag (same topics and layouts as the node).
 
-    def __init__(self, path: str | Path, *, odom_frame: str, base_frame: str, tf_child_frame: str) -> None:
+    Each output message is built once, by the builders of ``io.messages`` for the first estimate that needs it,
+    and then refilled in place with the numbers of each later estimate (rosbags serializes it at once, in
+    :meth:`write`); the contact states are built again when the feet change.
+
+    Args:
+        path: the bag directory to create (must not exist).
+        odom_frame: odometry and TF parent frame.
+        base_frame: odometry child frame.
+        tf_child_frame: TF child frame ("" = ``base_frame``).
+        groups: which of ``OUTPUT_GROUPS`` to write (default: all).
+        compression: chunk compression, ``"zstd"`` or ``"none"`` (``io.bags.BagWriter``).
+
+    Raises:
+        ReplayError: an unknown group; ``io.bags.BagError``: the path exists or a bad compression.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        odom_frame: str,
+        base_frame: str,
+        tf_child_frame: str,
+        groups: tuple[str, ...] | list[str] = OUTPUT_GROUPS,
+        compression: str = DEFAULT_OUTPUT_COMPRESSION,
+    ) -> None:
         from robot_state_estimator.io import bags, messages
 
+        unknown = sorted(set(groups) - set(OUTPUT_GROUPS))
+        if unknown:
+            raise ReplayError(f"unknown output topics {unknown}; choose from {list(OUTPUT_GROUPS)}")
         self._m = messages
         self.types = bags.default_types()
-        self.bag = bags.BagWriter(path)
+        self.groups = tuple(g for g in OUTPUT_GROUPS if g in groups)
+        self._odometry = "odometry" in self.groups
+        self._tf = "tf" in self.groups and self.types.TFMessage is not None
+        self._wrenches = "wrenches" in self.groups
+        self._contacts = "contacts" in self.groups
+        self.bag = bags.BagWriter(path, compression=compression)
         self.bag.open()
         self.odom_frame = odom_frame
         self.base_frame = base_frame
         self.tf_child = tf_child_frame or base_frame
+        self._odom_msg: Any = None
+        self._tf_msg: Any = None
+        self._wrench_msgs: dict[str, tuple[str, Any]] = {}
+        self._contacts_msg: Any = None
+        self._contacts_names: tuple[str, ...] = ()
 
     def write(self, e: Estimate, odometry: bool = True, contacts: bool = True) -> None:
         """Write the messages the node publishes for ``e`` (odometry and /tf when ``odometry``; wrenches and
-        contact states when ``contacts`` and it has feet)."""
-        m, t, s = self._m, self.types, e.stamp_ns
-        if odometry:
-            odom = m.odometry_msg(t, e, odom_frame=self.odom_frame, base_frame=self.base_frame)
-            self.bag.write("odometry", odom, s)
-            if t.TFMessage is not None:
-                tf = m.odom_transform_msg(t, e, odom_frame=self.odom_frame, base_frame=self.tf_child)
-                self.bag.write("/tf", m.tf_message(t, [tf]), s)
-        if e.feet and contacts:
-            for foot in e.feet:
-                self.bag.write(f"contact_wrench/{foot.name}", m.foot_wrench_msg(t, s, foot), s)
-            self.bag.write("contact_states", m.contact_states_msg(t, s, e.feet), s)
+        contact states when ``contacts`` and it has feet), those of the chosen groups, at ``e.stamp_ns``."""
+        s = e.stamp_ns
+        write = self.bag.write
+        if odometry and (self._odometry or self._tf):
+            if self._odometry:
+                write("odometry", self._fill_odometry(e), s)
+            if self._tf:
+                write("/tf", self._fill_tf(e), s)
+        if contacts and (self._wrenches or self._contacts):
+            feet = e.feet
+            if not feet:
+                return
+            if self._wrenches:
+                for foot in feet:
+                    topic, msg = self._fill_wrench(s, foot)
+                    write(topic, msg, s)
+            if self._contacts:
+                write("contact_states", self._fill_contacts(s, feet), s)
+
+    # --------------------------------------------------------------------- messages refilled in place
+    # Each refill sets every field the builder (io.messages) fills from the estimate, to the same values: floats
+    # from the same arrays, the stamp split by divmod as in ns_to_sec_nanosec (test_replay checks each output
+    # message against the builder's).
+
+    def _fill_odometry(self, e: Estimate) -> Any:
+        msg = self._odom_msg
+        if msg is None:
+            msg = self._odom_msg = self._m.odometry_msg(
+                self.types, e, odom_frame=self.odom_frame, base_frame=self.base_frame
+            )
+            return msg
+        v = e.output_vector()
+        px, py, pz, qx, qy, qz, qw, vx, vy, vz, wx, wy, wz = v[:13].tolist()
+        stamp = msg.header.stamp
+        stamp.sec, stamp.nanosec = divmod(int(e.stamp_ns), NS_PER_S)
+        pose, twist = msg.pose, msg.twist
+        position, orientation = pose.pose.position, pose.pose.orientation
+        position.x, position.y, position.z = px, py, pz
+        orientation.x, orientation.y, orientation.z, orientation.w = qx, qy, qz, qw
+        linear, angular = twist.twist.linear, twist.twist.angular
+        linear.x, linear.y, linear.z = vx, vy, vz
+        angular.x, angular.y, angular.z = wx, wy, wz
+        pose.covariance = np.ascontiguousarray(v[_OUT_POSE_COV], dtype=np.float64)
+        twist.covariance = np.ascontiguousarray(v[_OUT_TWIST_COV], dtype=np.float64)
+        return msg
+
+    def _fill_tf(self, e: Estimate) -> Any:
+        msg = self._tf_msg
+        if msg is None:
+            m, t = self._m, self.types
+            tf = m.odom_transform_msg(t, e, odom_frame=self.odom_frame, base_frame=self.tf_child)
+            msg = self._tf_msg = m.tf_message(t, [tf])
+            return msg
+        px, py, pz, qx, qy, qz, qw = e.output_vector()[:7].tolist()
+        tf = msg.transforms[0]
+        stamp = tf.header.stamp
+        stamp.sec, stamp.nanosec = divmod(int(e.stamp_ns), NS_PER_S)
+        tr, ro = tf.transform.translation, tf.transform.rotation
+        tr.x, tr.y, tr.z = px, py, pz
+        ro.x, ro.y, ro.z, ro.w = qx, qy, qz, qw
+        return msg
+
+    def _fill_wrench(self, stamp_ns: int, foot: Any) -> tuple[str, Any]:
+        entry = self._wrench_msgs.get(foot.name)
+        if entry is None:
+            entry = self._wrench_msgs[foot.name] = (
+                f"contact_wrench/{foot.name}",
+                self._m.foot_wrench_msg(self.types, stamp_ns, foot),
+            )
+            return entry
+        msg = entry[1]
+        fx, fy, fz, tx, ty, tz = np.asarray(foot.wrench_in_foot, dtype=np.float64)[:6].tolist()
+        stamp = msg.header.stamp
+        stamp.sec, stamp.nanosec = divmod(int(stamp_ns), NS_PER_S)
+        force, torque = msg.wrench.force, msg.wrench.torque
+        force.x, force.y, force.z = fx, fy, fz
+        torque.x, torque.y, torque.z = tx, ty, tz
+        return entry
+
+    def _fill_contacts(self, stamp_ns: int, feet: tuple[Any, ...]) -> Any:
+        names = tuple(f.name for f in feet)
+        if self._contacts_msg is None or names != self._contacts_names:
+            self._contacts_msg = self._m.contact_states_msg(self.types, stamp_ns, feet)
+            self._contacts_names = names
+            return self._contacts_msg
+        msg = self._contacts_msg
+        stamp = msg.header.stamp
+        stamp.sec, stamp.nanosec = divmod(int(stamp_ns), NS_PER_S)
+        for foot, status in zip(feet, msg.status, strict=True):
+            contact, normal_force, accepted = status.values
+            in_contact = foot.in_contact
+            status.message = "contact" if in_contact else "no_contact"
+            contact.value = "1" if in_contact else "0"
+            normal_force.value = f"{float(foot.force_in_world[2]):.3f}"
+            accepted.value = "1" if foot.update_accepted else "0"
+        return msg
 
     def close(self) -> None:
         """Finish the bag."""
@@ -319,8 +526,14 @@ class ReplayResult:
         log: every published estimate (columns).
         n_inputs: input messages read (IMU + joints + foot sensors).
         input_duration_s: span of the input stamps, s.
-        wall_s: wall time of the estimation loop (reading excluded), s.
-        read_s: wall time to read and deserialize the bag, s.
+        wall_s: wall time of the estimation loop, s: message conversion, the adapter rules, the core, the log and
+            the writing of the output bag's messages (reading excluded).
+        read_s: wall time to open the input bag and read, deserialize and order its messages, s.
+        write_s: wall time spent writing the output bag, s: building, serializing and writing its messages (a
+            part of ``wall_s``) and closing the bag after the loop (0 without an output bag).
+        total_s: wall time of reading (opening the input included), the loop and closing the output bag, s (the
+            set-up is excluded: description, model, estimator).
+        input_topics: topic -> message type of every connection of the input bag.
         skipped, events: counts by cause (driver rules; core events).
         lost: samples missing from the recording, detected from the stamp gaps (``io.stream.LOST_KEYS``, only
             the non-zero ones).
@@ -346,11 +559,19 @@ class ReplayResult:
     ground_truth: GroundTruth | None = None
     description: Any = None
     lost: dict[str, int] = field(default_factory=dict)
+    write_s: float = 0.0
+    total_s: float = 0.0
+    input_topics: dict[str, str] = field(default_factory=dict)
 
     @property
     def realtime_factor(self) -> float:
-        """Input duration / estimation wall time."""
+        """Input duration / estimation loop wall time (``wall_s``: reading excluded)."""
         return self.input_duration_s / self.wall_s if self.wall_s > 0 else float("inf")
+
+    @property
+    def realtime_factor_total(self) -> float:
+        """Input duration / ``total_s`` (reading, the loop and closing the output bag)."""
+        return self.input_duration_s / self.total_s if self.total_s > 0 else float("inf")
 
     def summary(self) -> dict[str, Any]:
         """JSON-serialisable run summary."""
@@ -360,8 +581,11 @@ class ReplayResult:
             "input_duration_s": self.input_duration_s,
             "estimation_wall_s": self.wall_s,
             "read_wall_s": self.read_s,
+            "write_wall_s": self.write_s,
+            "total_wall_s": self.total_s,
             "samples_per_s": self.n_inputs / self.wall_s if self.wall_s > 0 else None,
             "realtime_factor": self.realtime_factor,
+            "realtime_factor_total": self.realtime_factor_total,
             "skipped": self.skipped,
             "lost": self.lost,
             "events": self.events,
@@ -497,22 +721,56 @@ def replay(
         input_path: rosbag2 directory/file or ROS 1 bag.
         description: description file or XML (``load_description`` input).
         settings: ``EstimatorSettings``.
-        options: topics and node parameters.
-        output_bag: mcap bag directory to create with the node's outputs (None: do not write).
+        options: topics, node parameters, output topics and compression.
+        output_bag: mcap bag directory to create with the node's outputs (``options.output_topics``; None: do not
+            write one, the fastest when only the log, metrics or a TUM file are wanted).
         on_estimate: extra callback per estimate (and whether its odometry is published).
 
+    Returns:
+        the :class:`ReplayResult`, with the wall times of reading (``read_s``), of the loop (``wall_s``), of
+        writing the output bag (``write_s``) and of all of it (``total_s``).
+
     Raises:
-        ReplayError: unreadable input or missing topics.
+        ReplayError: unreadable input, missing topics, an output bag that exists already or unknown output
+            topics.
     """
-    from robot_state_estimator.description import load_description
-    from robot_state_estimator.estimation import RobotStateEstimator
     from robot_state_estimator.io import bags
 
-    opts = options or ReplayOptions()
+    clock = time.perf_counter
+    t_start = clock()
     try:
-        present = bags.bag_topics(input_path)
+        with bags.BagReader(input_path) as bag:  # opened once: its topics, then its messages
+            open_s = clock() - t_start
+            return _replay_bag(
+                bag,
+                input_path,
+                description=description,
+                settings=settings,
+                opts=options or ReplayOptions(),
+                output_bag=output_bag,
+                on_estimate=on_estimate,
+                open_s=open_s,
+            )
     except bags.BagError as exc:
         raise ReplayError(str(exc)) from exc
+
+
+def _replay_bag(
+    bag: Any,
+    input_path: str | Path,
+    *,
+    description: str,
+    settings: Any,
+    opts: ReplayOptions,
+    output_bag: str | Path | None,
+    on_estimate: Callable[[Estimate, bool, bool], None] | None,
+    open_s: float,
+) -> ReplayResult:
+    """:func:`replay` on an opened ``io.bags.BagReader`` (``open_s``: s it took to open)."""
+    from robot_state_estimator.description import load_description
+    from robot_state_estimator.estimation import RobotStateEstimator
+
+    present = bag.topics
     missing = [t for t in (opts.imu_topic, opts.joints_topic) if t not in present]
     if missing:
         raise ReplayError(f"{input_path} lacks topics {missing}; it has {sorted(present)} (see --imu-topic ...)")
@@ -538,52 +796,83 @@ def replay(
             odom_frame=params["odom_frame"],
             base_frame=params["base_frame"] or desc.base_link,
             tf_child_frame=params["tf_child_frame"],
+            groups=opts.output_topics,
+            compression=opts.output_compression,
         )
+    write_s = 0.0
+    clock = time.perf_counter
 
     def sink(e: Estimate, odometry: bool, contacts: bool) -> None:
+        nonlocal write_s
         log.append(e, odometry, contacts)
         if out is not None:
+            t = clock()
             out.write(e, odometry, contacts)
+            write_s += clock() - t
         if on_estimate is not None:
             on_estimate(e, odometry, contacts)
 
     driver = ReplayDriver(est, desc, settings, params, sink)
-    t0 = time.perf_counter()
-    msgs = bags.read_messages_in_stamp_order(input_path, topics)
-    read_s = time.perf_counter() - t0
-    handlers = {
+    t_start = t0 = clock()
+    try:
+        msgs = bag.stamp_ordered(topics)
+    except BaseException:
+        if out is not None:
+            out.close()
+        raise
+    read_s = open_s + clock() - t0
+    by_index = {
         opts.imu_topic: driver.imu,
         opts.joints_topic: driver.joints,
         opts.foot_forces_topic: driver.foot_forces,
     }
+    handlers = [by_index[t] for t in msgs.topics]
     bar = _progress(len(msgs), opts.progress)
     wall = 0.0
+    # The messages read stay alive until the end: keep the garbage collector from walking them again at every
+    # collection of the loop (gc.freeze: they are left out of collections; unfrozen after the loop unless the
+    # process had frozen objects of its own before). They are freed by reference counting as usual.
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
     try:
-        t0 = time.perf_counter()
-        for k, m in enumerate(msgs):
-            handlers[m.topic](m.msg)
-            if bar is not None and k % 1000 == 999:
-                bar.update(1000)
-        wall = time.perf_counter() - t0
+        t0 = clock()
+        if bar is None:
+            for i, msg in zip(msgs.topic_index, msgs.msgs, strict=True):
+                handlers[i](msg)
+        else:
+            for k, (i, msg) in enumerate(zip(msgs.topic_index, msgs.msgs, strict=True)):
+                handlers[i](msg)
+                if k % 1000 == 999:
+                    bar.update(1000)
+        wall = clock() - t0
     finally:
+        if not frozen_before:
+            gc.unfreeze()
         if bar is not None:
             bar.close()
         if out is not None:
+            t = clock()
             out.close()
-    span = (msgs[-1].stamp_ns - msgs[0].stamp_ns) / NS_PER_S if msgs else 0.0
+            write_s += clock() - t
+    total_s = open_s + clock() - t_start
+    stamps = msgs.stamp_ns
+    span = (stamps[-1] - stamps[0]) / NS_PER_S if stamps else 0.0
     return ReplayResult(
         log=log,
         n_inputs=len(msgs),
         input_duration_s=span,
         wall_s=wall,
         read_s=read_s,
+        write_s=write_s,
+        total_s=total_s,
         skipped=dict(driver.skipped),
         lost={k: n for k, n in driver.stream.lost.items() if n},
         events=dict(driver.events),
         resets=driver.resets,
         gyro_yaw_rate=_gyro_signal(driver),
-        input_span_s=(msgs[0].stamp_ns / NS_PER_S, msgs[-1].stamp_ns / NS_PER_S) if msgs else (0.0, 0.0),
+        input_span_s=(stamps[0] / NS_PER_S, stamps[-1] / NS_PER_S) if stamps else (0.0, 0.0),
         description=desc,
+        input_topics=dict(present),
     )
 
 
@@ -695,7 +984,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="override one setting or node parameter (dotted name, YAML value), e.g. ekf.foot_gate_nis=20",
     )
-    parser.add_argument("--output", help="mcap bag directory to write (odometry, /tf, wrenches, contacts)")
+    parser.add_argument(
+        "--output",
+        help="mcap bag directory to write with the node's outputs (see --output-topics); none is written without "
+        "it (faster when only metrics or --tum are wanted)",
+    )
+    parser.add_argument(
+        "--output-topics",
+        nargs="+",
+        choices=list(OUTPUT_GROUPS),
+        default=list(OUTPUT_GROUPS),
+        metavar="GROUP",
+        help="what --output gets, any of: odometry (nav_msgs/Odometry), tf (/tf), wrenches (contact_wrench/<foot>), "
+        "contacts (contact_states)",
+    )
+    parser.add_argument(
+        "--output-compression",
+        choices=["zstd", "none"],
+        default=DEFAULT_OUTPUT_COMPRESSION,
+        help="chunk compression of the --output mcap (zstd: a third of the size, for about 6 ms per MB written)",
+    )
     parser.add_argument("--tum", help="TUM trajectory file to write")
     parser.add_argument(
         "--ground-truth",
@@ -847,13 +1155,17 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
         use_foot_forces=args.use_foot_forces,
         node_params={**NODE_DEFAULTS, **node_params},
         progress=args.progress,
+        output_topics=tuple(getattr(args, "output_topics", None) or OUTPUT_GROUPS),
+        output_compression=getattr(args, "output_compression", None) or DEFAULT_OUTPUT_COMPRESSION,
     )
     result = replay(inp, description=description, settings=settings, options=opts, output_bag=args.output)
     s = result.summary()
+    writing = f", of which writing the output bag {s['write_wall_s']:.2f} s" if args.output else ""
     print(
         f"replayed {inp}: {s['n_inputs']} messages over {s['input_duration_s']:.2f} s "
-        f"in {s['estimation_wall_s']:.2f} s "
-        f"({s['samples_per_s']:.0f} samples/s, {s['realtime_factor']:.1f}x real time); "
+        f"in {s['estimation_wall_s']:.2f} s{writing} "
+        f"({s['samples_per_s']:.0f} samples/s, {s['realtime_factor']:.1f}x real time; reading the input "
+        f"{s['read_wall_s']:.2f} s before, {s['realtime_factor_total']:.1f}x real time with it); "
         f"{s['n_estimates']} estimates"
         + (f"; skipped {s['skipped']}" if s["skipped"] else "")
         + (f"; samples missing from the recording (stamp gaps) {s['lost']}" if s["lost"] else "")
@@ -864,11 +1176,8 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
     gt = None
     if not args.no_ground_truth:
         spec = args.ground_truth
-        if spec is None and is_bag(inp):
-            from robot_state_estimator.io import bags
-
-            if args.gt_topic in bags.bag_topics(inp):
-                spec = "bag"
+        if spec is None and is_bag(inp) and args.gt_topic in result.input_topics:
+            spec = "bag"
         if spec is not None:
             span, span_note = ground_truth_time_span(inp, result.input_span_s, getattr(args, "time_span", None))
             gt = load_ground_truth(

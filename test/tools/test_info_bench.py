@@ -50,3 +50,25 @@ def test_bench_short_mode(tmp_path, capsys):
     assert node["cpu_percent_of_one_core"] > 0
     assert doc["memory"]["bench_process_peak_rss_kb"] > 0
     assert "offline core" in out
+
+
+def test_bench_replay_splits_reading_core_and_writing(sim_run):
+    from robot_state_estimator.estimation import RobotStateEstimator
+
+    run_dir, _ = sim_run
+    methods = {name: getattr(RobotStateEstimator, name) for name in ("add_imu", "add_joints", "add_foot_forces")}
+    description = str(run_dir / "robot_description.urdf")
+    full = bench.bench_replay(run_dir / "bag", description, output_bag=True)
+    bare = bench.bench_replay(run_dir / "bag", description, output_bag=False)
+    # the core's methods are the real ones again after the timing
+    assert {name: getattr(RobotStateEstimator, name) for name in methods} == methods
+    assert full["output_bag"] == {"topics": ["odometry", "tf", "wrenches", "contacts"], "compression": "zstd"}
+    assert bare["output_bag"] is None and bare["write_wall_s"] == 0.0 and bare["output_bag_mb"] == 0.0
+    for r in (full, bare):
+        assert r["n_samples"] == full["n_samples"] > 0
+        assert 0 < r["core_wall_s"] < r["wall_s"] <= r["total_wall_s"] - r["read_wall_s"]
+        # the writes are inside the loop, but for closing the bag after it
+        assert r["core_wall_s"] + r["write_wall_s"] <= r["total_wall_s"] - r["read_wall_s"]
+        assert r["realtime_factor"] == pytest.approx(r["input_duration_s"] / r["wall_s"])
+        assert r["realtime_factor_total"] == pytest.approx(r["input_duration_s"] / r["total_wall_s"])
+    assert full["write_wall_s"] > 0 and full["output_bag_mb"] > 0.1
