@@ -297,10 +297,10 @@ class ContactDetector:
 
     def reset(self) -> None:
         """Forget the state (the next sample sets it directly)."""
-        self.in_contact = np.zeros(self.n_feet, dtype=bool)
-        self._raw = np.zeros(self.n_feet, dtype=bool)
-        # A change of the raw trigger waiting to be reported: pending[i], since _since_ns[i] (ns).
-        self._pending = np.zeros(self.n_feet, dtype=bool)
+        # The trigger's state in one (3, n_feet) bool array (one kernel argument): the raw trigger, the debounced
+        # contact state and a change of the raw trigger waiting to be reported (pending[i], since _since_ns[i] ns).
+        self._flags = np.zeros((3, self.n_feet), dtype=bool)
+        self._raw, self.in_contact, self._pending = self._flags
         self._since_ns = np.zeros(self.n_feet, dtype=np.int64)
         self._started = False
 

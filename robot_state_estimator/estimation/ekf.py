@@ -460,6 +460,7 @@ class BaseEkf:
         c[C_QB + 3 : C_QB + 6] = noise.gyro_bias_random_walk**2
         c[C_SGS : C_SGS + 9] = self._Sigma_g_sample.ravel()
         self._leg_noise: tuple[object, bool, float, float, float] = (None, False, 0.0, 0.0, 0.0)
+        self._imu_limits: tuple[object, float, bool, float, float] = (None, 0.0, False, 0.0, 0.0)
         self._use_k = False
         self.use_kernels = jit.use_kernels()
 
@@ -727,18 +728,23 @@ class BaseEkf:
         t = self.stamp_ns
         if t is None:
             return -1
+        limits = self._imu_limits
         s = self.settings
+        if limits[0] is not s:  # the settings' numbers as this step takes them, once per settings object
+            limits = self._imu_limits = (s, float(s.max_dt_s), bool(s.use_angular_acceleration),
+                                         float(s.max_gyro_rad_s), float(s.max_accel_m_s2))  # fmt: skip
+        _, max_dt_s, use_alpha, max_gyro, max_accel = limits
         dt = (stamp_ns - t) * 1e-9
-        if not 0.0 < dt <= s.max_dt_s:
+        if not 0.0 < dt <= max_dt_s:
             return -1
         previous = self._gyro_stamp_ns
         dt_gyro = 0.0  # as set_imu
-        if s.use_angular_acceleration and self._omega_prev_valid and previous is not None and stamp_ns > previous:
+        if use_alpha and self._omega_prev_valid and previous is not None and stamp_ns > previous:
             dt_gyro = (stamp_ns - previous) * 1e-9
         steps = self._steps_since_normalise + 1  # as propagate_to
         normalise = steps >= 100
-        code: int = _k.imu_step(self._x, self._P, self._c, gyro_imu, accel_imu, float(s.max_gyro_rad_s),
-                                float(s.max_accel_m_s2), dt_gyro, dt, normalise, out)  # fmt: skip
+        code: int = _k.imu_step(self._x, self._P, self._c, gyro_imu, accel_imu, max_gyro, max_accel, dt_gyro, dt,
+                                normalise, out)  # fmt: skip
         if code != IMU_BAD_INPUT:
             self._steps_since_normalise = 0 if normalise else steps
             self._omega_prev_valid = True

@@ -73,15 +73,13 @@ class JointVelocityEstimator:
             self._q_prev = q.copy()
             self._stamp_prev_ns = int(stamp_ns)
             return
-        dt = (stamp_ns - self._stamp_prev_ns) * 1e-9
-        if dt <= 0.0:
-            return
-        if dt > self.max_dt_s:
-            self.reset()
-            self.advance(stamp_ns, q)
-            return
-        filtered = self.valid and self._tau_s != 0.0
-        alpha = dt / (dt + self._tau_s) if filtered else 0.0
+        coefficients = self.step_coefficients(stamp_ns)
+        if coefficients is None:
+            if stamp_ns > self._stamp_prev_ns:  # a gap larger than max_dt_s: start again
+                self.reset()
+                self.advance(stamp_ns, q)
+            return  # else a non-increasing stamp: ignored
+        dt, alpha, filtered = coefficients
         if self._kernels:
             joint_velocity_step(q, self._q_prev, self.qdot, dt, alpha, filtered)
         else:
@@ -91,5 +89,26 @@ class JointVelocityEstimator:
             else:
                 self.qdot = raw
             self._q_prev = q.copy()
+        self.stepped(stamp_ns)
+
+    def step_coefficients(self, stamp_ns: int) -> tuple[float, float, bool] | None:
+        """The regular step of :meth:`advance` to ``stamp_ns``: ``(dt s, alpha, filtered)`` (the low-pass gain, 0
+        when not ``filtered``); None when :meth:`advance` would not make one (no previous sample, a
+        non-increasing stamp, a gap larger than ``max_dt_s``).
+
+        A caller that makes the step itself (``leg_kernels.prepare_joints`` on ``_q_prev`` and ``qdot``) then calls
+        :meth:`stepped`."""
+        prev = self._stamp_prev_ns
+        if self._q_prev is None or prev is None:
+            return None
+        dt = (stamp_ns - prev) * 1e-9
+        if not 0.0 < dt <= self.max_dt_s:
+            return None
+        filtered = self.valid and self._tau_s != 0.0
+        return dt, (dt / (dt + self._tau_s) if filtered else 0.0), filtered
+
+    def stepped(self, stamp_ns: int) -> None:
+        """Record a regular step to ``stamp_ns`` (made by :meth:`advance` or by the caller of
+        :meth:`step_coefficients`): the estimate is valid."""
         self.valid = True
         self._stamp_prev_ns = int(stamp_ns)

@@ -150,7 +150,6 @@ class LegKinematics:
         self._q = pin.neutral(model)
         self._q[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
         n_feet = len(ids)
-        self._foot_enum = tuple(enumerate(ids))
         self._kernels = use_kernels()  # rolling_contact_terms by leg_kernels.leg_velocity_terms
         self._zero_radii: dict[int, FloatArray] = {}
         # One buffer per quantity, filled by one assignment per foot; the public arrays are views of them.
@@ -181,15 +180,37 @@ class LegKinematics:
         Args:
             q_joints: (n_joints,) rad or m, actuated joint positions in pinocchio order.
         """
+        placements, jacobians = self.foot_terms(q_joints)
+        X = self.X_base_foot
+        J6 = self.J6_base_foot
+        for i in range(len(placements)):
+            X[i] = placements[i]
+            J6[i] = jacobians[i][:, 6:]
+
+    def foot_terms(self, q_joints: FloatArray) -> tuple[tuple[FloatArray, ...], tuple[FloatArray, ...]]:
+        """pinocchio's pass of :meth:`update` without the copies into ``X_base_foot`` / ``J6_base_foot``.
+
+        ``computeJointJacobians`` (forward kinematics and the joint Jacobians, once for all feet, base at the
+        identity), then per foot ``updateFramePlacement`` and ``getFrameJacobian(..., LOCAL_WORLD_ALIGNED)``;
+        ``data`` is left up to date. A caller that stores them itself (``ekf_kernels.joint_step``, one compiled copy
+        instead of two numpy assignments per foot) must leave the buffers as :meth:`update` does.
+
+        Args:
+            q_joints: (n_joints,) rad or m, actuated joint positions in pinocchio order.
+
+        Returns:
+            Per foot, its placement in B as a (4, 4) homogeneous matrix, and its (6, nv) frame Jacobian in B (base
+            columns first, then the joints'), each a new C-contiguous float64 array from pinocchio.
+        """
         q = self._q
         q[7:] = q_joints
         model, data = self.model, self.data
         _compute_joint_jacobians(model, data, q)  # forward kinematics + joint Jacobians, once for all feet
-        X = self.X_base_foot
-        J6 = self.J6_base_foot
-        for i, fid in self._foot_enum:
-            X[i] = _update_frame_placement(model, data, fid).homogeneous
-            J6[i] = _get_frame_jacobian(model, data, fid, _LWA)[:, 6:]
+        ids = self.foot_frame_ids
+        return (
+            tuple([_update_frame_placement(model, data, fid).homogeneous for fid in ids]),
+            tuple([_get_frame_jacobian(model, data, fid, _LWA) for fid in ids]),
+        )
 
     def foot_velocity_in_base(self, i: int, qdot_joints: FloatArray) -> FloatArray:
         """(3,) m/s, velocity of foot i relative to the base, in B: ``J_i qdot`` (after :meth:`update`)."""

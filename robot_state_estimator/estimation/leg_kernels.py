@@ -26,6 +26,7 @@ __all__ = [
     "joint_velocity_step",
     "leg_velocity_terms",
     "point_foot_forces",
+    "prepare_joints",
     "schmitt_step",
     "torque_contacts",
 ]
@@ -94,6 +95,49 @@ def joint_velocity_step(
         else:
             qdot[j] = raw
         q_prev[j] = q[j]
+
+
+#: bits of the ``mode`` argument of :func:`prepare_joints`: check every message entry (strict names); filter the
+#: joint velocity (else the raw backward difference); the message's velocities are the ones used
+PREPARE_WHOLE, PREPARE_FILTERED, PREPARE_MEASURED = 1, 2, 4
+
+
+@kernel
+def prepare_joints(
+    position: FloatArray,
+    velocity: FloatArray,
+    effort: FloatArray,
+    gather: NDArray[np.intp],
+    mode: int,
+    q_prev: FloatArray,
+    qdot_est: FloatArray,
+    dt: float,
+    alpha: float,
+    out: FloatArray,
+) -> int:
+    """A joint sample made ready in one call (``RobotStateEstimator._prepare_joints``): :func:`gather_joints`, then
+    when it passed, the regular step of the joint velocity estimate :func:`joint_velocity_step` on the gathered
+    positions, and the velocity in use into ``out[1]``.
+
+    Args:
+        position, velocity, effort, gather: as :func:`gather_joints` (``whole`` = ``mode & PREPARE_WHOLE``).
+        mode: bits :data:`PREPARE_WHOLE`, :data:`PREPARE_FILTERED` (the step's low-pass), :data:`PREPARE_MEASURED`
+            (``out[1]`` keeps the gathered message velocities; else it gets a copy of ``qdot_est``).
+        q_prev: (nj,) rad, the estimator's previous positions; qdot_est: (nj,) rad/s, its estimate (both updated in
+            place, ``JointVelocityEstimator``). dt: s, > 0, since the previous positions. alpha: low-pass gain.
+        out: (3, nj) written: positions, the velocities in use (rad/s), efforts (row untouched without efforts).
+
+    Returns:
+        As :func:`gather_joints`; when not :data:`GATHER_OK` the joint velocity estimate is unchanged.
+    """
+    code = gather_joints(position, velocity, effort, gather, (mode & PREPARE_WHOLE) != 0, out)
+    if code != GATHER_OK:
+        return code
+    joint_velocity_step(out[0], q_prev, qdot_est, dt, alpha, (mode & PREPARE_FILTERED) != 0)
+    if not mode & PREPARE_MEASURED:
+        for j in range(qdot_est.shape[0]):
+            out[1, j] = qdot_est[j]
+    return GATHER_OK
 
 
 @kernel

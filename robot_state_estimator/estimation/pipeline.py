@@ -92,7 +92,14 @@ from robot_state_estimator.estimation.ekf import (
 from robot_state_estimator.estimation.jit import use_kernels
 from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
 from robot_state_estimator.estimation.kinematics import LegKinematics, cross3, skew
-from robot_state_estimator.estimation.leg_kernels import GATHER_OK, gather_joints
+from robot_state_estimator.estimation.leg_kernels import (
+    GATHER_OK,
+    PREPARE_FILTERED,
+    PREPARE_MEASURED,
+    PREPARE_WHOLE,
+    gather_joints,
+    prepare_joints,
+)
 from robot_state_estimator.estimation.settings import EstimatorSettings
 from robot_state_estimator.estimation.types import (
     Estimate,
@@ -104,10 +111,19 @@ from robot_state_estimator.estimation.types import (
     foot_states,
 )
 
+try:  # the one-kernel joint step (needs numba)
+    from robot_state_estimator.estimation import ekf_kernels as _ek
+except ImportError:  # pragma: no cover - numba is optional
+    _ek = None  # type: ignore[assignment]
+
 FloatArray = NDArray[np.float64]
 
 _NS = 1_000_000_000
 _EMPTY = np.empty(0)
+_jacobian_com = pin.jacobianCenterOfMass
+_MASK32 = 0xFFFFFFFF
+#: returned by ``RobotStateEstimator._add_joints_kernel`` for a sample it leaves to the reference path
+_NOT_USUAL = object()
 
 
 class _FeetOfStep:
@@ -141,15 +157,47 @@ class _FeetOfStep:
         return self._feet
 
 
+class _FeetOfKernelStep:
+    """The per-foot states of a one-kernel joint step (``ekf_kernels.joint_step``), made on first request from its
+    buffer (forces, wrenches and the stance feet's NIS; the step no longer changes it) as :class:`_FeetOfStep`."""
+
+    __slots__ = ("_args", "_feet")
+
+    def __init__(self, names: tuple[str, ...], buf: FloatArray, stance: list[int], gate: float) -> None:
+        self._args = (names, buf, stance, gate)
+        self._feet: tuple[FootState, ...] | None = None
+
+    def __call__(self) -> tuple[FootState, ...]:
+        if self._feet is None:
+            names, buf, stance, gate = self._args
+            n = len(names)
+            k = len(stance)
+            o = OUTPUT_SIZE
+            forces = buf[o : o + 3 * n].reshape(n, 3)
+            wrenches = buf[o + 3 * n : o + 9 * n].reshape(n, 6)
+            o += 9 * n + 12 * k
+            contacts = [False] * n
+            accepted = [False] * n
+            nis = [math.nan] * n
+            for i, e in zip(stance, buf[o : o + k].tolist()):
+                contacts[i] = True
+                accepted[i] = math.isfinite(e) and (gate <= 0.0 or e <= gate)
+                nis[i] = e
+            self._feet = foot_states(names, contacts, forces, wrenches, accepted, nis)
+        return self._feet
+
+
 @dataclass(slots=True)
 class _PreparedJoints:
-    """A validated joint sample in pinocchio order."""
+    """A validated joint sample in pinocchio order (``qtau``: the (3, n) rows q, qdot, tau when the kernel made
+    them with efforts, for the one-kernel joint step; else None)."""
 
     stamp_ns: int
     q: FloatArray
     qdot: FloatArray
     qdot_valid: bool
     tau: FloatArray | None
+    qtau: FloatArray | None = None
 
 
 class RobotStateEstimator:
@@ -246,7 +294,48 @@ class RobotStateEstimator:
         self._gather = np.arange(n_joints)
         self._ignore_unknown = bool(settings.ignore_unknown_joints)
         self._ignored_reported: frozenset[str] = frozenset()
-        self._kernels = use_kernels()  # leg_kernels.gather_joints in _prepare_joints
+        self._kernels = use_kernels()  # leg_kernels.prepare_joints / gather_joints in _prepare_joints
+        self._prepare_mode = 0 if self._ignore_unknown else PREPARE_WHOLE
+        self._use_measured = bool(settings.joint_velocity.use_measured)
+        # The one-kernel joint step (ekf_kernels.joint_step): torque contacts with the compiled point-foot forces,
+        # g(q) only, no static bias lock; its constant tables once (the trigger's thresholds are read per call).
+        es = settings.ekf
+        self._joint_kernel = (
+            self._kernels
+            and _ek is not None
+            and self.forces._kernels
+            and not cs.use_full_dynamics
+            and not es.static_bias_lock
+            and cs.source in ("torque", "auto")
+            and n_feet <= 32
+        )
+        self._auto_source = cs.source == "auto"
+        self._max_delay_s = settings.max_measurement_delay_s
+        self._imu_frame_id = imu.frame_id
+        self._gate = float(es.foot_gate_nis)
+        self._joint_ints = np.array(
+            [
+                self.torque_detector._min_on_ns,
+                self.torque_detector._min_off_ns,
+                int(self._rolling),
+                int(es.encoder_velocity_noise > 0.0),
+                *self.forces._leg_cols_array.ravel().tolist(),
+            ],
+            dtype=np.int64,
+        )
+        self._joint_floats = np.array(
+            [
+                self.forces.total_mass_kg,
+                *self.forces.g_world.tolist(),
+                float(es.foot_velocity_noise**2),
+                float(es.encoder_velocity_noise**2),
+                self._gate,
+                *radii.tolist(),
+            ]
+        )
+        self._joint_buffer_size = OUTPUT_SIZE + 22 * n_feet  # ekf_kernels.joint_buffer_size
+        self._leg_offset = OUTPUT_SIZE + 9 * n_feet  # where joint_step's leg update output starts in its buffer
+        self._stance_by_mask: dict[int, tuple[list[int], list[str]]] = {}
         self._stance_cache: dict[bytes, tuple[NDArray[np.intp], list[int], list[str], FloatArray]] = {}
         self.contacts = np.zeros(n_feet, dtype=bool)
         self.contact_source = "none"
@@ -285,6 +374,18 @@ class RobotStateEstimator:
             det.update(0, values)
             det.update(1, values)  # the first update sets the state without the kernel
         self.forces.estimate_and_trigger(out[2], ekf.R_world_base, self.torque_detector, 2)
+        jv = self.joint_velocity  # prepare_joints and joint_step on scratch copies of the state they change
+        prepare_joints(zeros, _EMPTY, zeros, self._gather, 0, zeros.copy(), jv.qdot.copy(), 1e-3, 0.0, out)
+        if self._joint_kernel:
+            det = self.torque_detector
+            kin = self.kin
+            placements, jacobians = kin.foot_terms(q)
+            _ek.joint_step(
+                ekf._x.copy(), ekf._P.copy(), ekf._c, placements, jacobians, kin.X_base_foot, kin.J6_base_foot,
+                _jacobian_com(kin.model, kin.data), out, self._joint_ints, self._joint_floats, det.on_threshold,
+                det.off_threshold, 3, det._flags.copy(), det._since_ns.copy(), self.forces.force_in_world,
+                self.forces.wrench_in_foot, np.empty(self._joint_buffer_size),
+            )  # fmt: skip
         self.forces.force_in_world[:] = 0.0
         self.forces.wrench_in_foot[:] = 0.0
 
@@ -333,7 +434,7 @@ class RobotStateEstimator:
         self.sensor_detector.reset()
         self.kinematic_detector.reset()
         self._foot_sensor_stamp_ns = None
-        self._feet: tuple[FootState, ...] | _FeetOfStep = ()
+        self._feet: tuple[FootState, ...] | _FeetOfStep | _FeetOfKernelStep = ()
         self._qdot_prev: tuple[int, FloatArray] | None = None
         self._last_estimate: Estimate | None = None
         self._leg_results: list[UpdateResult] | tuple[list[str], FloatArray, float] = []
@@ -429,11 +530,12 @@ class RobotStateEstimator:
             stamp = int(sample.stamp_ns)
             last = self._last_imu_stamp_ns
             pending = self._pending
+            frame = sample.frame_id
             if (
                 last is not None
                 and stamp > last
                 and (not pending or pending[0].stamp_ns > stamp)
-                and (not sample.frame_id or sample.frame_id == self.imu.frame_id or not self.imu.frame_id)
+                and (not frame or frame == self._imu_frame_id or not self._imu_frame_id)
             ):
                 # The usual sample (in order, nothing held to apply, no event): check, propagation and outputs in
                 # one kernel (BaseEkf.imu_step); any other case, or a bad reading, takes the path below.
@@ -493,12 +595,12 @@ class RobotStateEstimator:
 
         ekf = self.ekf
         ekf.set_imu(stamp, gyro, accel)
-        feet: tuple[FootState, ...] | _FeetOfStep = ()
+        feet: tuple[FootState, ...] | _FeetOfStep | _FeetOfKernelStep = ()
         while self._pending and self._pending[0].stamp_ns <= stamp:
             prepared = self._pending.popleft()
             if not self._propagate(prepared.stamp_ns):
                 continue
-            feet = self._apply_joints(prepared)
+            feet, _ = self._apply_joints(prepared)  # the outputs at the joint stamp are not needed
         if ekf.stamp_ns is not None and stamp > ekf.stamp_ns:
             self._propagate(stamp)
         return self._finish_step(feet)
@@ -600,7 +702,7 @@ class RobotStateEstimator:
             self._pending.popleft()
         return self._finish_step(())
 
-    def _finish_step(self, feet: tuple[FootState, ...] | _FeetOfStep) -> Estimate | None:
+    def _finish_step(self, feet: tuple[FootState, ...] | _FeetOfStep | _FeetOfKernelStep) -> Estimate | None:
         ekf = self.ekf
         # One output vector from the filter; the estimate's arrays are views of it, made when read.
         out = ekf.finite_output_vector()
@@ -672,10 +774,11 @@ class RobotStateEstimator:
         (:func:`~robot_state_estimator.estimation.leg_kernels.gather_joints`); None for any other sample (the
         reference path then handles it, events included)."""
         names = sample.names
-        if type(names) is not tuple:
-            names = tuple(names)
-        if names != self._order_names:
-            return None
+        if names is not self._order_names:
+            if type(names) is not tuple:
+                names = tuple(names)
+            if names != self._order_names:
+                return None
         pos = np.asarray(sample.position, dtype=float)
         n = len(names)
         vel = sample.velocity
@@ -685,11 +788,25 @@ class RobotStateEstimator:
         if pos.shape != (n,) or (vel.size and vel.shape != (n,)) or (eff.size and eff.shape != (n,)):
             return None
         out = np.empty((3, self._n_joints))
+        stamp = int(sample.stamp_ns)
+        jv = self.joint_velocity
+        coefficients = jv.step_coefficients(stamp)
+        if coefficients is not None:
+            # The usual sample: gather, the joint velocity's regular step and the velocity in use in one kernel.
+            dt, alpha, filtered = coefficients
+            mode = self._prepare_mode | (PREPARE_FILTERED if filtered else 0)
+            if vel.size and self._use_measured:
+                mode |= PREPARE_MEASURED
+            assert jv._q_prev is not None  # (step_coefficients)
+            if prepare_joints(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, out) != GATHER_OK:
+                return None
+            jv.stepped(stamp)
+            if eff.size:
+                return _PreparedJoints(stamp, out[0], out[1], True, out[2], out)
+            return _PreparedJoints(stamp, out[0], out[1], True, None)
         if gather_joints(pos, vel, eff, self._gather, not self._ignore_unknown, out) != GATHER_OK:
             return None
         q = out[0]
-        stamp = int(sample.stamp_ns)
-        jv = self.joint_velocity
         jv.advance(stamp, q)
         if vel.size and self.settings.joint_velocity.use_measured:
             return _PreparedJoints(stamp, q, out[1], True, out[2] if eff.size else None)
@@ -739,6 +856,10 @@ class RobotStateEstimator:
             for a later IMU sample, the filter is initialising, or the sample was refused (see
             :meth:`pop_events`).
         """
+        if self._joint_kernel:
+            estimate = self._add_joints_kernel(sample)
+            if estimate is not _NOT_USUAL:
+                return estimate  # type: ignore[return-value]
         stamp = int(sample.stamp_ns)
         last = self._last_joint_stamp_ns
         if last is not None and stamp <= last:
@@ -776,8 +897,11 @@ class RobotStateEstimator:
                 f"(max_measurement_delay_s={self.settings.max_measurement_delay_s}); dropped",
             )
             return None
-        feet = self._apply_joints(prepared)
-        return self._finish_step(feet)
+        feet, out = self._apply_joints(prepared)
+        if out is None:
+            return self._finish_step(feet)
+        estimate = self._last_estimate = Estimate.from_output_vector(int(self.ekf.stamp_ns or 0), out, feet)
+        return estimate
 
     def add_foot_forces(self, sample: FootForceSample) -> None:
         """Store foot sensor readings (forces or raw counts, matched by foot frame name) for contact detection."""
@@ -864,14 +988,155 @@ class RobotStateEstimator:
             self._stance_cache[key] = entry
         return entry
 
-    def _apply_joints(self, prepared: _PreparedJoints) -> _FeetOfStep:
-        """Kinematic update at the current filter time; returns the per-foot states (made when first read)."""
-        ekf = self.ekf
-        kin = self.kin
-        kin.update(prepared.q)
+    def _apply_joints(self, prepared: _PreparedJoints) -> tuple[_FeetOfStep | _FeetOfKernelStep, FloatArray | None]:
+        """Kinematic update at the current filter time; returns the per-foot states (made when first read) and the
+        outputs after it (the filter's output vector, when the one-kernel step made it and the state is finite;
+        else None: ``_finish_step`` makes them)."""
+        if self._joint_kernel:
+            step = self._joint_kernel_step(prepared)
+            if step is not None:
+                return step
+        self.kin.update(prepared.q)
         self._q_joints = prepared.q
         self._qdot_joints = prepared.qdot
         self._select_contacts(prepared)
+        return self._leg_step(prepared), None
+
+    def _joint_kernel_step(
+        self, prepared: _PreparedJoints
+    ) -> tuple[_FeetOfStep | _FeetOfKernelStep, FloatArray | None] | None:
+        """:meth:`_apply_joints` with the torque contact source in one kernel after pinocchio's kinematics
+        (:meth:`_run_joint_step`); None (nothing done) when the sample is not the usual one (no efforts, velocities
+        not valid, the trigger's first sample, foot sensors streaming)."""
+        qtau = prepared.qtau
+        det = self.torque_detector
+        if (
+            qtau is None
+            or not prepared.qdot_valid
+            or not det._started
+            or (self._auto_source and self._foot_sensor_stamp_ns is not None)
+        ):
+            return None
+        self._q_joints = prepared.q
+        self._qdot_joints = prepared.qdot
+        return self._run_joint_step(qtau, prepared.stamp_ns)
+
+    def _add_joints_kernel(self, sample: JointSample) -> Estimate | object | None:
+        """:meth:`add_joints` for the usual sample: in order, applied now (at most ``max_measurement_delay_s``
+        behind the filter, nothing held), the names of the last sample, positions, efforts (and velocities) of
+        the right lengths and finite, the joint velocity's regular step, the torque contact source: one kernel
+        (``leg_kernels.prepare_joints``), pinocchio's kinematics, one kernel (:meth:`_run_joint_step`). Returns
+        ``_NOT_USUAL``, with nothing changed, for any other sample (the reference path then handles it, events
+        included)."""
+        stamp = int(sample.stamp_ns)
+        last = self._last_joint_stamp_ns
+        ekf_stamp = self.ekf.stamp_ns
+        if (
+            last is None
+            or stamp <= last
+            or ekf_stamp is None
+            or stamp > ekf_stamp
+            or (ekf_stamp - stamp) / _NS > self._max_delay_s
+        ):
+            return _NOT_USUAL
+        names = sample.names
+        if names is not self._order_names:
+            if type(names) is not tuple:
+                names = tuple(names)
+            if names != self._order_names:
+                return _NOT_USUAL
+        det = self.torque_detector
+        eff = sample.effort
+        if eff is None or not det._started or (self._auto_source and self._foot_sensor_stamp_ns is not None):
+            return _NOT_USUAL
+        jv = self.joint_velocity
+        coefficients = jv.step_coefficients(stamp)
+        if coefficients is None:
+            return _NOT_USUAL
+        n = len(names)
+        pos = np.asarray(sample.position, dtype=float)
+        eff = np.asarray(eff, dtype=float)
+        vel = sample.velocity
+        vel = _EMPTY if vel is None else np.asarray(vel, dtype=float)
+        if pos.shape != (n,) or eff.shape != (n,) or (vel.size and vel.shape != (n,)):
+            return _NOT_USUAL
+        dt, alpha, filtered = coefficients
+        mode = self._prepare_mode | (PREPARE_FILTERED if filtered else 0)
+        if vel.size and self._use_measured:
+            mode |= PREPARE_MEASURED
+        qtau = np.empty((3, self._n_joints))
+        assert jv._q_prev is not None  # (step_coefficients)
+        if prepare_joints(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, qtau) != GATHER_OK:
+            return _NOT_USUAL  # a NaN/Inf (nothing changed): the reference path reports it
+        jv.stepped(stamp)
+        self._last_joint_stamp_ns = stamp
+        self._have_joints = True
+        self._q_joints = qtau[0]
+        self._qdot_joints = qtau[1]
+        feet, out = self._run_joint_step(qtau, stamp)
+        if out is None:
+            return self._finish_step(feet)
+        estimate = self._last_estimate = Estimate.from_output_vector(ekf_stamp, out, feet)
+        return estimate
+
+    def _run_joint_step(
+        self, qtau: FloatArray, stamp: int
+    ) -> tuple[_FeetOfStep | _FeetOfKernelStep, FloatArray | None]:
+        """The joint step of a prepared sample ``qtau`` (3, nj) (positions, the velocities in use, efforts; valid
+        velocities) at the filter time with the torque contact source: pinocchio's kinematics
+        (``LegKinematics.foot_terms``, ``jacobianCenterOfMass``), then ``ekf_kernels.joint_step`` (forces, trigger,
+        leg update, outputs). Returns the per-foot states and the outputs (None when the state is not finite or
+        the reference leg update ran: ``_finish_step`` makes them)."""
+        kin = self.kin
+        placements, jacobians = kin.foot_terms(qtau[0])  # pinocchio; joint_step stores them as kin.update does
+        ekf = self.ekf
+        det = self.torque_detector
+        forces = self.forces
+        buf = np.empty(self._joint_buffer_size)
+        result: int = _ek.joint_step(
+            ekf._x, ekf._P, ekf._c, placements, jacobians, kin.X_base_foot, kin.J6_base_foot,
+            _jacobian_com(kin.model, kin.data), qtau, self._joint_ints, self._joint_floats, det.on_threshold,
+            det.off_threshold, stamp, det._flags, det._since_ns, forces.force_in_world, forces.wrench_in_foot, buf,
+        )  # fmt: skip
+        if result < 0:
+            prepared = _PreparedJoints(stamp, qtau[0], qtau[1], True, qtau[2], qtau)
+            if result == _ek.JOINT_FORCES_FAILED:  # nothing done: the reference forces (least squares) and trigger
+                self._select_contacts(prepared)
+            else:  # JOINT_NOT_PD: forces and trigger done; the reference leg update
+                self.contacts = det.in_contact.copy()
+                self.contact_source = "torque"
+            return self._leg_step(prepared), None
+        mask = result & _MASK32
+        stance = self._stance_by_mask.get(mask)
+        if stance is None:
+            stance_list = [i for i in range(len(self.foot_frames)) if mask >> i & 1]
+            stance = self._stance_by_mask[mask] = (stance_list, [self.foot_frames[i] for i in stance_list])
+        stance_list, names = stance
+        self.contacts = det.in_contact.copy()
+        self.contact_source = "torque"
+        k = len(stance_list)
+        gate = self._gate
+        if k:
+            o = self._leg_offset
+            # the leg update's results, made when read (as BaseEkf.update_stance_feet leaves them)
+            ekf._pending_results = self._leg_results = (names, buf[o : o + 13 * k], gate)
+            if (result >> _ek.JOINT_ACCEPTED_SHIFT) & 0xFFFF < k:
+                for i, e in zip(stance_list, buf[o + 12 * k : o + 13 * k].tolist()):
+                    if not (math.isfinite(e) and (gate <= 0.0 or e <= gate)):
+                        self._event("foot_gated", f"foot {self.foot_frames[i]} rejected by the gate (NIS {e:.1f})",
+                                    "info")  # fmt: skip
+        else:
+            self._leg_results = []
+        feet = self._feet = _FeetOfKernelStep(self.foot_frames, buf, stance_list, gate)
+        if result >> _ek.JOINT_NOT_FINITE_SHIFT:
+            return feet, None
+        return feet, buf[:OUTPUT_SIZE]
+
+    def _leg_step(self, prepared: _PreparedJoints) -> _FeetOfStep:
+        """The rest of :meth:`_apply_joints` after the contacts: the stance feet's leg update (and the static bias
+        lock); returns the per-foot states (made when first read)."""
+        ekf = self.ekf
+        kin = self.kin
         s = self.settings.ekf
         stance_list: list[int] = []
         accepted: list[bool] = []

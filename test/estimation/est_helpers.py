@@ -87,7 +87,13 @@ class AnalyticMotion:
 
 
 def feed_run(
-    est: RobotStateEstimator, run, *, imu_transform=None, use_effort: bool = True, start_ns: int | None = None
+    est: RobotStateEstimator,
+    run,
+    *,
+    imu_transform=None,
+    use_effort: bool = True,
+    start_ns: int | None = None,
+    imu_first: bool = False,
 ) -> dict:
     """Feed a simulated run (``robot_state_estimator.simulation.SimulatedRun``) in stamp order.
 
@@ -97,6 +103,8 @@ def feed_run(
         imu_transform: optional ``f(k) -> (gyro, accel)`` replacing the run's IMU sample k.
         use_effort: pass the joint efforts (torque-based contacts) or not.
         start_ns: feed only the samples stamped at or after this (a run joined mid-way); None = all.
+        imu_first: on equal stamps the IMU sample first (a joint sample is then applied at once); else the joint
+            sample first (held until the IMU sample reaches its stamp).
 
     Returns:
         dict of arrays: ``imu_gt`` (ground-truth row of each IMU estimate), ``v``, ``p``, ``quat``, ``P_twist``,
@@ -104,9 +112,9 @@ def feed_run(
     """
     events = []
     for k, i in enumerate(run.imu_index):
-        events.append((int(run.stamps_ns[i]), 1, k))
+        events.append((int(run.stamps_ns[i]), 0 if imu_first else 1, 1, k))
     for k, i in enumerate(run.joint_index):
-        events.append((int(run.stamps_ns[i]), 0, k))
+        events.append((int(run.stamps_ns[i]), 1 if imu_first else 0, 0, k))
     events.sort()
     if start_ns is not None:
         events = [ev for ev in events if ev[0] >= start_ns]
@@ -114,7 +122,7 @@ def feed_run(
         k: [] for k in ("imu_gt", "v", "p", "quat", "P_twist", "P_pose", "joint_gt", "contacts", "forces")
     }
     out.update(accepted=[], nis=[], stamps=[])
-    for stamp, kind, k in events:
+    for stamp, _, kind, k in events:
         if kind == 1:
             if imu_transform is None:
                 gyro, acc = run.imu_omega[k], run.imu_f[k]

@@ -21,8 +21,10 @@ from robot_state_estimator.estimation import (
     JointVelocityEstimator,
     LegKinematics,
     RobotStateEstimator,
+    leg_kernels,
 )
 from robot_state_estimator.estimation.jit import DISABLE_ENV, use_kernels
+from robot_state_estimator.estimation.pipeline import _FeetOfKernelStep
 
 pytest.importorskip("numba", reason="numba is not installed: only the reference paths exist")
 simulation = pytest.importorskip("robot_state_estimator.simulation")
@@ -70,6 +72,13 @@ def test_foot_kinematics_are_pinocchios_frame_placements_and_jacobians(go1_model
             for kin in (fast, ref):
                 np.testing.assert_array_equal(kin.X_base_foot[i], X)
                 np.testing.assert_array_equal(kin.J6_base_foot[i], J)
+        # foot_terms: the same pinocchio pass, each foot's placement and full (6, nv) Jacobian as pinocchio gives them
+        placements, jacobians = fast.foot_terms(q)
+        for i, foot in enumerate(GO1_FEET):
+            fid = go1_model.getFrameId(foot)
+            np.testing.assert_array_equal(placements[i], pin.updateFramePlacement(go1_model, data, fid).homogeneous)
+            J_full = pin.getFrameJacobian(go1_model, data, fid, pin.LOCAL_WORLD_ALIGNED)
+            np.testing.assert_array_equal(jacobians[i], J_full)
         assert np.shares_memory(fast.p_base_foot, fast.X_base_foot)
         assert np.shares_memory(fast.J_base_foot, fast.J6_base_foot)
 
@@ -139,6 +148,51 @@ def test_joint_velocity_kernel_equals_reference(monkeypatch) -> None:
             assert fast.valid == ref.valid
 
 
+def test_prepare_joints_kernel_gathers_and_steps_the_joint_velocity() -> None:
+    """``prepare_joints``: the message values in model order, the joint velocity's backward difference (and its
+    low-pass), the velocity in use, worked out here with numpy; a NaN/Inf changes nothing."""
+    rng = np.random.default_rng(7)
+    gather = np.array([2, 0, 3, 1])  # model joint j is message entry gather[j]
+    for mode in range(8):
+        pos, vel, eff = rng.normal(size=(3, 5))  # entry 4: a joint not in the model
+        q_prev, qdot = rng.normal(size=4), rng.normal(size=4)
+        q_prev0, qdot0 = q_prev.copy(), qdot.copy()
+        dt, alpha = 2e-3, 0.3
+        out = np.full((3, 4), -7.0)
+        assert leg_kernels.prepare_joints(pos, vel, eff, gather, mode, q_prev, qdot, dt, alpha, out) == 0
+        q = np.array([pos[2], pos[0], pos[3], pos[1]])
+        raw = (q - q_prev0) / dt
+        qdot_expected = qdot0 + alpha * (raw - qdot0) if mode & leg_kernels.PREPARE_FILTERED else raw
+        np.testing.assert_array_equal(out[0], q)
+        np.testing.assert_array_equal(q_prev, q)
+        np.testing.assert_allclose(qdot, qdot_expected, rtol=1e-14)
+        v_used = [vel[2], vel[0], vel[3], vel[1]] if mode & leg_kernels.PREPARE_MEASURED else qdot_expected
+        np.testing.assert_allclose(out[1], v_used, rtol=1e-14)
+        np.testing.assert_array_equal(out[2], [eff[2], eff[0], eff[3], eff[1]])
+    # absent velocities and efforts: the estimate is the velocity in use, the effort row untouched
+    out = np.full((3, 4), -7.0)
+    q_prev, qdot = np.zeros(4), np.zeros(4)
+    assert leg_kernels.prepare_joints(pos, np.empty(0), np.empty(0), gather, 0, q_prev, qdot, 0.5, 0.0, out) == 0
+    np.testing.assert_array_equal(out[1], 2.0 * out[0])
+    np.testing.assert_array_equal(out[2], -7.0)
+    # a NaN in an unused message entry rejects the sample only when every entry is checked
+    for whole, code in ((leg_kernels.PREPARE_WHOLE, leg_kernels.GATHER_NAN_EFFORT), (0, leg_kernels.GATHER_OK)):
+        bad = eff.copy()
+        bad[4] = np.nan
+        q_prev, qdot = q_prev0.copy(), qdot0.copy()
+        got = leg_kernels.prepare_joints(pos, vel, bad, gather, whole, q_prev, qdot, dt, alpha, np.empty((3, 4)))
+        assert got == code
+        if code:
+            np.testing.assert_array_equal(q_prev, q_prev0)
+            np.testing.assert_array_equal(qdot, qdot0)
+    bad = pos.copy()
+    bad[0] = np.inf
+    q_prev, qdot = q_prev0.copy(), qdot0.copy()
+    got = leg_kernels.prepare_joints(bad, vel, eff, gather, 0, q_prev, qdot, dt, alpha, np.empty((3, 4)))
+    assert got == leg_kernels.GATHER_NAN_POSITION
+    np.testing.assert_array_equal(q_prev, q_prev0)
+
+
 def test_rolling_contact_terms_kernel_equals_reference(go1_model: pin.Model, monkeypatch) -> None:
     rng = np.random.default_rng(4)
     fast = build(monkeypatch, True, lambda: LegKinematics(go1_model, GO1_FEET, base_link="base"))
@@ -167,16 +221,20 @@ def trot_run():
 
 
 @pytest.mark.parametrize(
-    "contact, use_effort, radius",
+    "contact, use_effort, radius, imu_first",
     [
-        (dict(source="torque"), True, 0.02),
-        (dict(source="torque"), True, 0.0),
-        (dict(source="kinematic"), False, 0.02),
-        (dict(source="torque"), False, 0.0),
+        (dict(source="torque"), True, 0.02, False),
+        (dict(source="torque"), True, 0.02, True),
+        (dict(source="auto"), True, 0.0, True),
+        (dict(source="torque"), True, 0.0, False),
+        (dict(source="kinematic"), False, 0.02, False),
+        (dict(source="torque"), False, 0.0, False),
     ],
 )
-def test_pipeline_with_kernels_equals_reference(trot_run, monkeypatch, contact, use_effort, radius) -> None:
-    """A noisy simulated trot through both paths: the same estimates, contacts, forces and NIS to 1e-12."""
+def test_pipeline_with_kernels_equals_reference(trot_run, monkeypatch, contact, use_effort, radius, imu_first) -> None:
+    """A noisy simulated trot through both paths: the same estimates, contacts, forces and NIS to 1e-12. With
+    efforts and the torque source, joint samples held for the IMU (joints first on equal stamps) and joint samples
+    applied at once (IMU first) take the one-kernel joint step (``ekf_kernels.joint_step``)."""
     robot, run = trot_run
     settings = EstimatorSettings(contact=dataclasses.replace(ContactSettings(), **contact))
 
@@ -185,8 +243,11 @@ def test_pipeline_with_kernels_equals_reference(trot_run, monkeypatch, contact, 
             robot.model, run.imu, run.feet, settings, base_link=run.base_link, foot_radii=[radius] * 4
         )
 
-    out_f = feed_run(build(monkeypatch, True, make), run, use_effort=use_effort)
-    out_r = feed_run(build(monkeypatch, False, make), run, use_effort=use_effort)
+    fast = build(monkeypatch, True, make)
+    out_f = feed_run(fast, run, use_effort=use_effort, imu_first=imu_first)
+    out_r = feed_run(build(monkeypatch, False, make), run, use_effort=use_effort, imu_first=imu_first)
+    one_kernel = use_effort and contact["source"] != "kinematic"
+    assert isinstance(fast._feet, _FeetOfKernelStep) == one_kernel
     assert out_f["contacts"].shape == out_r["contacts"].shape and len(out_f["contacts"]) > 100
     np.testing.assert_array_equal(out_f["contacts"], out_r["contacts"])
     np.testing.assert_array_equal(out_f["accepted"], out_r["accepted"])
@@ -270,17 +331,17 @@ def test_lazy_estimate_is_an_ordinary_estimate(trot_run) -> None:
 def test_construction_compiles_the_kernels_the_samples_use(trot_run) -> None:
     """The warm-up at construction calls each kernel with the array layouts of the real calls: feeding samples
     compiles nothing more (no compilation pause on the first real sample of a node)."""
-    from robot_state_estimator.estimation import leg_kernels
+    from robot_state_estimator.estimation import ekf_kernels
 
     robot, run = trot_run
-    dispatchers = [getattr(leg_kernels, name) for name in leg_kernels.__all__]
-    for radius, source in ((0.02, "torque"), (0.0, "kinematic")):
+    dispatchers = [getattr(leg_kernels, name) for name in leg_kernels.__all__] + [ekf_kernels.joint_step]
+    for radius, source, imu_first in ((0.02, "torque", False), (0.0, "auto", True), (0.0, "kinematic", True)):
         settings = EstimatorSettings(contact=dataclasses.replace(ContactSettings(), source=source))
         est = RobotStateEstimator(
             robot.model, run.imu, run.feet, settings, base_link=run.base_link, foot_radii=[radius] * 4
         )
         compiled = [len(d.signatures) for d in dispatchers]
-        out = feed_run(est, run)
+        out = feed_run(est, run, imu_first=imu_first)
         assert len(out["contacts"]) > 100
         assert [len(d.signatures) for d in dispatchers] == compiled
 
@@ -346,3 +407,65 @@ def test_bad_imu_samples_give_the_same_events_on_both_paths(trot_run, monkeypatc
         assert a[0] == b[0] and a[2] == b[2]
         for x, y in zip(a[1:], b[1:]):
             close(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+
+
+def test_one_kernel_joint_step_hands_unusual_outcomes_to_the_reference(trot_run, monkeypatch) -> None:
+    """The one-kernel joint step's rare outcomes continue on the reference path with the same result: a leg whose
+    3 x 3 force system is singular (straight knee: least squares), a stacked innovation covariance that is not
+    positive definite (the reference update), a foot rejected by the gate, a state that is not finite (the
+    divergence reset)."""
+    robot, run = trot_run
+    settings = EstimatorSettings(ekf=dataclasses.replace(EstimatorSettings().ekf, foot_gate_nis=0.2))
+    ests = [
+        build(monkeypatch, k, RobotStateEstimator, robot.model, run.imu, run.feet, settings, base_link=run.base_link)
+        for k in (True, False)
+    ]
+    assert ests[0]._joint_kernel and not ests[1]._joint_kernel
+    from robot_state_estimator.estimation import ekf_kernels
+
+    results: list[int] = []  # what the real kernel returned, to check that each outcome was reached
+    kernel = ekf_kernels.joint_step
+
+    def joint_step(*args):  # type: ignore[no-untyped-def]
+        results.append(kernel(*args))
+        return results[-1]
+
+    monkeypatch.setattr(ekf_kernels, "joint_step", joint_step)
+    names = tuple(run.joint_names)
+    stamps = run.stamps_ns
+    n = min(len(run.imu_index), len(run.joint_index), 900)
+
+    def step(est: RobotStateEstimator, k: int, q: np.ndarray) -> tuple:
+        est.add_imu(ImuSample(int(stamps[run.imu_index[k]]), run.imu_omega[k], run.imu_f[k]))
+        e = est.add_joints(
+            JointSample(int(stamps[run.joint_index[k]]), names, q, run.joint_velocity[k], run.joint_effort[k])
+        )
+        events = [(ev.key, ev.message) for ev in est.pop_events()]
+        if e is None:
+            return events, None, None
+        feet = [(f.in_contact, f.update_accepted, f.nis, *f.force_in_world, *f.wrench_in_foot) for f in e.feet]
+        return events, e.output_vector(), np.array(feet, dtype=float)
+
+    straight = {n - 200, n - 150}  # the first leg's knee at 0: J_leg^T singular
+    seen: set[str] = set()
+    for k in range(n):
+        if k == n - 100:
+            for est in ests:
+                est.ekf.P[3:6, 3:6] = -10.0 * np.eye(3)  # the stance feet's S: negative NIS, not positive definite
+        if k == n - 50:
+            for est in ests:
+                est.ekf.P[4, 4] = np.nan  # not finite: the divergence reset
+        q = run.joint_position[k].copy()
+        if k in straight:
+            q[2] = 0.0
+        got = [step(est, k, q) for est in ests]
+        assert got[0][0] == got[1][0], k
+        seen.update(key for key, _ in got[0][0])
+        for a, b in zip(got[0][1:], got[1][1:]):
+            assert (a is None) == (b is None), k
+            if a is not None:
+                close(a, b)
+    assert {"foot_gated", "filter_diverged", "reset"} <= seen
+    assert results.count(ekf_kernels.JOINT_FORCES_FAILED) == len(straight)
+    assert results.count(ekf_kernels.JOINT_NOT_PD) >= 1
+    assert sum(r >= 0 for r in results) > 600
