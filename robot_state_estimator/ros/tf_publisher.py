@@ -43,6 +43,8 @@ class TfPublisher:
             ) from exc
         self._msg_type = TFMessage
         self._publisher = node.create_publisher(TFMessage, topic, tf_qos())
+        #: the ``rclpy`` publisher (``get_subscription_count``: the node publishes only while someone listens)
+        self.publisher = self._publisher
         #: publish a ``tf2_msgs/TFMessage`` as it is (the node's hot path: a preallocated, refilled message)
         self.publish = self._publisher.publish
 

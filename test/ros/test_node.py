@@ -17,6 +17,7 @@ from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import Imu, JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
@@ -166,20 +167,31 @@ def test_bad_messages_are_skipped_counted_and_survived(harness: Harness) -> None
         assert np.all(np.isfinite([odom.pose.pose.position.x, odom.twist.twist.linear.x]))
 
 
-def test_bytes_that_do_not_deserialize_are_dropped_and_survived(harness: Harness) -> None:
-    """Bytes that are no Imu/JointState (a publisher of serialized messages can send any) are dropped by the
-    middleware's deserialization inside the take: the node never receives them, nothing is raised, and it
-    goes on estimating."""
+def test_bytes_that_do_not_deserialize_are_skipped_counted_and_survived(harness: Harness) -> None:
+    """Bytes that are no Imu/JointState (a publisher of serialized messages can send any: truncated, a wrong
+    encapsulation, trailing bytes) reach the node (raw subscriptions), fail rosbags' deserialization, and are
+    skipped and counted as ``imu_bad_message`` / ``joint_bad_message``; the node goes on estimating."""
     harness.publish(standing(T0, 0.3))
-    for pub in (harness.imu_pub, harness.joint_pub):
-        for data in (b"\x00\x01\x00\x00abc", b"\x00\x01\x00\x00" + b"\xff" * 40):
+    garbage = (
+        b"\x00\x01\x00\x00abc",
+        b"\x00\x01\x00\x00" + b"\xff" * 40,
+        b"\x00\x07\x00\x00" + b"\x00" * 400,  # an encapsulation that is not plain CDR
+    )
+    for kind, pub in (("imu", harness.imu_pub), ("joints", harness.joint_pub)):
+        for data in garbage:
             pub.publish(data)
+            harness.sent[kind].append(-1)
+    trailing = next(s for s in standing(T0 + 302_000_000, 0.01) if s.kind == "imu")
+    harness.imu_pub.publish(serialize_message(trailing.msg) + b"\x00" * 16)
+    harness.sent["imu"].append(-1)
+    harness.settle()
+    counts = harness.node.reject_counts
+    assert counts.get("imu_bad_message") == len(garbage) + 1, counts
+    assert counts.get("joint_bad_message") == len(garbage), counts
     n_before = len(harness.out["odometry"])
     harness.publish(standing(T0 + 310_000_000, 0.1))
     assert spin_until(harness.executor, lambda: len(harness.out["odometry"]) > n_before + 20)
     assert harness.received() == len(harness.sent["imu"]) + len(harness.sent["joints"])
-    counts = harness.node.reject_counts
-    assert not counts.get("imu_bad_message") and not counts.get("joint_bad_message"), counts
 
 
 def test_time_backwards_and_gap_reset_the_filter_and_it_continues(harness: Harness) -> None:
@@ -231,6 +243,68 @@ def test_tf_child_frame_override_and_publish_tf_off(ros_context) -> None:
         end = max(h.sent["imu"])
         assert spin_until(h.executor, lambda: last_stamp("odometry") == end)
         assert len(h.out["tf"]) == n_tf
+    finally:
+        h.close()
+
+
+def test_outputs_without_subscribers_start_when_one_matches(ros_context) -> None:
+    """The TF, wrenches and contact states are published only while a subscription is matched (volatile
+    QoS: nothing written before a match would reach it anyway). A subscriber that appears mid-stream gets
+    every output from its match on, as the one that was there from the start."""
+    h = Harness(ros_context, "/lazy", robot="go1")
+    late = rclpy.create_node("late_subscriber", namespace="/lazy", context=ros_context)
+    try:
+        node = h.node
+        # the harness subscribes to every output: the node's publishers see those subscriptions
+        assert node._tf.publisher.get_subscription_count() >= 1 and node._contacts_count() >= 1
+        h.publish(standing(T0, 0.4))
+        # a second subscriber of contact_states, created mid-stream
+        got: list[Any] = []
+        late.create_subscription(DiagnosticArray, "contact_states", got.append, 1000)
+        h.executor.add_node(late)
+        assert spin_until(h.executor, lambda: node._contacts_count() >= 2)
+        h.publish(standing(T0 + 400_000_000, 0.2))
+        end = max(h.sent["joints"])
+        assert spin_until(
+            h.executor,
+            lambda: all(bool(m) and stamp_to_ns(m[-1].header.stamp) == end for m in (got, h.out["contacts"])),
+        )
+        late_stamps = [stamp_to_ns(m.header.stamp) for m in got]
+        first = late_stamps[0]
+        all_stamps = [stamp_to_ns(m.header.stamp) for m in h.out["contacts"]]
+        assert late_stamps == [t for t in all_stamps if t >= first]  # none missed after the match
+        assert first <= T0 + 400_000_000  # from the first input after the match at the latest
+    finally:
+        h.executor.remove_node(late)
+        late.destroy_node()
+        h.close()
+
+
+def test_unsubscribed_outputs_are_not_published(ros_context) -> None:
+    """With only odometry subscribed, the node fills and publishes nothing else (no conversion, no write)."""
+    h = Harness(ros_context, "/only_odometry", robot="go1")
+    try:
+        # drop the harness's subscriptions of everything but odometry and diagnostics
+        for sub in list(h.io.subscriptions):
+            if sub.topic_name.split("/")[-1] not in ("odometry", "diagnostics"):
+                h.io.destroy_subscription(sub)
+        node = h.node
+        assert spin_until(h.executor, lambda: node._tf_count() == 0 and node._contacts_count() == 0)
+        assert spin_until(h.executor, lambda: all(p.get_subscription_count() == 0 for p in node._wrench_pubs.values()))
+        published: list[str] = []
+        outputs = node._outputs
+        for name in ("fill_tf_message", "fill_transform", "fill_wrench", "fill_contacts"):
+            original = getattr(outputs, name)
+
+            def spy(*args: Any, _name: str = name, _original: Any = original) -> Any:
+                published.append(_name)
+                return _original(*args)
+
+            setattr(outputs, name, spy)
+        h.publish(standing(T0, 0.4))
+        end = max(h.sent["imu"])
+        assert spin_until(h.executor, lambda: stamp_to_ns(h.out["odometry"][-1].header.stamp) == end)
+        assert published == []
     finally:
         h.close()
 
