@@ -37,6 +37,7 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
@@ -62,6 +63,7 @@ from robot_state_estimator.ros.spin import spin
 from robot_state_estimator.ros.tf_publisher import TfPublisher, TfUnavailableError, make_transform_broadcaster
 
 NODE_NAME = "robot_state_estimator"
+RCLError = _rclpy.RCLError
 IMU_TYPE = TYPE_NAMES["Imu"]
 JOINT_STATE_TYPE = TYPE_NAMES["JointState"]
 
@@ -339,7 +341,10 @@ class EstimatorNode(Node):
         if out.notes:
             self._log_notes(out.notes)
         if out.estimate is not None:
-            self._publish(out)
+            try:
+                self._publish(out)
+            except RCLError as exc:  # e.g. RMW_FASTRTPS_PUBLICATION_MODE=ASYNCHRONOUS with its queue full
+                self._report.warn("publish_failed", f"an output was not published: {exc}", count=False)
 
     def _log_notes(self, notes: Any) -> None:
         """Log (throttled per cause) and count the stream's notes: its own causes and the core's events."""

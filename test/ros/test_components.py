@@ -122,6 +122,19 @@ def test_throttled_reporter_logs_once_per_second_per_cause_and_counts_all(capfd)
     assert reporter.counts == Counter({"imu_not_finite": 5, "joint_bad_lengths": 5})
 
 
+def test_throttled_reporter_honours_the_logger_level(capfd) -> None:
+    """Lines go to rcutils' logging directly (no stack inspection), with the logger's level (``--log-level``)."""
+    rclpy.logging.set_logger_level("throttle_level_test", rclpy.logging.LoggingSeverity.ERROR)
+    reporter = ThrottledReporter("throttle_level_test", period_s=0.0)
+    reporter.warn("imu_frame_id", "suppressed by the level")
+    reporter.error("core_error", "printed")
+    reporter.info("ignored_joints", "suppressed by the level")
+    err = capfd.readouterr().err
+    assert "[imu_frame_id]" not in err and "[ignored_joints]" not in err
+    assert "[core_error] printed" in err and "throttle_level_test" in err
+    assert reporter.counts == Counter({"imu_frame_id": 1, "core_error": 1})
+
+
 def test_diagnostics_have_stable_keys_and_levels() -> None:
     foot = FootState("FL_foot", True, np.array([0.0, 0.0, 40.0]), np.zeros(6), True, 1.2)
     builder = DiagnosticsBuilder(TYPES, "/robot_state_estimator")
