@@ -50,7 +50,13 @@ def test_hot_and_other_entities_are_served(ros_context) -> None:
         infos.append(info)
 
     with_info.__annotations__ = {"info": TimerInfo}
-    node.create_timer(0.05, with_info)  # left to rclpy's executor, which passes the TimerInfo
+    node.create_timer(0.05, with_info)  # called with a TimerInfo, as rclpy's executor does
+    async_ticks: list[float] = []
+
+    async def coroutine_timer() -> None:  # left to rclpy's executor (the fallback)
+        async_ticks.append(time.monotonic())
+
+    node.create_timer(0.05, coroutine_timer)
     lean = LeanExecutor(node, [hot, raw])
     peer = rclpy.create_node("lean_peer", context=ros_context)
     peer_exec = SingleThreadedExecutor(context=ros_context)
@@ -78,7 +84,7 @@ def test_hot_and_other_entities_are_served(ros_context) -> None:
         assert all(type(m) is bytes for m in raw_msgs)  # raw subscriptions give the CDR bytes
         assert raw_msgs[7][4:8] == (7).to_bytes(4, "little")
         assert _spin_both(lean, peer_exec, lambda: other_msgs == ["0", "50", "100", "150"])
-        assert _spin_both(lean, peer_exec, lambda: len(ticks) >= 5 and len(infos) >= 2)
+        assert _spin_both(lean, peer_exec, lambda: len(ticks) >= 5 and len(infos) >= 2 and len(async_ticks) >= 2)
         assert all(isinstance(i, TimerInfo) for i in infos)
 
         client = peer.create_client(SetParameters, "/lean_test/set_parameters")
