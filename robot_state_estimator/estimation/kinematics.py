@@ -147,8 +147,9 @@ class LegKinematics:
             if not support:
                 raise ModelError(f"foot frame {model.frames[fid].name!r} is not moved by any joint")
             self.leg_joint_indices.append(np.array(sorted(model.joints[j].idx_v - 6 for j in support)))
-        self._q = pin.neutral(model)
-        self._q[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+        #: (nq,) the configuration of the pinocchio pass: the base at the identity, then the joint positions
+        self.configuration = pin.neutral(model)
+        self.configuration[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
         n_feet = len(ids)
         self._kernels = use_kernels()  # rolling_contact_terms by leg_kernels.leg_velocity_terms
         self._zero_radii: dict[int, FloatArray] = {}
@@ -187,7 +188,7 @@ class LegKinematics:
             X[i] = placements[i]
             J6[i] = jacobians[i][:, 6:]
 
-    def foot_terms(self, q_joints: FloatArray) -> tuple[tuple[FloatArray, ...], tuple[FloatArray, ...]]:
+    def foot_terms(self, q_joints: FloatArray | None) -> tuple[tuple[FloatArray, ...], tuple[FloatArray, ...]]:
         """pinocchio's pass of :meth:`update` without the copies into ``X_base_foot`` / ``J6_base_foot``.
 
         ``computeJointJacobians`` (forward kinematics and the joint Jacobians, once for all feet, base at the
@@ -196,14 +197,16 @@ class LegKinematics:
         instead of two numpy assignments per foot) must leave the buffers as :meth:`update` does.
 
         Args:
-            q_joints: (n_joints,) rad or m, actuated joint positions in pinocchio order.
+            q_joints: (n_joints,) rad or m, actuated joint positions in pinocchio order; None: those already in
+                the joint part of :attr:`configuration` (``leg_kernels.prepare_joints`` writes them there).
 
         Returns:
             Per foot, its placement in B as a (4, 4) homogeneous matrix, and its (6, nv) frame Jacobian in B (base
             columns first, then the joints'), each a new C-contiguous float64 array from pinocchio.
         """
-        q = self._q
-        q[7:] = q_joints
+        q = self.configuration
+        if q_joints is not None:
+            q[7:] = q_joints
         model, data = self.model, self.data
         _compute_joint_jacobians(model, data, q)  # forward kinematics + joint Jacobians, once for all feet
         ids = self.foot_frame_ids

@@ -114,10 +114,11 @@ def prepare_joints(
     dt: float,
     alpha: float,
     out: FloatArray,
+    q_full: FloatArray,
 ) -> int:
     """A joint sample made ready in one call (``RobotStateEstimator._prepare_joints``): :func:`gather_joints`, then
     when it passed, the regular step of the joint velocity estimate :func:`joint_velocity_step` on the gathered
-    positions, and the velocity in use into ``out[1]``.
+    positions, the velocity in use into ``out[1]`` and the positions into the joint part of ``q_full``.
 
     Args:
         position, velocity, effort, gather: as :func:`gather_joints` (``whole`` = ``mode & PREPARE_WHOLE``).
@@ -126,16 +127,23 @@ def prepare_joints(
         q_prev: (nj,) rad, the estimator's previous positions; qdot_est: (nj,) rad/s, its estimate (both updated in
             place, ``JointVelocityEstimator``). dt: s, > 0, since the previous positions. alpha: low-pass gain.
         out: (3, nj) written: positions, the velocities in use (rad/s), efforts (row untouched without efforts).
+        q_full: (nq,) a pinocchio configuration (``LegKinematics.configuration``); its last nj entries written: the
+            positions.
 
     Returns:
-        As :func:`gather_joints`; when not :data:`GATHER_OK` the joint velocity estimate is unchanged.
+        As :func:`gather_joints`; when not :data:`GATHER_OK` the joint velocity estimate and ``q_full`` are
+        unchanged.
     """
     code = gather_joints(position, velocity, effort, gather, (mode & PREPARE_WHOLE) != 0, out)
     if code != GATHER_OK:
         return code
     joint_velocity_step(out[0], q_prev, qdot_est, dt, alpha, (mode & PREPARE_FILTERED) != 0)
+    nj = qdot_est.shape[0]
+    o = q_full.shape[0] - nj
+    for j in range(nj):
+        q_full[o + j] = out[0, j]
     if not mode & PREPARE_MEASURED:
-        for j in range(qdot_est.shape[0]):
+        for j in range(nj):
             out[1, j] = qdot_est[j]
     return GATHER_OK
 

@@ -375,7 +375,8 @@ class RobotStateEstimator:
             det.update(1, values)  # the first update sets the state without the kernel
         self.forces.estimate_and_trigger(out[2], ekf.R_world_base, self.torque_detector, 2)
         jv = self.joint_velocity  # prepare_joints and joint_step on scratch copies of the state they change
-        prepare_joints(zeros, _EMPTY, zeros, self._gather, 0, zeros.copy(), jv.qdot.copy(), 1e-3, 0.0, out)
+        prepare_joints(zeros, _EMPTY, zeros, self._gather, 0, zeros.copy(), jv.qdot.copy(), 1e-3, 0.0, out,
+                       self.kin.configuration)  # fmt: skip
         if self._joint_kernel:
             det = self.torque_detector
             kin = self.kin
@@ -798,7 +799,9 @@ class RobotStateEstimator:
             if vel.size and self._use_measured:
                 mode |= PREPARE_MEASURED
             assert jv._q_prev is not None  # (step_coefficients)
-            if prepare_joints(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, out) != GATHER_OK:
+            code = prepare_joints(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, out,
+                                  self.kin.configuration)  # fmt: skip
+            if code != GATHER_OK:
                 return None
             jv.stepped(stamp)
             if eff.size:
@@ -1019,7 +1022,7 @@ class RobotStateEstimator:
             return None
         self._q_joints = prepared.q
         self._qdot_joints = prepared.qdot
-        return self._run_joint_step(qtau, prepared.stamp_ns)
+        return self._run_joint_step(qtau, prepared.stamp_ns, prepared.q)
 
     def _add_joints_kernel(self, sample: JointSample) -> Estimate | object | None:
         """:meth:`add_joints` for the usual sample: in order, applied now (at most ``max_measurement_delay_s``
@@ -1066,29 +1069,33 @@ class RobotStateEstimator:
             mode |= PREPARE_MEASURED
         qtau = np.empty((3, self._n_joints))
         assert jv._q_prev is not None  # (step_coefficients)
-        if prepare_joints(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, qtau) != GATHER_OK:
+        kin = self.kin
+        code = prepare_joints(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, qtau,
+                              kin.configuration)  # fmt: skip
+        if code != GATHER_OK:
             return _NOT_USUAL  # a NaN/Inf (nothing changed): the reference path reports it
         jv.stepped(stamp)
         self._last_joint_stamp_ns = stamp
         self._have_joints = True
         self._q_joints = qtau[0]
         self._qdot_joints = qtau[1]
-        feet, out = self._run_joint_step(qtau, stamp)
+        feet, out = self._run_joint_step(qtau, stamp, None)  # the positions are in kin.configuration
         if out is None:
             return self._finish_step(feet)
         estimate = self._last_estimate = Estimate.from_output_vector(ekf_stamp, out, feet)
         return estimate
 
     def _run_joint_step(
-        self, qtau: FloatArray, stamp: int
+        self, qtau: FloatArray, stamp: int, q_joints: FloatArray | None
     ) -> tuple[_FeetOfStep | _FeetOfKernelStep, FloatArray | None]:
         """The joint step of a prepared sample ``qtau`` (3, nj) (positions, the velocities in use, efforts; valid
         velocities) at the filter time with the torque contact source: pinocchio's kinematics
-        (``LegKinematics.foot_terms``, ``jacobianCenterOfMass``), then ``ekf_kernels.joint_step`` (forces, trigger,
-        leg update, outputs). Returns the per-foot states and the outputs (None when the state is not finite or
-        the reference leg update ran: ``_finish_step`` makes them)."""
+        (``LegKinematics.foot_terms`` of ``q_joints``, None: the positions are already in ``kin.configuration``;
+        ``jacobianCenterOfMass``), then ``ekf_kernels.joint_step`` (forces, trigger, leg update, outputs). Returns
+        the per-foot states and the outputs (None when the state is not finite or the reference leg update ran:
+        ``_finish_step`` makes them)."""
         kin = self.kin
-        placements, jacobians = kin.foot_terms(qtau[0])  # pinocchio; joint_step stores them as kin.update does
+        placements, jacobians = kin.foot_terms(q_joints)  # pinocchio; joint_step stores them as kin.update does
         ekf = self.ekf
         det = self.torque_detector
         forces = self.forces

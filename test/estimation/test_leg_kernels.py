@@ -159,11 +159,13 @@ def test_prepare_joints_kernel_gathers_and_steps_the_joint_velocity() -> None:
         q_prev0, qdot0 = q_prev.copy(), qdot.copy()
         dt, alpha = 2e-3, 0.3
         out = np.full((3, 4), -7.0)
-        assert leg_kernels.prepare_joints(pos, vel, eff, gather, mode, q_prev, qdot, dt, alpha, out) == 0
+        q_full = np.full(11, -7.0)
+        assert leg_kernels.prepare_joints(pos, vel, eff, gather, mode, q_prev, qdot, dt, alpha, out, q_full) == 0
         q = np.array([pos[2], pos[0], pos[3], pos[1]])
         raw = (q - q_prev0) / dt
         qdot_expected = qdot0 + alpha * (raw - qdot0) if mode & leg_kernels.PREPARE_FILTERED else raw
         np.testing.assert_array_equal(out[0], q)
+        np.testing.assert_array_equal(q_full, [-7.0] * 7 + q.tolist())
         np.testing.assert_array_equal(q_prev, q)
         np.testing.assert_allclose(qdot, qdot_expected, rtol=1e-14)
         v_used = [vel[2], vel[0], vel[3], vel[1]] if mode & leg_kernels.PREPARE_MEASURED else qdot_expected
@@ -172,7 +174,8 @@ def test_prepare_joints_kernel_gathers_and_steps_the_joint_velocity() -> None:
     # absent velocities and efforts: the estimate is the velocity in use, the effort row untouched
     out = np.full((3, 4), -7.0)
     q_prev, qdot = np.zeros(4), np.zeros(4)
-    assert leg_kernels.prepare_joints(pos, np.empty(0), np.empty(0), gather, 0, q_prev, qdot, 0.5, 0.0, out) == 0
+    got = leg_kernels.prepare_joints(pos, np.empty(0), np.empty(0), gather, 0, q_prev, qdot, 0.5, 0.0, out, q_full)
+    assert got == 0
     np.testing.assert_array_equal(out[1], 2.0 * out[0])
     np.testing.assert_array_equal(out[2], -7.0)
     # a NaN in an unused message entry rejects the sample only when every entry is checked
@@ -180,15 +183,19 @@ def test_prepare_joints_kernel_gathers_and_steps_the_joint_velocity() -> None:
         bad = eff.copy()
         bad[4] = np.nan
         q_prev, qdot = q_prev0.copy(), qdot0.copy()
-        got = leg_kernels.prepare_joints(pos, vel, bad, gather, whole, q_prev, qdot, dt, alpha, np.empty((3, 4)))
+        q_full = np.zeros(11)
+        got = leg_kernels.prepare_joints(
+            pos, vel, bad, gather, whole, q_prev, qdot, dt, alpha, np.empty((3, 4)), q_full
+        )
         assert got == code
         if code:
             np.testing.assert_array_equal(q_prev, q_prev0)
             np.testing.assert_array_equal(qdot, qdot0)
+            np.testing.assert_array_equal(q_full, 0.0)
     bad = pos.copy()
     bad[0] = np.inf
     q_prev, qdot = q_prev0.copy(), qdot0.copy()
-    got = leg_kernels.prepare_joints(bad, vel, eff, gather, 0, q_prev, qdot, dt, alpha, np.empty((3, 4)))
+    got = leg_kernels.prepare_joints(bad, vel, eff, gather, 0, q_prev, qdot, dt, alpha, np.empty((3, 4)), q_full)
     assert got == leg_kernels.GATHER_NAN_POSITION
     np.testing.assert_array_equal(q_prev, q_prev0)
 
