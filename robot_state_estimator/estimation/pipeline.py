@@ -44,14 +44,19 @@ window found by the timeout always wins. Or call :meth:`RobotStateEstimator.init
 explicit state.
 
 Cost per sample (the 1 kHz path): the per-sample maths runs in compiled kernels when numba is there, about
-one per step: an IMU sample is one call (``BaseEkf.imu_step``: check, propagation, outputs); a joint sample is
-the joint gather and the joint velocity (:mod:`~robot_state_estimator.estimation.leg_kernels`: ``gather_joints``,
-``joint_velocity_step``), the leg kinematics (pinocchio), the forces and contact trigger
-(``torque_contacts``), the stance feet's leg terms and filter update (``BaseEkf.update_stance_feet``) and the
-outputs. Each keeps its numpy/pinocchio reference (``ROBOT_STATE_ESTIMATOR_DISABLE_JIT=1``); a sample that is
-not the common case (a new name order, a bad value, a gap, held joint samples to apply) takes the reference path,
-which also reports the events. Outputs are made when read: an :class:`Estimate` holds the filter's output vector
-and its arrays are views of it, and its per-foot states (and ``last_update_results``) are built on first access.
+one per step: an IMU sample is one call (``BaseEkf.imu_step``: check, propagation, outputs); a joint sample with
+efforts and the torque contact source is two, around pinocchio's kinematics (``LegKinematics.foot_terms`` and
+``jacobianCenterOfMass``): :func:`~robot_state_estimator.estimation.leg_kernels.prepare_joints` (gather, check,
+the joint velocity's step, the positions into pinocchio's configuration) and
+:func:`~robot_state_estimator.estimation.ekf_kernels.joint_step` (the foot placements and Jacobians stored, forces,
+contact trigger, the stance feet's leg terms and filter update, outputs). Other joint samples (no efforts, another
+contact source, a held one) take the per-part kernels (``gather_joints``, ``joint_velocity_step``,
+``torque_contacts``, ``BaseEkf.update_stance_feet``, the outputs). Each keeps its numpy/pinocchio reference
+(``ROBOT_STATE_ESTIMATOR_DISABLE_JIT=1``); a sample that is not the common case (a new name order, a bad value, a
+gap, the trigger's first sample, a singular leg, a stacked innovation covariance that is not positive definite)
+takes the reference path, which also reports the events. Outputs are made when read: an :class:`Estimate` holds the
+filter's output vector and its arrays are views of it, and its per-foot states (and ``last_update_results``) are
+built on first access.
 
 Event keys (stable; level ``warn`` unless noted): ``imu_shape``, ``imu_nan``, ``imu_out_of_range``,
 ``imu_frame_id`` (info; the sample is still used), ``imu_dt_nonpositive``, ``imu_out_of_order``, ``imu_gap``,
