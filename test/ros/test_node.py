@@ -309,6 +309,43 @@ def test_unsubscribed_outputs_are_not_published(ros_context) -> None:
         h.close()
 
 
+def test_foot_forces_reach_the_core_and_bad_bytes_are_counted(ros_context) -> None:
+    """use_foot_forces: the foot_forces subscription (raw, deserialized by rosbags like the sensor inputs)
+    feeds the core: zero foot-sensor readings put every foot out of contact although the joint torques of
+    the standing robot say contact; bytes that are no JointState count as foot_force_bad_message."""
+    from robot_state_estimator.estimation.types import JointSample
+    from robot_state_estimator.io import messages
+    from robot_state_estimator.ros.message_types import TYPES
+
+    h = Harness(ros_context, "/foot_forces", robot="go1", use_foot_forces=True)
+    try:
+        pub = h.io.create_publisher(JointState, "foot_forces", qos.sensor_qos(1000))
+        assert spin_until(h.executor, lambda: pub.get_subscription_count() >= 1)
+        n_sent = 0
+        for step in standing(T0, 0.4):
+            (h.imu_pub if step.kind == "imu" else h.joint_pub).publish(step.msg)
+            h.sent[step.kind].append(step.stamp_ns)
+            if step.kind == "joints":
+                zeros = np.zeros(len(GO1_FEET))
+                pub.publish(messages.joint_state_msg(TYPES, JointSample(step.stamp_ns, GO1_FEET, zeros, None, zeros)))
+                n_sent += 1
+            if n_sent % 20 == 0:
+                h.settle()
+        for data in (b"\x00\x01\x00\x00abc", b"\x00\x01\x00\x00" + b"\xff" * 40):
+            pub.publish(data)
+            n_sent += 1
+        h.settle()
+        assert spin_until(h.executor, lambda: h.node._diag.foot_forces.count == n_sent)
+        assert h.node.reject_counts.get("foot_force_bad_message") == 2
+        end = max(h.sent["joints"])
+        assert spin_until(
+            h.executor, lambda: bool(h.out["contacts"]) and stamp_to_ns(h.out["contacts"][-1].header.stamp) == end
+        )
+        assert [st.message for st in h.out["contacts"][-1].status] == ["no_contact"] * len(GO1_FEET)
+    finally:
+        h.close()
+
+
 def test_description_from_the_robot_description_topic(ros_context) -> None:
     from robot_state_estimator.common.paths import robot_description_path
     from robot_state_estimator.description import load_description
