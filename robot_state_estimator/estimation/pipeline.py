@@ -301,6 +301,7 @@ class RobotStateEstimator:
         self._ignored_reported: frozenset[str] = frozenset()
         self._kernels = use_kernels()  # leg_kernels.prepare_joints / gather_joints in _prepare_joints
         self._prepare_mode = 0 if self._ignore_unknown else PREPARE_WHOLE
+        self._qtau_shape = (3, n_joints)
         self._use_measured = bool(settings.joint_velocity.use_measured)
         # The one-kernel joint step (ekf_kernels.joint_step): torque contacts with the compiled point-foot forces,
         # g(q) only, no static bias lock; its constant tables once (the trigger's thresholds are read per call).
@@ -1072,7 +1073,7 @@ class RobotStateEstimator:
         mode = self._prepare_mode | (PREPARE_FILTERED if filtered else 0)
         if vel.size and self._use_measured:
             mode |= PREPARE_MEASURED
-        qtau = np.empty((3, self._n_joints))
+        qtau = np.empty(self._qtau_shape)
         assert jv._q_prev is not None  # (step_coefficients)
         kin = self.kin
         code = prepare_joints(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, qtau,
