@@ -44,7 +44,8 @@ def _ament_config_dir() -> Path | None:
         return None
     try:
         share = Path(get_package_share_directory(PACKAGE_NAME))
-    except (PackageNotFoundError, LookupError, ValueError):
+    except (PackageNotFoundError, LookupError, ValueError, OSError):
+        # OSError: ament_index raises EnvironmentError when AMENT_PREFIX_PATH is unset (a plain venv)
         return None
     return share / "config" if (share / "config").is_dir() else None
 
