@@ -94,6 +94,7 @@ def feed_run(
     use_effort: bool = True,
     start_ns: int | None = None,
     imu_first: bool = False,
+    use_velocity: bool = True,
 ) -> dict:
     """Feed a simulated run (``robot_state_estimator.simulation.SimulatedRun``) in stamp order.
 
@@ -102,6 +103,7 @@ def feed_run(
         run: the simulated run.
         imu_transform: optional ``f(k) -> (gyro, accel)`` replacing the run's IMU sample k.
         use_effort: pass the joint efforts (torque-based contacts) or not.
+        use_velocity: pass the joint velocities or not (the estimator then differentiates the positions).
         start_ns: feed only the samples stamped at or after this (a run joined mid-way); None = all.
         imu_first: on equal stamps the IMU sample first (a joint sample is then applied at once); else the joint
             sample first (held until the IMU sample reaches its stamp).
@@ -146,7 +148,7 @@ def feed_run(
                     stamp,
                     run.joint_names,
                     run.joint_position[k],
-                    run.joint_velocity[k],
+                    run.joint_velocity[k] if use_velocity else None,
                     run.joint_effort[k] if use_effort else None,
                 )
             )

@@ -228,20 +228,24 @@ def trot_run():
 
 
 @pytest.mark.parametrize(
-    "contact, use_effort, radius, imu_first",
+    "contact, use_effort, radius, imu_first, use_velocity",
     [
-        (dict(source="torque"), True, 0.02, False),
-        (dict(source="torque"), True, 0.02, True),
-        (dict(source="auto"), True, 0.0, True),
-        (dict(source="torque"), True, 0.0, False),
-        (dict(source="kinematic"), False, 0.02, False),
-        (dict(source="torque"), False, 0.0, False),
+        (dict(source="torque"), True, 0.02, False, True),
+        (dict(source="torque"), True, 0.02, True, True),
+        (dict(source="auto"), True, 0.0, True, True),
+        (dict(source="torque"), True, 0.02, True, False),
+        (dict(source="torque"), True, 0.0, False, True),
+        (dict(source="kinematic"), False, 0.02, False, True),
+        (dict(source="torque"), False, 0.0, False, True),
     ],
 )
-def test_pipeline_with_kernels_equals_reference(trot_run, monkeypatch, contact, use_effort, radius, imu_first) -> None:
+def test_pipeline_with_kernels_equals_reference(
+    trot_run, monkeypatch, contact, use_effort, radius, imu_first, use_velocity
+) -> None:
     """A noisy simulated trot through both paths: the same estimates, contacts, forces and NIS to 1e-12. With
     efforts and the torque source, joint samples held for the IMU (joints first on equal stamps) and joint samples
-    applied at once (IMU first) take the one-kernel joint step (``ekf_kernels.joint_step``)."""
+    applied at once (IMU first) take the one-kernel joint step (``ekf_kernels.joint_step``), with the message's
+    joint velocities or the estimated ones."""
     robot, run = trot_run
     settings = EstimatorSettings(contact=dataclasses.replace(ContactSettings(), **contact))
 
@@ -251,8 +255,9 @@ def test_pipeline_with_kernels_equals_reference(trot_run, monkeypatch, contact, 
         )
 
     fast = build(monkeypatch, True, make)
-    out_f = feed_run(fast, run, use_effort=use_effort, imu_first=imu_first)
-    out_r = feed_run(build(monkeypatch, False, make), run, use_effort=use_effort, imu_first=imu_first)
+    kw = dict(use_effort=use_effort, imu_first=imu_first, use_velocity=use_velocity)
+    out_f = feed_run(fast, run, **kw)
+    out_r = feed_run(build(monkeypatch, False, make), run, **kw)
     one_kernel = use_effort and contact["source"] != "kinematic"
     assert isinstance(fast._feet, _FeetOfKernelStep) == one_kernel
     assert out_f["contacts"].shape == out_r["contacts"].shape and len(out_f["contacts"]) > 100
