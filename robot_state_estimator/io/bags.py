@@ -283,8 +283,9 @@ class BagWriter:
         path: the bag directory to create (must not exist).
         storage: ``"mcap"`` (default) or ``"sqlite3"``.
         compression: ``"none"`` (default) or ``"zstd"``: mcap chunks compressed with zstd (rosbags'
-            storage-side compression; what ``ros2 bag record`` writes by default, read by ``ros2 bag``, Foxglove
-            and rosbags); mcap only.
+            storage-side compression; the default of libmcap's writer, which rosbag2's mcap plugin uses; read by
+            ``ros2 bag``, Foxglove and rosbags; about a third of the size for some 6 ms per MB written); mcap
+            only.
 
     Raises:
         BagError: the path exists, the storage or compression is unknown, or zstd was asked for sqlite3.
