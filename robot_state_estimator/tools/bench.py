@@ -80,6 +80,16 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
 
 
+def _main_thread_schedstat(pid: int) -> tuple[int, int, int] | None:
+    """``/proc/<pid>/task/<pid>/schedstat`` of a process's main thread: (ns on a CPU, ns waiting on a run
+    queue, time slices); None where the kernel does not provide it."""
+    try:
+        fields = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+        return int(fields[0]), int(fields[1]), int(fields[2])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _percentiles_us(ns: list[int] | np.ndarray) -> dict[str, float]:
     a = np.asarray(ns, dtype=float) / 1e3
     if a.size == 0:
@@ -420,6 +430,7 @@ def bench_node(
     domain_id: int | None = None,
     startup_timeout_s: float = 30.0,
     node_prefix: list[str] | tuple[str, ...] = (),
+    subscribe_all_outputs: bool = False,
 ) -> dict:
     """Latency, CPU, memory and dropped input of the node process fed IMU + joint states over loopback DDS.
 
@@ -435,6 +446,13 @@ def bench_node(
     from the stamp to the reception of the odometry here is an upper bound (it adds the DDS trip back and
     this process's scheduling). ``node_prefix`` is put before the node's command line (``chrt -f 20``: a
     real-time priority; ``taskset -c 1``: a core of its own).
+
+    The node fills and publishes TF, wrenches and contact states only while they have a subscriber
+    (volatile QoS), so with ``subscribe_all_outputs=False`` this measures a deployment that consumes the
+    odometry alone; with True this process also subscribes (raw bytes, nothing read) to ``/tf``,
+    ``contact_wrench/<foot>`` of every foot and ``contact_states``, as RViz and a bag recorder would.
+    The CPU per input (node CPU / inputs received) and the share of the node's main thread's wall time spent
+    waiting for a CPU (``/proc/<pid>/task/<pid>/schedstat``: run-queue wait) come with it.
 
     Raises:
         BenchError: rclpy missing, bad rates, the node or the feeder did not start or published nothing.
@@ -497,7 +515,24 @@ def bench_node(
 
     odom_sub = node.create_subscription(TYPES.Odometry, "odometry", on_odom, output_qos(1000), raw=True)
     node.create_subscription(TYPES.DiagnosticArray, "/diagnostics", on_diagnostics, QoSProfile(depth=100))
-    executor = LeanExecutor(node, [odom_sub])
+    extra_subs = []
+    outputs_received: dict[str, int] = {}
+    if subscribe_all_outputs:
+        from robot_state_estimator.ros.qos import tf_qos
+
+        def counter(topic: str) -> Any:
+            outputs_received[topic] = 0
+
+            def count(_: bytes) -> None:
+                outputs_received[topic] += 1
+
+            return count
+
+        topics = [(TYPES.TFMessage, "/tf", tf_qos()), (TYPES.DiagnosticArray, "contact_states", output_qos(1000))]
+        topics += [(TYPES.WrenchStamped, f"contact_wrench/{foot}", output_qos(1000)) for foot in run.feet]
+        for msg_type, topic, qos in topics:
+            extra_subs.append(node.create_subscription(msg_type, topic, counter(topic), qos, raw=True))
+    executor = LeanExecutor(node, [odom_sub, *extra_subs])
     result: dict[str, Any] = {}
 
     def spin_for(seconds: float) -> None:
@@ -518,6 +553,7 @@ def bench_node(
         lines: list[str] = []
         pending = ""
         cpu0 = rss0 = wall0 = None
+        sched0: tuple[int, int, int] | None = None
         self_cpu0 = time.process_time()
         while True:
             spin_for(0.02)
@@ -532,6 +568,7 @@ def bench_node(
                     lines.append(line)
                     if line == "recording":
                         cpu0, rss0, wall0 = _cpu_seconds(proc.pid), _rss_kb(proc.pid), time.monotonic()
+                        sched0 = _main_thread_schedstat(proc.pid)
                         self_cpu0 = time.process_time()
                         state["recording"] = True
             if any(line.startswith("done") for line in lines) or feeder.poll() is not None:
@@ -545,6 +582,7 @@ def bench_node(
             raise BenchError(f"the feeder failed: {' '.join(lines)} {feeder_err.read()[-2000:]}")
         fed = json.loads(done[0][5:])
         cpu1, rss1 = _cpu_seconds(proc.pid), _rss_kb(proc.pid)
+        sched1 = _main_thread_schedstat(proc.pid)
         wall = time.monotonic() - wall0
         self_cpu = time.process_time() - self_cpu0
         # the node's next report covers the end of the feed
@@ -597,6 +635,12 @@ def bench_node(
                 "max": float(np.max(lat) / 1e3),
             },
             "cpu_percent_of_one_core": 100.0 * (cpu1 - cpu0) / wall,
+            "cpu_us_per_input": 1e6 * (cpu1 - cpu0) / max(1, delta("imu_received") + delta("joint_states_received")),
+            "main_thread_runqueue_wait_percent": (
+                100.0 * (sched1[1] - sched0[1]) / 1e9 / wall if sched0 is not None and sched1 is not None else None
+            ),
+            "outputs_subscribed": "all" if subscribe_all_outputs else "odometry",
+            "outputs_received": dict(outputs_received),
             "receiver_cpu_percent_of_one_core": 100.0 * self_cpu / wall,
             "rss_start_kb": rss0.get("VmRSS"),
             "rss_end_kb": rss1.get("VmRSS"),
@@ -710,12 +754,20 @@ def run_bench(
         doc["replay_no_bag"] = bench_replay(run_bag, run_description, output_bag=False)
     if node:
         # the issue's case (1 kHz + 1 kHz), then a rate this machine sustains (500 Hz IMU + 250 Hz joints)
-        for key, rates in (("node", (1000, 1000)), ("node_500_250", (500, 250))):
+        # and the issue's case with every output subscribed (RViz, a bag recorder: TF, wrenches, contact states)
+        cases = (("node", (1000, 1000), False), ("node_500_250", (500, 250), False))
+        cases += (("node_all_outputs", (1000, 1000), True),)
+        for key, rates, all_outputs in cases:
             if short and key != "node":
                 continue
             try:
                 doc[key] = bench_node(
-                    stand, node_s, imu_rate_hz=rates[0], joint_rate_hz=rates[1], node_prefix=node_prefix
+                    stand,
+                    node_s,
+                    imu_rate_hz=rates[0],
+                    joint_rate_hz=rates[1],
+                    node_prefix=node_prefix,
+                    subscribe_all_outputs=all_outputs,
                 )
             except BenchError as exc:
                 doc[key] = {"error": str(exc)}
@@ -749,7 +801,7 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     u4 = s.get("update_4_feet_add_joints")
     if u4 and u4.get("n"):
         lines.append(f"add_joints, 4 feet in contact: median {u4['median_us']:.0f} us, p99 {u4['p99_us']:.0f} us")
-    for key in ("node", "node_500_250"):
+    for key in ("node", "node_500_250", "node_all_outputs"):
         n = doc.get(key)
         if n and "error" not in n:
             lat = n["latency_stamp_to_reception_us"]
@@ -765,11 +817,14 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
 
             dropped = inputs.get("imu_dropped", 0) + inputs.get("joint_states_dropped", 0)
             lines.append(
-                f"node over DDS ({n['duration_s']:.0f} s, IMU {rates['imu']} Hz + joints {rates['joint_states']} Hz): "
+                f"node over DDS ({n['duration_s']:.0f} s, IMU {rates['imu']} Hz + joints {rates['joint_states']} Hz, "
+                f"{n.get('outputs_subscribed', 'odometry')} subscribed): "
                 f"node latency stamp to publish {ms(own)}; processing (callback to publish) {ms(proc_ms)}; "
                 f"stamp to reception (upper bound) p50 {lat['p50'] / 1e3:.2f} ms, p99 {lat['p99'] / 1e3:.2f} ms; "
                 f"odometry for {100 * n['odometry_received_ratio']:.1f} % of IMU inputs; {dropped} inputs dropped; "
-                f"CPU {n['cpu_percent_of_one_core']:.0f} % of a core (feeder "
+                f"CPU {n['cpu_percent_of_one_core']:.0f} % of a core, {n.get('cpu_us_per_input', 0):.0f} us per input "
+                f"(main thread waiting for a CPU {n.get('main_thread_runqueue_wait_percent') or 0:.0f} % of the "
+                f"time; feeder "
                 f"{n['feeder']['cpu_percent_of_one_core']:.0f} %, "
                 f"receiver {n['receiver_cpu_percent_of_one_core']:.0f} %); "
                 f"RSS {n['rss_end_kb'] / 1024:.0f} MiB (growth {n['rss_growth_kb'] / 1024:+.1f} MiB)"

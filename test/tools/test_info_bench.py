@@ -72,3 +72,19 @@ def test_bench_replay_splits_reading_core_and_writing(sim_run):
         assert r["realtime_factor"] == pytest.approx(r["input_duration_s"] / r["wall_s"])
         assert r["realtime_factor_total"] == pytest.approx(r["input_duration_s"] / r["total_wall_s"])
     assert full["write_wall_s"] > 0 and full["output_bag_mb"] > 0.1
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_bench_node_with_every_output_subscribed():
+    pytest.importorskip("rclpy", reason="rclpy not available")
+    stand = bench.simulated_run("stand", 1.0)
+    n = bench.bench_node(stand, 1.0, imu_rate_hz=200, joint_rate_hz=100, subscribe_all_outputs=True)
+    assert n["outputs_subscribed"] == "all"
+    received = n["outputs_received"]
+    # the node publishes TF, wrenches and contact states only to matched subscribers: these counts show it did
+    assert set(received) == {"/tf", "contact_states", *(f"contact_wrench/{foot}" for foot in stand.feet)}
+    assert all(count > 0 for count in received.values()), received
+    assert n["cpu_us_per_input"] > 0
+    wait = n["main_thread_runqueue_wait_percent"]
+    assert wait is None or 0.0 <= wait <= 100.0
