@@ -88,3 +88,13 @@ def test_bench_node_with_every_output_subscribed():
     assert n["cpu_us_per_input"] > 0
     wait = n["main_thread_runqueue_wait_percent"]
     assert wait is None or 0.0 <= wait <= 100.0
+
+
+def test_bench_offline_repeats_report_the_median_repeat():
+    run = bench.simulated_run("stand", 0.3)
+    r = bench.bench_offline(run, repeats=3)
+    factors = r["repeats"]["realtime_factor"]
+    assert len(factors) == 3 and r["repeats"]["n"] == 3
+    assert r["realtime_factor"] == sorted(factors)[1]
+    assert r["repeats"]["realtime_factor_best"] == max(factors)
+    assert r["realtime_factor"] == pytest.approx(r["input_duration_s"] / r["wall_s"])
