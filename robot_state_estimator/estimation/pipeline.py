@@ -776,16 +776,21 @@ class RobotStateEstimator:
             qdot, valid = qdot_est, self.joint_velocity.valid
         return _PreparedJoints(stamp, q, qdot, valid, tau)
 
+    def _same_names(self, names: Sequence[str]) -> tuple[str, ...] | None:
+        """``names`` as the tuple of the last sample's names when they are those (same order), else None."""
+        if names is self._order_names:
+            return names  # type: ignore[return-value]
+        if type(names) is not tuple:
+            names = tuple(names)
+        return names if names == self._order_names else None
+
     def _prepare_joints_kernel(self, sample: JointSample) -> _PreparedJoints | None:
         """:meth:`_prepare_joints` for a well-formed sample with the names of the last one, in one kernel call
         (:func:`~robot_state_estimator.estimation.leg_kernels.gather_joints`); None for any other sample (the
         reference path then handles it, events included)."""
-        names = sample.names
-        if names is not self._order_names:
-            if type(names) is not tuple:
-                names = tuple(names)
-            if names != self._order_names:
-                return None
+        names = self._same_names(sample.names)
+        if names is None:
+            return None
         pos = np.asarray(sample.position, dtype=float)
         n = len(names)
         vel = sample.velocity
@@ -1048,12 +1053,9 @@ class RobotStateEstimator:
             or (ekf_stamp - stamp) / _NS > self._max_delay_s
         ):
             return _NOT_USUAL
-        names = sample.names
-        if names is not self._order_names:
-            if type(names) is not tuple:
-                names = tuple(names)
-            if names != self._order_names:
-                return _NOT_USUAL
+        names = self._same_names(sample.names)
+        if names is None:
+            return _NOT_USUAL
         det = self.torque_detector
         eff = sample.effort
         if eff is None or not det._started or (self._auto_source and self._foot_sensor_stamp_ns is not None):
