@@ -144,6 +144,9 @@ class DiagnosticsState:
     resets: int = 0
     last_reset_reason: str = ""
     last_estimate: Estimate | None = None
+    # the last estimate with feet (a joint update): IMU-only estimates carry none, so with the IMU faster than
+    # the joints the last estimate alone would make the contacts status flicker
+    last_feet_estimate: Estimate | None = None
     covariance_ok: bool = True
     foot_rejected_updates: Counter[str] = field(default_factory=Counter)
     has_description: bool = False
@@ -307,7 +310,7 @@ class DiagnosticsBuilder:
         return self._status("filter", level, message, values)
 
     def _contacts(self, state: DiagnosticsState) -> Any:
-        est = state.last_estimate
+        est = state.last_feet_estimate
         feet = est.feet if est is not None else ()
         values: list[tuple[str, Any]] = [("feet_in_contact", sum(1 for f in feet if f.in_contact))]
         for foot in feet:

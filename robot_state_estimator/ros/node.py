@@ -403,6 +403,7 @@ class EstimatorNode(Node):
             for foot in feet:
                 if foot.in_contact and not foot.update_accepted:
                     self._diag.foot_rejected_updates[foot.name] += 1
+            self._diag.last_feet_estimate = est
         self._diag.last_estimate = est
 
     def _tf_count(self) -> int:

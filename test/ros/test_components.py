@@ -148,7 +148,10 @@ def test_diagnostics_have_stable_keys_and_levels() -> None:
     assert all(f"rejected.{k}" in keys for k in REJECT_KEYS)
 
     state.has_description = True
-    state.last_estimate = _estimate(feet=(foot,))
+    # the last estimate is an IMU-only one (no feet); the contacts come from the last one with feet
+    state.last_feet_estimate = _estimate(feet=(foot,))
+    state.last_estimate = _estimate()
+    assert state.last_estimate.feet == ()
     for _ in range(10):
         state.imu.tick()
     array = builder.build(state, Counter({"imu_not_finite": 2, "some_core_key": 1}), stamp)

@@ -149,6 +149,30 @@ def test_diagnostics_report_rates_and_filter(harness: Harness) -> None:
     assert int(values["imu_received"]) == len(harness.sent["imu"])
     assert "rejected.imu_not_finite" in values
 
+    # IMU samples after the last joint sample (an IMU faster than the joints): their estimates carry no feet,
+    # and the contacts status keeps the last joint update's four feet (this stream's efforts do not put them in
+    # contact; what matters is that they are reported, not "no contact information yet")
+    last = harness.sent["imu"][-1]
+    harness.publish([Step("imu", last + k * 2_000_000, imu_msg(last + k * 2_000_000)) for k in (1, 2, 3)])
+    contacts_name = f"{harness.node.get_fully_qualified_name()}: contacts"
+
+    def contacts_values() -> dict[str, str]:
+        for array in reversed(harness.out["diagnostics"]):
+            for status in array.status:
+                if status.name == contacts_name:
+                    return {kv.key: kv.value for kv in status.values}
+        return {}
+
+    harness.out["diagnostics"].clear()
+    harness.node._publish_diagnostics()
+    assert spin_until(harness.executor, lambda: bool(contacts_values()))
+    assert harness.node._diag.last_estimate is not None and harness.node._diag.last_estimate.feet == ()
+    values = contacts_values()
+    feet = harness.node._diag.last_feet_estimate.feet
+    assert [f.name for f in feet] == list(GO1_FEET)
+    assert all(values[f"{f.name}.in_contact"] == str(bool(f.in_contact)).lower() for f in feet)
+    assert values["feet_in_contact"] == str(sum(f.in_contact for f in feet))
+
 
 def test_bad_messages_are_skipped_counted_and_survived(harness: Harness) -> None:
     harness.publish(standing(T0, 0.4))
