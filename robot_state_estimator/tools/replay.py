@@ -1138,13 +1138,37 @@ def alignment_reference(
     )
 
 
+def settings_source_line(input_path: Path, description: str, config_path: str | None) -> str:
+    """One line naming the description and the settings file replay uses (None: the built-in defaults); with
+    the defaults and a ``run.yaml`` of ``simulate`` next to the input naming a bundled robot, a hint to pass
+    ``--robot`` for that robot's tuned ``config/<robot>.yaml`` (what ``demo`` does)."""
+    from robot_state_estimator.common.paths import BUNDLED_ROBOTS
+
+    if config_path is not None:
+        return f"description {description}; settings {config_path}"
+    line = f"description {description}; settings: the built-in defaults (no --robot or --config)"
+    folder = input_path if input_path.is_dir() else input_path.parent
+    for run_yaml in (folder / "run.yaml", folder.parent / "run.yaml"):
+        if run_yaml.is_file():
+            try:
+                robot = (yaml.safe_load(run_yaml.read_text()) or {}).get("robot")
+            except (yaml.YAMLError, OSError, AttributeError):
+                robot = None
+            if isinstance(robot, str) and robot in BUNDLED_ROBOTS:
+                line += f"; {run_yaml} names {robot}: --robot {robot} uses config/{robot}.yaml, as demo does"
+            break
+    return line
+
+
 def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | None]:
     """Run replay from parsed arguments; returns the result and the metrics (or None)."""
     inp = Path(args.input)
     if not inp.exists():
         raise ReplayError(f"input not found: {inp}")
     description = resolve_description(inp, args.description, args.robot)
-    settings, node_params = split_config(resolve_config(args.config, args.robot))
+    config_path = resolve_config(args.config, args.robot)
+    settings, node_params = split_config(config_path)
+    print(settings_source_line(inp, description, config_path))
     settings, node_params = apply_overrides(settings, node_params, getattr(args, "set", []) or [])
     if args.imu_frame_id is not None:
         node_params["imu_frame_id"] = args.imu_frame_id
@@ -1220,7 +1244,13 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
         print(f"plots: {', '.join(str(f) for f in files)}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        doc = {"input": str(inp), "description": description, "run": s, "metrics": res}
+        doc = {
+            "input": str(inp),
+            "description": description,
+            "config": config_path,  # None: the built-in defaults
+            "run": s,
+            "metrics": res,
+        }
         Path(args.json).write_text(json.dumps(to_jsonable(doc), indent=2))
     return result, res
 

@@ -268,3 +268,16 @@ def test_auto_time_alignment_is_the_standard_one() -> None:
     traj = Trajectory(np.array([0.0, 1.0]), np.zeros((2, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (2, 1)))
     assert replay.auto_time_alignment(ground_truth.GroundTruth(traj, stamped=True)) == "none"
     assert replay.auto_time_alignment(ground_truth.GroundTruth(traj, stamped=False)) == "offset+rate"
+
+
+def test_the_settings_line_names_the_settings_and_hints_at_the_robot(sim_run, tmp_path):
+    run_dir, _ = sim_run  # simulate's layout: bag/, robot_description.urdf, run.yaml (robot: go1)
+    desc = str(run_dir / "robot_description.urdf")
+    line = replay.settings_source_line(run_dir / "bag", desc, None)
+    assert "settings: the built-in defaults" in line
+    assert f"{run_dir / 'run.yaml'} names go1: --robot go1 uses config/go1.yaml" in line
+    cfg = replay.resolve_config(None, "go1")
+    assert replay.settings_source_line(run_dir / "bag", desc, cfg) == f"description {desc}; settings {cfg}"
+    # no run.yaml (not a simulated run): no hint
+    (tmp_path / "bag").mkdir()
+    assert replay.settings_source_line(tmp_path / "bag", desc, None).endswith("(no --robot or --config)")
