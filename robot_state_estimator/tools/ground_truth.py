@@ -113,10 +113,15 @@ def load_tum(path: str | Path) -> GroundTruth:
 
 
 def write_tum(path: str | Path, traj: Trajectory, *, header: str = "") -> None:
-    """Write ``traj`` as a TUM file (stamps with 9 decimals, evo-compatible)."""
+    """Write ``traj`` as a TUM file (``t x y z qx qy qz qw``, evo-compatible).
+
+    Stamps with 6 decimals: float64 seconds since 1970 resolve about 0.24 us, so more decimals would print
+    rounding noise (``1700000000.099999905`` for a stamp of ...100000000 ns); positions and quaternions with 9
+    significant digits.
+    """
     data = np.column_stack([traj.t_s, traj.p_world_base, traj.quat_world_base_xyzw])
     hdr = "timestamp tx ty tz qx qy qz qw" + (f"\n{header}" if header else "")
-    np.savetxt(path, data, fmt=["%.9f"] + ["%.9g"] * 7, header=hdr)
+    np.savetxt(path, data, fmt=["%.6f"] + ["%.9g"] * 7, header=hdr)
 
 
 # ------------------------------------------------------------------------------------------------ bags

@@ -44,3 +44,18 @@ def test_a_path_that_is_no_bag_is_a_ground_truth_error(tmp_path) -> None:
     (tmp_path / "metadata.yaml").write_text("not: a rosbag2 metadata file\n")
     with pytest.raises(G.GroundTruthError):
         G.load_odometry_topic(tmp_path)
+
+
+def test_tum_stamps_are_written_to_the_microsecond(tmp_path) -> None:
+    from robot_state_estimator.tools.trajectory import Trajectory
+
+    stamps_ns = np.array([1_700_000_000_100_000_000, 1_700_000_000_102_500_000])
+    t_s = (stamps_ns // 1_000_000_000).astype(float) + (stamps_ns % 1_000_000_000).astype(float) / 1e9
+    p = np.array([[1.0, 2.0, 0.3], [1.5, -2.25, 0.125]])
+    q = np.array([[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.6, 0.8]])
+    G.write_tum(tmp_path / "t.tum", Trajectory(t_s, p, q), header="test")
+    rows = [line.split() for line in (tmp_path / "t.tum").read_text().splitlines() if not line.startswith("#")]
+    assert [r[0] for r in rows] == ["1700000000.100000", "1700000000.102500"]
+    assert [float(v) for v in rows[1][1:]] == [1.5, -2.25, 0.125, 0.0, 0.0, 0.6, 0.8]
+    back = G.load_tum(tmp_path / "t.tum")
+    np.testing.assert_allclose(back.trajectory.t_s, t_s, rtol=0, atol=1e-6)
