@@ -568,3 +568,22 @@ def test_no_stamp_latency_with_sim_time(ros_context) -> None:
         _assert_processing(values)
     finally:
         h.close()
+
+
+def test_input_deserializers_are_generated_at_start_not_by_the_first_samples(ros_context) -> None:
+    """rosbags generates a type's deserializer at its first use (10-20 ms of CPU for an Imu or a JointState):
+    the node does it at construction, so the first samples' callbacks take no such stall."""
+    from robot_state_estimator.io.bags import default_typestore
+    from robot_state_estimator.ros.node import IMU_TYPE, JOINT_STATE_TYPE
+
+    typestore = default_typestore()
+    typestore.cache.clear()  # as in a fresh process (the cache is filled again on demand)
+    harness = Harness(ros_context, "/deserializers_at_start", robot="go1")
+    try:
+        generated = set(typestore.cache)
+        assert {IMU_TYPE, JOINT_STATE_TYPE, "std_msgs/msg/Header"} <= generated
+        harness.publish(standing(T0, 1.0))  # spins until the node has taken every sample
+        assert harness.node._diag.odometry.count > 0
+        assert set(typestore.cache) == generated  # nothing generated while streaming
+    finally:
+        harness.close()
