@@ -80,6 +80,23 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
 
 
+def _steal_s() -> float | None:
+    """CPU time the hypervisor took from this (virtual) machine's CPUs, summed over them, s (``steal`` of the
+    ``cpu`` line of ``/proc/stat``); None where the kernel does not provide it."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _steal_percent(steal0: float | None, steal1: float | None, wall_s: float) -> float | None:
+    """Share of the machine's CPU time taken by the hypervisor over ``wall_s`` (percent of all CPUs)."""
+    if steal0 is None or steal1 is None or wall_s <= 0:
+        return None
+    return 100.0 * (steal1 - steal0) / ((os.cpu_count() or 1) * wall_s)
+
+
 def _main_thread_schedstat(pid: int) -> tuple[int, int, int] | None:
     """``/proc/<pid>/task/<pid>/schedstat`` of a process's main thread: (ns on a CPU, ns waiting on a run
     queue, time slices); None where the kernel does not provide it."""
@@ -167,6 +184,7 @@ def bench_offline(run: Any, repeats: int = 1) -> dict[str, Any]:
                 "n": repeats,
                 "what": "the repeat with the median wall time is the one reported",
                 "realtime_factor": [r["realtime_factor"] for r in results],
+                "machine_steal_percent": [r["machine_steal_percent"] for r in results],
                 "realtime_factor_best": max(r["realtime_factor"] for r in results),
             },
         }
@@ -176,6 +194,7 @@ def bench_offline(run: Any, repeats: int = 1) -> dict[str, Any]:
     cost: dict[str, list[int]] = {"imu": [], "joints": []}
     contacts_of_step: list[Any] = []
     pc = time.perf_counter_ns
+    steal0 = _steal_s()
     t_start = pc()
     for _, kind, sample in samples:
         t0 = pc()
@@ -191,6 +210,7 @@ def bench_offline(run: Any, repeats: int = 1) -> dict[str, Any]:
             contacts_of_step.append(est.contacts if e is not None else None)
         est.pop_events()
     wall = (pc() - t_start) / 1e9
+    steal = _steal_percent(steal0, _steal_s(), wall)
     rss1 = _rss_kb().get("VmRSS", 0)
     span = (samples[-1][0] - samples[0][0]) / 1e9
     fic = np.asarray([-1 if c is None else int(c.sum()) for c in contacts_of_step])
@@ -207,6 +227,7 @@ def bench_offline(run: Any, repeats: int = 1) -> dict[str, Any]:
         "joint_step": _percentiles_us(cost["joints"]),
         "joint_step_by_feet_in_contact": by_feet,
         "rss_growth_kb": rss1 - rss0,
+        "machine_steal_percent": steal,
     }
 
 
@@ -577,6 +598,7 @@ def bench_node(
         pending = ""
         cpu0 = rss0 = wall0 = None
         sched0: tuple[int, int, int] | None = None
+        steal0: float | None = None
         self_cpu0 = time.process_time()
         while True:
             spin_for(0.02)
@@ -592,6 +614,7 @@ def bench_node(
                     if line == "recording":
                         cpu0, rss0, wall0 = _cpu_seconds(proc.pid), _rss_kb(proc.pid), time.monotonic()
                         sched0 = _main_thread_schedstat(proc.pid)
+                        steal0 = _steal_s()
                         self_cpu0 = time.process_time()
                         state["recording"] = True
             if any(line.startswith("done") for line in lines) or feeder.poll() is not None:
@@ -606,6 +629,7 @@ def bench_node(
         fed = json.loads(done[0][5:])
         cpu1, rss1 = _cpu_seconds(proc.pid), _rss_kb(proc.pid)
         sched1 = _main_thread_schedstat(proc.pid)
+        steal1 = _steal_s()
         wall = time.monotonic() - wall0
         self_cpu = time.process_time() - self_cpu0
         # the node's next report covers the end of the feed
@@ -662,6 +686,7 @@ def bench_node(
             "main_thread_runqueue_wait_percent": (
                 100.0 * (sched1[1] - sched0[1]) / 1e9 / wall if sched0 is not None and sched1 is not None else None
             ),
+            "machine_steal_percent": _steal_percent(steal0, steal1, wall),
             "outputs_subscribed": "all" if subscribe_all_outputs else "odometry",
             "outputs_received": dict(outputs_received),
             "receiver_cpu_percent_of_one_core": 100.0 * self_cpu / wall,
@@ -849,7 +874,7 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
                 f"odometry for {100 * n['odometry_received_ratio']:.1f} % of IMU inputs; {dropped} inputs dropped; "
                 f"CPU {n['cpu_percent_of_one_core']:.0f} % of a core, {n.get('cpu_us_per_input', 0):.0f} us per input "
                 f"(main thread waiting for a CPU {n.get('main_thread_runqueue_wait_percent') or 0:.0f} % of the "
-                f"time; feeder "
+                f"time; hypervisor steal {n.get('machine_steal_percent') or 0:.1f} % of the machine's CPU; feeder "
                 f"{n['feeder']['cpu_percent_of_one_core']:.0f} %, "
                 f"receiver {n['receiver_cpu_percent_of_one_core']:.0f} %); "
                 f"RSS {n['rss_end_kb'] / 1024:.0f} MiB (growth {n['rss_growth_kb'] / 1024:+.1f} MiB)"

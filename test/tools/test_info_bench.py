@@ -88,6 +88,8 @@ def test_bench_node_with_every_output_subscribed():
     assert n["cpu_us_per_input"] > 0
     wait = n["main_thread_runqueue_wait_percent"]
     assert wait is None or 0.0 <= wait <= 100.0
+    steal = n["machine_steal_percent"]
+    assert steal is None or 0.0 <= steal <= 100.0
 
 
 def test_bench_offline_repeats_report_the_median_repeat():
@@ -97,4 +99,5 @@ def test_bench_offline_repeats_report_the_median_repeat():
     assert len(factors) == 3 and r["repeats"]["n"] == 3
     assert r["realtime_factor"] == sorted(factors)[1]
     assert r["repeats"]["realtime_factor_best"] == max(factors)
+    assert len(r["repeats"]["machine_steal_percent"]) == 3
     assert r["realtime_factor"] == pytest.approx(r["input_duration_s"] / r["wall_s"])
