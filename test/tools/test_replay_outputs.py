@@ -175,7 +175,9 @@ def test_output_topics_option_of_the_command_line(sim_run, tmp_path: Path, capsy
         "contact_states": "diagnostic_msgs/msg/DiagnosticArray",
     }
     assert 0 < result.write_s < result.total_s and result.read_s > 0
-    line = capsys.readouterr().out.splitlines()[0]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("description ") and "settings " in lines[0]  # what replay uses, first
+    line = next(x for x in lines if x.startswith("replayed "))
     assert "of which writing the output bag" in line and "reading the input" in line
     s = result.summary()
     assert s["write_wall_s"] == result.write_s and s["realtime_factor_total"] == pytest.approx(
