@@ -133,19 +133,23 @@ def test_standing_robot_outputs_odometry_tf_wrenches_and_contacts(harness: Harne
 
 def test_diagnostics_report_rates_and_filter(harness: Harness) -> None:
     harness.publish(standing(T0, 0.5))
-    name = f"{harness.node.get_fully_qualified_name()}: inputs"
 
-    def inputs_values() -> dict[str, str]:
+    def status_values(status_name: str) -> dict[str, str]:
+        """The key/values of the newest ``<node>: <status_name>`` status received."""
+        name = f"{harness.node.get_fully_qualified_name()}: {status_name}"
         for array in reversed(harness.out["diagnostics"]):
             for status in array.status:
                 if status.name == name:
                     return {kv.key: kv.value for kv in status.values}
         return {}
 
-    harness.out["diagnostics"].clear()
-    harness.node._publish_diagnostics()  # the timer runs every second; trigger one now
-    assert spin_until(harness.executor, lambda: bool(inputs_values()))
-    values = inputs_values()
+    def report(status_name: str) -> dict[str, str]:
+        harness.out["diagnostics"].clear()
+        harness.node._publish_diagnostics()  # the timer runs every second; trigger one now
+        assert spin_until(harness.executor, lambda: bool(status_values(status_name)))
+        return status_values(status_name)
+
+    values = report("inputs")
     assert int(values["imu_received"]) == len(harness.sent["imu"])
     assert "rejected.imu_not_finite" in values
 
@@ -154,20 +158,8 @@ def test_diagnostics_report_rates_and_filter(harness: Harness) -> None:
     # contact; what matters is that they are reported, not "no contact information yet")
     last = harness.sent["imu"][-1]
     harness.publish([Step("imu", last + k * 2_000_000, imu_msg(last + k * 2_000_000)) for k in (1, 2, 3)])
-    contacts_name = f"{harness.node.get_fully_qualified_name()}: contacts"
-
-    def contacts_values() -> dict[str, str]:
-        for array in reversed(harness.out["diagnostics"]):
-            for status in array.status:
-                if status.name == contacts_name:
-                    return {kv.key: kv.value for kv in status.values}
-        return {}
-
-    harness.out["diagnostics"].clear()
-    harness.node._publish_diagnostics()
-    assert spin_until(harness.executor, lambda: bool(contacts_values()))
+    values = report("contacts")
     assert harness.node._diag.last_estimate is not None and harness.node._diag.last_estimate.feet == ()
-    values = contacts_values()
     feet = harness.node._diag.last_feet_estimate.feet
     assert [f.name for f in feet] == list(GO1_FEET)
     assert all(values[f"{f.name}.in_contact"] == str(bool(f.in_contact)).lower() for f in feet)
