@@ -115,7 +115,6 @@ class EstimatorNode(Node):
         self._stream: EstimatorStream | None = None  # the adapter rules (io/stream.py), once a description is loaded
         self._base_frame = p["base_frame"]
         self._wrench_pubs: dict[str, Any] = {}
-        self._wrench_publish: dict[str, Any] = {}  # foot -> publish of its wrench publisher
         self._outputs: OutputMessages | None = None
         # latency of the odometry (diagnostics): from the input stamp when stamps are wall-clock time (not with
         # sim time), and from the entry of the input's callback (steady clock) in any case
@@ -397,10 +396,7 @@ class EstimatorNode(Node):
                 pubs = self._wrench_pubs
                 for i, foot in enumerate(feet):
                     name = foot.name
-                    pub = pubs.get(name)
-                    if pub is None:
-                        self._wrench_publisher(name)
-                        pub = pubs[name]
+                    pub = pubs.get(name) or self._wrench_publisher(name)
                     if pub.get_subscription_count():
                         pub.publish(msgs.fill_wrench(stamp_ns, name, buf, i))
                 if self._contacts_count():
@@ -418,12 +414,11 @@ class EstimatorNode(Node):
         return pub.get_subscription_count() if pub is not None else 1
 
     def _wrench_publisher(self, foot: str) -> Any:
-        """Create the ``contact_wrench/<foot>`` publisher; return its ``publish``."""
+        """Create the ``contact_wrench/<foot>`` publisher (kept in ``_wrench_pubs``) and return it."""
         pub = self._wrench_pubs[foot] = self.create_publisher(
             self._types.WrenchStamped, f"contact_wrench/{foot}", output_qos()
         )
-        publish = self._wrench_publish[foot] = pub.publish
-        return publish
+        return pub
 
     def _record_latency(self, stamp_ns: int) -> None:
         """After an odometry publish: processing time since the callback entry, and the time since the input
