@@ -8,13 +8,14 @@ Example:
     >>> desc.imu.pose_in_base, desc.foot_frames()                 # doctest: +SKIP
 """
 
-from .errors import DescriptionError, ErrorCode, Problem
+from .errors import DescriptionError, DescriptionWarning, ErrorCode, Problem
 from .loader import load_description
 from .robot import RobotDescription
 from .types import ImuSpec, Localization, NoiseSpec, NoiseType
 
 __all__ = [
     "DescriptionError",
+    "DescriptionWarning",
     "ErrorCode",
     "ImuSpec",
     "Localization",

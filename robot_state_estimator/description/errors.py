@@ -60,6 +60,7 @@ class ErrorCode(enum.IntEnum):
     CONVERSION_ERROR = enum.auto()
     PARSING_ERROR = enum.auto()
     XML_ERROR = enum.auto()
+    PARAMETER_ERROR = enum.auto()
     # Not in libsdformat: the description has no (or not exactly one) IMU where one was asked for.
     SENSOR_NOT_FOUND = enum.auto()
 
@@ -94,6 +95,11 @@ class Problem:
             where.append(f"line {self.line}")
         suffix = f" ({', '.join(where)})" if where else ""
         return f"[{self.code.name}] {self.message}{suffix}"
+
+
+class DescriptionWarning(UserWarning):
+    """A description that loads, but that libsdformat / Gazebo would read differently from us (the message
+    says how and what to write instead)."""
 
 
 class DescriptionError(ValueError):

@@ -75,24 +75,53 @@ def _float(elem: ET.Element | None, default: float, what: str, problems: Problem
         return default
 
 
-def parse_noise(elem: ET.Element | None, problems: ProblemList, where: dict) -> NoiseSpec:
+#: Fields of ``noise.sdf`` with ``min="0.0"``: libsdformat refuses a negative value (``PARAMETER_ERROR``).
+NONNEGATIVE_NOISE_FIELDS = ("stddev", "bias_stddev", "dynamic_bias_stddev")
+
+
+def _check_nonnegative(values: dict[str, float], what: str, problems: ProblemList, where: dict) -> None:
+    for f in NONNEGATIVE_NOISE_FIELDS:
+        if f in values and values[f] < 0.0:
+            problems.add(
+                ErrorCode.PARAMETER_ERROR,
+                f"{what} <{f}> is {values[f]!r}: it must be >= 0 (noise.sdf min 0.0; libsdformat refuses it)",
+                **where,
+            )
+
+
+def parse_noise(elem: ET.Element | None, problems: ProblemList, where: dict, *, what: str = "noise") -> NoiseSpec:
     """``<noise type="...">`` -> NoiseSpec (spec defaults: type none, every number 0).
 
-    The type is read case-insensitively; an unknown type is an ``ELEMENT_INVALID`` problem.
+    As libsdformat: the ``type`` attribute is required (``ATTRIBUTE_MISSING`` when absent, e.g. a
+    ``<type>`` child element written the SDF 1.5 way), read case-insensitively (an unknown type is
+    ``ELEMENT_INVALID``); ``stddev``, ``bias_stddev`` and ``dynamic_bias_stddev`` must be >= 0
+    (``PARAMETER_ERROR``). ``what`` names the noise in messages (``angular_velocity x noise``).
     """
     if elem is None:
         return NoiseSpec()
-    type_text = (elem.get("type") or "none").strip().lower()
+    type_attr = elem.get("type")
+    if type_attr is None:
+        hint = ""
+        child = elem.find("type")
+        if child is not None and child.text and child.text.strip():
+            hint = f' (found a <type>{child.text.strip()}</type> element: write <noise type="{child.text.strip()}">)'
+        problems.add(
+            ErrorCode.ATTRIBUTE_MISSING,
+            f"{what}: <noise> needs its type attribute (none, gaussian, gaussian_quantized){hint}",
+            **where,
+        )
+    type_text = (type_attr or "none").strip().lower()
     try:
         ntype = NoiseType(type_text)
     except ValueError:
         problems.add(
             ErrorCode.ELEMENT_INVALID,
-            f"noise type {type_text!r} is not one of none, gaussian, gaussian_quantized",
+            f"{what}: type {type_text!r} is not one of none, gaussian, gaussian_quantized",
             **where,
         )
         ntype = NoiseType.NONE
-    values = {f: _float(elem.find(f), 0.0, f"noise {f}", problems, where) for f in NOISE_FIELDS}
+    values = {f: _float(elem.find(f), 0.0, f"{what} {f}", problems, where) for f in NOISE_FIELDS}
+    _check_nonnegative(values, what, problems, where)
     return NoiseSpec(type=ntype, **values)
 
 
@@ -102,7 +131,8 @@ def _axes(parent: ET.Element | None, problems: ProblemList, where: dict) -> tupl
     out = []
     for axis in ("x", "y", "z"):
         a = parent.find(axis)
-        out.append(parse_noise(None if a is None else a.find("noise"), problems, where))
+        what = f"{local_tag(parent)} {axis} noise"
+        out.append(parse_noise(None if a is None else a.find("noise"), problems, where, what=what))
     return (out[0], out[1], out[2])
 
 
@@ -119,6 +149,7 @@ def _legacy_axes(noise: ET.Element, block: str, problems: ProblemList, where: di
         f: _float(None if sub is None else sub.find(f), 0.0, f"noise {block} {f}", problems, where)
         for f in LEGACY_NOISE_FIELDS
     }
+    _check_nonnegative(values, f"imu noise {block}", problems, where)
     spec = NoiseSpec(type=ntype, **values)
     return (spec, spec, spec)
 

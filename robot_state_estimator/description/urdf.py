@@ -25,7 +25,7 @@ import pinocchio as pin
 from .errors import DescriptionError, ErrorCode, ProblemList
 from .frame_graph import MODEL_FRAME, FrameGraph, FrameNode
 from .imu import default_frame_id, is_imu_sensor, parse_imu_fields
-from .pose import PoseTextError, parse_bool, parse_pose, urdf_origin
+from .pose import PoseTextError, parse_pose, urdf_origin
 from .types import ImuSpec
 from .xml_input import XmlDocument
 
@@ -180,21 +180,57 @@ def _problem(code: ErrorCode, msg: str, doc: XmlDocument, elem: ET.Element | Non
     return Problem(code, msg, **_where(doc, elem, name))
 
 
+def _gazebo_flag(elem: ET.Element) -> bool:
+    """A boolean of a ``<gazebo>`` extension as libsdformat's URDF parser reads it (``parser_urdf.cc``,
+    ``GetKeyValueAsString``): the ``value`` attribute, else the text, trimmed; true when it is ``true`` or
+    ``yes`` (any case) or ``1``, false for anything else."""
+    text = elem.get("value")
+    if text is None:
+        text = elem.text or ""
+    text = text.strip()
+    return text.lower() in ("true", "yes") or text == "1"
+
+
 def _preserved_fixed_joints(doc: XmlDocument) -> set[str]:
     keep: set[str] = set()
     for g in doc.root.findall("gazebo"):
         ref = g.get("reference")
         if not ref:
             continue
-        for tag in ("preserveFixedJoint", "disableFixedJointLumping"):
-            e = g.find(tag)
-            if e is not None:
-                try:
-                    if parse_bool(e.text, default=False):
-                        keep.add(ref)
-                except PoseTextError:
-                    pass
+        for e in g:
+            if e.tag in ("preserveFixedJoint", "disableFixedJointLumping") and _gazebo_flag(e):
+                keep.add(ref)
     return keep
+
+
+def _warn_lumped_pose_format(pose_elem: ET.Element, sname: str, ref: str, where: dict) -> None:
+    """Warn when libsdformat would misread the ``<pose>`` of a sensor it moves by fixed-joint lumping.
+
+    libsdformat (``parser_urdf.cc``, ``ReduceSDFExtensionElementTransformReduction``) re-reads the text of
+    such a pose as six numbers ``x y z roll pitch yaw`` in radians, whatever its ``degrees`` and
+    ``rotation_format`` attributes say, and writes the composed pose back without them. We follow the
+    attributes (what the author wrote); a Gazebo simulation of this URDF mounts the IMU otherwise.
+    """
+    import warnings
+
+    from .errors import DescriptionWarning
+    from .pose import parse_bool
+
+    fmt = (pose_elem.get("rotation_format") or "euler_rpy").strip()
+    degrees = parse_bool(pose_elem.get("degrees"), default=False, what="degrees")
+    if fmt == "euler_rpy" and not degrees:
+        return
+    attr = 'degrees="true"' if degrees else f'rotation_format="{fmt}"'
+    loc = f" ({where['file']}:{where['line']})" if where.get("file") else f" (line {where['line']})"
+    warnings.warn(
+        DescriptionWarning(
+            f"sensor {sname!r} on <gazebo reference={ref!r}>: its <pose {attr}> is read as written here, but "
+            "libsdformat's URDF conversion lumps the fixed joint and re-reads this pose as x y z roll pitch yaw "
+            "in radians, ignoring the attribute, so Gazebo mounts the IMU differently; write the pose in radians "
+            f"(euler_rpy) or give it relative_to to have both agree{loc}"
+        ),
+        stacklevel=4,
+    )
 
 
 def _read_gazebo_imus(
@@ -263,12 +299,16 @@ def _read_gazebo_imus(
                 link, X_link_host = ref, pin.SE3.Identity()
             pose_in_link = X_link_host * raw
             # Fixed-joint lumping, deepest first: each level composes the joint origin.
+            lumped = False
             while True:
                 pj = parent_joint_of.get(link)
                 if pj is None or pj.type != "fixed" or pj.name in preserved or pj.parent == "world":
                     break
                 pose_in_link = pj.origin * pose_in_link
                 link = pj.parent
+                lumped = True
+            if lumped and pose_elem is not None and relative_to is None:
+                _warn_lumped_pose_format(pose_elem, sname, ref, w)
             if relative_to is not None:
                 pose_in_link = graph.resolve_pose(relative_to, link) * raw
             pose_in_base = graph.resolve_pose(link, root_link) * pose_in_link

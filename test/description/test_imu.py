@@ -7,6 +7,7 @@ import pytest
 
 from robot_state_estimator.description import (
     DescriptionError,
+    DescriptionWarning,
     ErrorCode,
     Localization,
     NoiseSpec,
@@ -199,3 +200,97 @@ def test_no_imu_and_two_imus():
 def test_bad_imu_fields(sensor):
     with pytest.raises(DescriptionError):
         load_description(sdf_model(sensor))
+
+
+# --- libsdformat rules checked against its source (parser_urdf.cc, noise.sdf, parser.cc) -----------------
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "<preserveFixedJoint>yes</preserveFixedJoint>",  # libsdformat: "true"/"yes" any case, or "1"
+        "<disableFixedJointLumping> True </disableFixedJointLumping>",
+        '<preserveFixedJoint value="1"/>',  # GetKeyValueAsString: the value attribute first
+    ],
+)
+def test_urdf_lumping_flags_read_as_libsdformat(flag):
+    g = f'<gazebo reference="j1">{flag}</gazebo><gazebo reference="imu_link"><sensor name="s" type="imu"/></gazebo>'
+    imu = load_description(URDF_CHAIN.format(gazebo=g)).imu
+    # j1 kept: imu_link lumped into mid only, at j2's origin (0, 1, 0); in base: Rz(90)(0,1,0) + (1,0,0) = 0
+    assert imu.link == "mid"
+    np.testing.assert_allclose(imu.pose_in_link.translation, [0, 1, 0], atol=1e-15)
+    np.testing.assert_allclose(imu.pose_in_base.translation, [0, 0, 0], atol=1e-15)
+
+
+def test_urdf_lumping_flag_other_text_is_false():
+    g = (
+        '<gazebo reference="j1"><preserveFixedJoint>on</preserveFixedJoint></gazebo>'
+        '<gazebo reference="imu_link"><sensor name="s" type="imu"/></gazebo>'
+    )
+    assert load_description(URDF_CHAIN.format(gazebo=g)).imu.link == "base"
+
+
+@pytest.mark.parametrize("fmt", ["sdf", "urdf"])
+def test_noise_without_type_attribute_is_an_error(fmt):
+    # noise.sdf: //noise/@type is required; libsdformat refuses the file (ATTRIBUTE_MISSING) instead of
+    # dropping the noise, so the numbers written here must not be silently ignored
+    sensor = (
+        '<sensor name="s" type="imu"><imu><angular_velocity><y><noise><type>gaussian</type>'
+        "<stddev>0.01</stddev></noise></y></angular_velocity></imu></sensor>"
+    )
+    src = sdf_model(sensor) if fmt == "sdf" else URDF_CHAIN.format(gazebo=f'<gazebo reference="base">{sensor}</gazebo>')
+    with pytest.raises(DescriptionError) as e:
+        load_description(src)
+    assert e.value.codes == [ErrorCode.ATTRIBUTE_MISSING]
+    assert "angular_velocity y noise" in str(e.value) and '<noise type="gaussian">' in str(e.value)
+
+
+@pytest.mark.parametrize("field", ["stddev", "bias_stddev", "dynamic_bias_stddev"])
+def test_negative_noise_stddevs_are_errors(field):
+    # noise.sdf gives these min="0.0"; libsdformat's Param validation refuses a smaller value
+    sensor = (
+        f'<sensor name="s" type="imu"><imu><linear_acceleration><z><noise type="gaussian"><{field}>-0.5</{field}>'
+        "</noise></z></linear_acceleration></imu></sensor>"
+    )
+    with pytest.raises(DescriptionError) as e:
+        load_description(sdf_model(sensor))
+    assert e.value.codes == [ErrorCode.PARAMETER_ERROR]
+    assert f"linear_acceleration z noise <{field}> is -0.5" in str(e.value)
+    # negative mean and bias_mean are allowed (no min in noise.sdf)
+    ok = sensor.replace(field, "mean")
+    assert load_description(sdf_model(ok)).imu.linear_acceleration_noise[2].mean == -0.5
+
+
+def test_negative_legacy_noise_stddev_is_an_error():
+    legacy = LEGACY.replace("<stddev>0.2</stddev>", "<stddev>-0.2</stddev>")
+    with pytest.raises(DescriptionError) as e:
+        load_description(sdf_model(legacy, version="1.5"))
+    assert e.value.codes == [ErrorCode.PARAMETER_ERROR] and "accel" in str(e.value)
+
+
+def test_urdf_lumped_pose_in_degrees_warns_and_follows_the_attribute():
+    sensor = '<sensor name="s" type="imu"><pose degrees="true">0 0 0.5 0 0 90</pose></sensor>'
+    with pytest.warns(DescriptionWarning, match="radians"):
+        imu = load_description(URDF_CHAIN.format(gazebo=f'<gazebo reference="imu_link">{sensor}</gazebo>')).imu
+    # j1 * j2 * pose: translation as in test_urdf_lumping_composes_joint_origins (0, 0, -0.5);
+    # rotation Rz(90) Rx(180) Rz(90) = diag(1, -1, -1)
+    assert imu.link == "base"
+    np.testing.assert_allclose(imu.pose_in_link.translation, [0, 0, -0.5], atol=1e-15)
+    np.testing.assert_allclose(imu.R_base_imu, np.diag([1.0, -1.0, -1.0]), atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("reference", "pose"),
+    [
+        ("base", '<pose degrees="true">0 0 0 0 0 90</pose>'),  # not lumped: libsdformat keeps the attribute
+        ("imu_link", "<pose>0 0 0 0 0 1.5</pose>"),  # radians: read the same
+        ("imu_link", '<pose relative_to="mid" degrees="true">0 0 0 0 0 90</pose>'),  # relative_to: kept
+    ],
+)
+def test_urdf_pose_formats_libsdformat_reads_alike_do_not_warn(reference, pose):
+    import warnings
+
+    g = f'<gazebo reference="{reference}"><sensor name="s" type="imu">{pose}</sensor></gazebo>'
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_description(URDF_CHAIN.format(gazebo=g))
