@@ -102,6 +102,19 @@ class DescriptionWarning(UserWarning):
     says how and what to write instead)."""
 
 
+def warn(message: str) -> None:
+    """Issue a :class:`DescriptionWarning` attributed to the first caller outside this sub-package."""
+    import os
+    import sys
+    import warnings
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(DescriptionWarning(message), stacklevel=level)
+
+
 class DescriptionError(ValueError):
     """A robot description could not be read; ``problems`` lists every problem found.
 

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ErrorCode, ProblemList
+from .errors import ErrorCode, ProblemList, warn
 from .pose import PoseTextError, parse_bool, parse_vector3
 from .types import Localization, NoiseSpec, NoiseType
 
@@ -63,6 +63,16 @@ class ImuFields:
         d = dict(self.__dict__)
         d.pop("frame_id")
         return d
+
+
+def _warn(message: str, where: dict) -> None:
+    """A :class:`~.errors.DescriptionWarning` with the sensor and its file/line appended."""
+    loc = [f"sensor {where.get('name')!r}"] if where.get("name") else []
+    if where.get("file"):
+        loc.append(f"{where['file']}:{where.get('line')}")
+    elif where.get("line") is not None:
+        loc.append(f"line {where['line']}")
+    warn(f"{message} ({', '.join(loc)})" if loc else message)
 
 
 def _float(elem: ET.Element | None, default: float, what: str, problems: ProblemList, where: dict) -> float:
@@ -171,6 +181,12 @@ def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: dict, *, 
     imu = sensor.find("imu")
     if imu is None and local_tag(sensor) == "imu" and sensor.tag != "sensor":
         imu = sensor  # <sensor:imu> keeps its settings inline
+    if sensor.tag == "sensor" and (sensor.get("type") or "").strip() != "imu":
+        _warn(
+            f'sensor type {sensor.get("type")!r} is read as "imu" here, but libsdformat compares it exactly '
+            '(an invalid sensor type there, so Gazebo has no such IMU): write type="imu"',
+            where,
+        )
     update_rate = _float(sensor.find("update_rate"), 0.0, "update_rate", problems, where)
     frame_id = None
     for tag in ("gz_frame_id", "frame_id", "ignition_frame_id"):
@@ -195,6 +211,14 @@ def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: dict, *, 
     if orf is not None:
         loc = orf.find("localization")
         if loc is not None and loc.text and loc.text.strip():
+            text = loc.text.strip()
+            if text.upper() in Localization.__members__ and text not in Localization.__members__:
+                _warn(
+                    f"localization {text!r} is read as {text.upper()!r} here, but gz-sensors "
+                    "compares it exactly and reports the orientation relative to the sensor's initial orientation "
+                    "for anything else: write it in upper case",
+                    where,
+                )
             try:
                 localization = Localization(loc.text.strip().upper())
             except ValueError:

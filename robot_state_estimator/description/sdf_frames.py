@@ -352,6 +352,13 @@ class _Builder:
 
     # ------------------------------------------------------------------ sensor
     def add_sensor(self, doc: XmlDocument, elem: ET.Element, host: str, inner: str, ref) -> None:
+        for attr in ("name", "type"):  # sensor.sdf: both required (libsdformat ATTRIBUTE_MISSING)
+            if not (elem.get(attr) or "").strip():
+                self.problems.add(
+                    ErrorCode.ATTRIBUTE_MISSING,
+                    f"<sensor> in {host!r} has no {attr} attribute (sensor.sdf requires name and type)",
+                    **self.where(doc, elem, inner + elem.get("name", "")),
+                )
         sname = inner + elem.get("name", "")
         raw, rel = self.pose_of(doc, elem, sname)
         self.sensors.append(SdfSensor(sname, elem, host, ref(rel) or host, raw, doc.line(elem), doc.file))

@@ -211,9 +211,7 @@ def _warn_lumped_pose_format(pose_elem: ET.Element, sname: str, ref: str, where:
     ``rotation_format`` attributes say, and writes the composed pose back without them. We follow the
     attributes (what the author wrote); a Gazebo simulation of this URDF mounts the IMU otherwise.
     """
-    import warnings
-
-    from .errors import DescriptionWarning
+    from .errors import warn
     from .pose import parse_bool
 
     fmt = (pose_elem.get("rotation_format") or "euler_rpy").strip()
@@ -222,14 +220,11 @@ def _warn_lumped_pose_format(pose_elem: ET.Element, sname: str, ref: str, where:
         return
     attr = 'degrees="true"' if degrees else f'rotation_format="{fmt}"'
     loc = f" ({where['file']}:{where['line']})" if where.get("file") else f" (line {where['line']})"
-    warnings.warn(
-        DescriptionWarning(
-            f"sensor {sname!r} on <gazebo reference={ref!r}>: its <pose {attr}> is read as written here, but "
-            "libsdformat's URDF conversion lumps the fixed joint and re-reads this pose as x y z roll pitch yaw "
-            "in radians, ignoring the attribute, so Gazebo mounts the IMU differently; write the pose in radians "
-            f"(euler_rpy) or give it relative_to to have both agree{loc}"
-        ),
-        stacklevel=4,
+    warn(
+        f"sensor {sname!r} on <gazebo reference={ref!r}>: its <pose {attr}> is read as written here, but "
+        "libsdformat's URDF conversion lumps the fixed joint and re-reads this pose as x y z roll pitch yaw "
+        "in radians, ignoring the attribute, so Gazebo mounts the IMU differently; write the pose in radians "
+        f"(euler_rpy) or give it relative_to to have both agree{loc}"
     )
 
 
@@ -247,6 +242,15 @@ def _read_gazebo_imus(
     imus: list[ImuSpec] = []
     for g in doc.root.findall("gazebo"):
         ref = g.get("reference")
+        for e in g.findall("sensor"):  # sensor.sdf: name and type required (libsdformat ATTRIBUTE_MISSING)
+            for attr in ("name", "type"):
+                if not (e.get(attr) or "").strip():
+                    problems.add(
+                        ErrorCode.ATTRIBUTE_MISSING,
+                        f"<sensor> in <gazebo reference={ref!r}> has no {attr} attribute (sensor.sdf requires "
+                        "name and type)",
+                        **_where(doc, e, e.get("name", "")),
+                    )
         sensors = [e for e in g if is_imu_sensor(e)]
         if not sensors:
             continue

@@ -118,14 +118,8 @@ URDF_CHAIN = """<robot name="r">
 </robot>"""
 
 
-@pytest.mark.parametrize(
-    "sensor",
-    [
-        '<sensor name="s" type="imu"><pose>0 0 0.5 0 0 0</pose></sensor>',
-        '<sensor name="s" type="IMU"><pose>0 0 0.5 0 0 0</pose></sensor>',
-    ],
-)
-def test_urdf_lumping_composes_joint_origins(sensor):
+def test_urdf_lumping_composes_joint_origins():
+    sensor = '<sensor name="s" type="imu"><pose>0 0 0.5 0 0 0</pose></sensor>'
     d = load_description(URDF_CHAIN.format(gazebo=f'<gazebo reference="imu_link">{sensor}</gazebo>'))
     imu = d.imu
     # lumped twice: imu_link -> mid -> base; X = j1 * j2 * (0,0,0.5)
@@ -294,3 +288,32 @@ def test_urdf_pose_formats_libsdformat_reads_alike_do_not_warn(reference, pose):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_description(URDF_CHAIN.format(gazebo=g))
+
+
+@pytest.mark.parametrize("fmt", ["sdf", "urdf"])
+@pytest.mark.parametrize(("sensor", "missing"), [('<sensor type="imu"/>', "name"), ('<sensor name="s"/>', "type")])
+def test_sensor_name_and_type_are_required(fmt, sensor, missing):
+    # sensor.sdf: name and type are required attributes (libsdformat ATTRIBUTE_MISSING), for any sensor
+    src = sdf_model(sensor) if fmt == "sdf" else URDF_CHAIN.format(gazebo=f'<gazebo reference="mid">{sensor}</gazebo>')
+    with pytest.raises(DescriptionError) as e:
+        load_description(src)
+    assert e.value.codes == [ErrorCode.ATTRIBUTE_MISSING] and f"no {missing} attribute" in str(e.value)
+    assert e.value.problems[0].line is not None
+
+
+def test_sensor_type_in_other_case_warns():
+    # libsdformat's sdf::Sensor compares the type exactly: "IMU" is an invalid type there
+    with pytest.warns(DescriptionWarning, match='write type="imu"') as rec:
+        imu = load_description(sdf_model('<sensor name="s" type="IMU"/>')).imu
+    assert imu.name == "s" and rec[0].filename == __file__  # attributed to the caller of load_description
+
+
+def test_localization_in_lower_case_warns_and_is_read_upper():
+    # gz-sensors compares "ENU"/"NED"/"NWU"/"CUSTOM" exactly; anything else keeps the initial orientation
+    sensor = (
+        '<sensor name="s" type="imu"><imu><orientation_reference_frame><localization>ned</localization>'
+        "</orientation_reference_frame></imu></sensor>"
+    )
+    with pytest.warns(DescriptionWarning, match="upper case"):
+        imu = load_description(sdf_model(sensor)).imu
+    assert imu.localization is Localization.NED
