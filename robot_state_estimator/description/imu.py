@@ -274,5 +274,26 @@ def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: dict, *, 
 
 
 def default_frame_id(sensor_name: str) -> str:
-    """Frame id the ros_gz bridge would use: the scoped sensor name with ``::`` -> ``/``."""
+    """``ImuSpec.frame_id`` when the sensor names none: the (scoped) sensor name with ``::`` -> ``/``."""
     return sensor_name.replace("::", "/")
+
+
+def gz_frame_id(sensor: ET.Element, model_name: str, host: str) -> str:
+    """The ``header.frame_id`` gz-sim + ``ros_gz_bridge`` give this sensor's messages.
+
+    gz-sensors uses ``<gz_frame_id>`` (``<ignition_frame_id>`` in Fortress) when given, else the sensor
+    name, which gz-sim sets to the entity's scoped name without the world (``model::link::sensor``,
+    ``removeParentScope(scopedName(...))`` in its sensor systems); ``ros_gz_bridge`` replaces ``::`` by ``/``
+    (``frame_id_gz_to_ros``).
+
+    Args:
+        sensor: the ``<sensor>`` element.
+        model_name: the top model's name.
+        host: scoped name of the link (after URDF lumping) or joint holding the sensor.
+    """
+    for tag in ("gz_frame_id", "ignition_frame_id"):
+        e = sensor.find(tag)
+        if e is not None and e.text and e.text.strip():
+            return e.text.strip().replace("::", "/")
+    name = (sensor.get("name") or "").strip()
+    return "::".join(p for p in (model_name, host, name) if p).replace("::", "/")

@@ -28,7 +28,7 @@ import pinocchio as pin
 
 from .errors import DescriptionError, ErrorCode, Problem, ProblemList
 from .frame_graph import FrameGraph
-from .imu import default_frame_id, is_imu_sensor, parse_imu_fields
+from .imu import default_frame_id, gz_frame_id, is_imu_sensor, parse_imu_fields
 from .pose import PoseTextError, parse_pose
 from .sdf_frames import SdfModelFrames, build_model_frames, version_tuple
 from .types import ImuSpec
@@ -265,6 +265,7 @@ def read_sdf(doc: XmlDocument, *, model_name: str | None = None, base_link: str 
                 name=s.name,
                 link=link,
                 frame_id=fields.frame_id or default_frame_id(s.name),
+                gz_frame_id=gz_frame_id(s.elem, frames.name, s.host),
                 pose_in_link=pose_in_link,
                 pose_in_base=g.resolve_pose(link, base) * pose_in_link,
                 **fields.as_kwargs(),

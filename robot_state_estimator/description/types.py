@@ -68,9 +68,9 @@ class ImuSpec:
         name: sensor name (``//sensor/@name``; scoped ``a::b`` for nested models).
         link: name of the link the sensor is attached to (after URDF fixed-joint lumping, the link that
             carries it; always a body of the pinocchio model or a frame on one).
-        frame_id: the frame name used in ``sensor_msgs/Imu.header.frame_id``: ``//sensor/frame_id`` when
-            given (SDF 1.7+ ``<frame_id>`` of the IMU, or the sensor's ``<frame>``), else the sensor name
-            with ``::`` replaced by ``/`` as the ros_gz bridge does.
+        frame_id: the frame name expected in ``sensor_msgs/Imu.header.frame_id``: the sensor's
+            ``<gz_frame_id>``, ``<frame_id>`` or ``<ignition_frame_id>`` when given (else a plugin's
+            ``<frame_name>``/``<frameName>``), else the (scoped) sensor name with ``::`` replaced by ``/``.
         pose_in_link: ``X_link_imu``, the sensor frame S in the link frame (pinocchio SE3, m).
         pose_in_base: ``X_base_imu``, the sensor frame S in the base link frame B (pinocchio SE3, m).
         update_rate: ``//sensor/update_rate`` in Hz (0 = as fast as possible, the spec default).
@@ -84,6 +84,10 @@ class ImuSpec:
         orientation_enabled: ``//imu/enable_orientation`` (spec default true).
         angular_velocity_noise: x, y, z gyroscope noise (rad/s).
         linear_acceleration_noise: x, y, z accelerometer noise (m/s^2).
+        gz_frame_id: the ``header.frame_id`` gz-sim publishes for this IMU through ``ros_gz_bridge``: the
+            sensor's ``<gz_frame_id>`` (or ``<ignition_frame_id>``), else gz-sim's sensor name
+            ``model::link::sensor`` (the host link after URDF lumping, or the host joint; nested models
+            scoped), with ``::`` replaced by ``/`` as the bridge does ("" when unknown).
     """
 
     name: str
@@ -101,6 +105,7 @@ class ImuSpec:
     orientation_enabled: bool = True
     angular_velocity_noise: tuple[NoiseSpec, NoiseSpec, NoiseSpec] = field(default_factory=_default_noise3)
     linear_acceleration_noise: tuple[NoiseSpec, NoiseSpec, NoiseSpec] = field(default_factory=_default_noise3)
+    gz_frame_id: str = ""
 
     @property
     def R_base_imu(self) -> np.ndarray:

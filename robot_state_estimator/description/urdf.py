@@ -24,7 +24,7 @@ import pinocchio as pin
 
 from .errors import DescriptionError, ErrorCode, ProblemList
 from .frame_graph import MODEL_FRAME, FrameGraph, FrameNode
-from .imu import default_frame_id, is_imu_sensor, parse_imu_fields
+from .imu import default_frame_id, gz_frame_id, is_imu_sensor, parse_imu_fields
 from .pose import PoseTextError, parse_pose, urdf_origin
 from .types import ImuSpec
 from .xml_input import XmlDocument
@@ -321,6 +321,7 @@ def _read_gazebo_imus(
                     name=sname,
                     link=link,
                     frame_id=fields.frame_id or default_frame_id(sname),
+                    gz_frame_id=gz_frame_id(s, doc.root.get("name", ""), link if ref in links else ref),
                     pose_in_link=pose_in_link,
                     pose_in_base=pose_in_base,
                     **fields.as_kwargs(),

@@ -3,8 +3,9 @@
 The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both feed messages to a
 ``RobotStateEstimator`` and decide what to output; the rules for that live here and only here:
 
-- IMU ``frame_id``: accepted when it is the description's IMU frame (its ``frame_id`` or link), or the
-  ``imu_frame_id`` parameter (``'*'`` accepts any); an accepted alias is renamed to the core's IMU frame.
+- IMU ``frame_id``: accepted when it is the description's IMU frame (its ``frame_id``, link, or the
+  ``gz_frame_id`` gz-sim publishes), or the ``imu_frame_id`` parameter (``'*'`` accepts any); an accepted
+  alias is renamed to the core's IMU frame.
 - A zero or negative stamp is skipped (``stamp_zero``).
 - An IMU stamp more than ``max_time_gap_s`` after the previous one resets the filter (``stamp_gap``), then the
   sample is processed; time going backwards (by more than ``out_of_order_tolerance_s``) is left to the core,
@@ -241,7 +242,10 @@ class EstimatorStream:
         self.strict = strict
         self.model_joints = frozenset(description.joint_names)
         self.imu_frame_of_core = str(description.imu.frame_id)
-        self._imu_frames_of_description = frozenset(f for f in (description.imu.frame_id, description.imu.link) if f)
+        imu = description.imu
+        # gz_frame_id: what gz-sim publishes through ros_gz_bridge (model/link/sensor), see description.types
+        names = (imu.frame_id, imu.link, getattr(imu, "gz_frame_id", ""))
+        self._imu_frames_of_description = frozenset(f for f in names if f)
         self.rejected: Counter[str] = Counter()
         self.events: Counter[str] = Counter()
         self.resets = 0

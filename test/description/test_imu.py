@@ -317,3 +317,31 @@ def test_localization_in_lower_case_warns_and_is_read_upper():
     with pytest.warns(DescriptionWarning, match="upper case"):
         imu = load_description(sdf_model(sensor)).imu
     assert imu.localization is Localization.NED
+
+
+def test_gz_frame_id_is_what_gz_sim_and_ros_gz_bridge_publish():
+    # gz-sim names a sensor by its scoped name without the world (model::link::sensor), gz-sensors stamps
+    # messages with it unless <gz_frame_id> is given, ros_gz_bridge turns "::" into "/"
+    assert load_description(sdf_model('<sensor name="imu" type="imu"/>')).imu.gz_frame_id == "m/base/imu"
+    nested = (
+        '<sdf version="1.9"><model name="m"><link name="base"/>'
+        '<model name="arm"><link name="l"><sensor name="s" type="imu"/></link></model>'
+        '<joint name="j" type="fixed"><parent>base</parent><child>arm::l</child></joint></model></sdf>'
+    )
+    imu = load_description(nested).imu
+    assert (imu.name, imu.frame_id, imu.gz_frame_id) == ("arm::s", "arm/s", "m/arm/l/s")
+    given = '<sensor name="imu" type="imu"><gz_frame_id>robot::imu_frame</gz_frame_id></sensor>'
+    imu = load_description(sdf_model(given)).imu
+    assert imu.frame_id == "robot::imu_frame" and imu.gz_frame_id == "robot/imu_frame"
+
+
+def test_gz_frame_id_of_joint_and_lumped_urdf_sensors():
+    src = """<sdf version="1.9"><model name="m"><link name="A"/><link name="B"/>
+      <joint name="J" type="revolute"><parent>A</parent><child>B</child>
+        <sensor name="s" type="imu"/></joint></model></sdf>"""
+    assert load_description(src).imu.gz_frame_id == "m/J/s"
+    # URDF: the sensor moves to the link it is lumped into (libsdformat), the model is the robot
+    g = '<gazebo reference="imu_link"><sensor name="s" type="imu"/></gazebo>'
+    assert load_description(URDF_CHAIN.format(gazebo=g)).imu.gz_frame_id == "r/base/s"
+    g = '<gazebo reference="knee"><sensor name="s" type="imu"/></gazebo>'
+    assert load_description(URDF_CHAIN.format(gazebo=g)).imu.gz_frame_id == "r/knee/s"

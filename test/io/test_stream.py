@@ -121,6 +121,16 @@ def test_imu_frame_of_the_description_and_its_link_are_accepted_others_skipped()
     assert st.rejected == {"imu_frame_id": 1}
 
 
+def test_imu_frame_gz_sim_publishes_is_accepted():
+    desc = SimpleNamespace(
+        joint_names=("a", "b"), imu=SimpleNamespace(frame_id="imu", link="imu_link", gz_frame_id="robot/base/imu")
+    )
+    core = FakeCore()
+    st = EstimatorStream(core, desc, settings(), AdapterSettings())
+    out = st.on_imu(imu(T0, "robot/base/imu"))
+    assert out.sample.frame_id == "imu" and core.calls == [("imu", T0, "imu")] and not st.rejected
+
+
 def test_imu_frame_id_parameter_alias_and_star():
     st, core = make(imu_frame_id="my_imu")
     st.on_imu(imu(T0, "imu"))  # the description's frame is no longer accepted
