@@ -78,7 +78,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -155,6 +155,9 @@ BG_SL = slice(12, 15)
 
 _I3 = np.eye(3)
 _I15 = np.eye(N_STATES)
+#: ``ekf_kernels.imu_step``'s compiled entry point (``jit.entry_point``; its argument types never change), made at
+#: the first :meth:`BaseEkf.imu_step`
+_imu_step_entry: list[Any] = [None]
 
 #: Layout of :meth:`BaseEkf.output_vector` (91,) float64: name -> slice. Quaternion ``x y z w``; covariances
 #: 6 x 6 row-major in ROS conventions (:meth:`BaseEkf.pose_covariance`, :meth:`BaseEkf.twist_covariance`).
@@ -717,7 +720,9 @@ class BaseEkf:
         :meth:`propagate_to` ``stamp_ns``, :meth:`state_is_finite` and :meth:`output_vector` into ``out`` (91,).
 
         Args:
-            stamp_ns: the reading's stamp (ns). gyro_imu, accel_imu: (3,) float64 rad/s and m/s^2 in S.
+            stamp_ns: the reading's stamp (ns). gyro_imu, accel_imu: (3,) float64 C-contiguous arrays, rad/s and
+                m/s^2 in S (not checked: the kernel is called through its compiled entry point, ``jit.entry_point``;
+                ``np.ascontiguousarray(a, dtype=float)`` of a (3,) shape makes them).
             out: (91,) float64, written when the result is ``IMU_OK``.
 
         Returns:
@@ -743,8 +748,12 @@ class BaseEkf:
             dt_gyro = (stamp_ns - previous) * 1e-9
         steps = self._steps_since_normalise + 1  # as propagate_to
         normalise = steps >= 100
-        code: int = _k.imu_step(self._x, self._P, self._c, gyro_imu, accel_imu, max_gyro, max_accel, dt_gyro, dt,
-                                normalise, out)  # fmt: skip
+        step = _imu_step_entry[0]
+        if step is None:
+            step = _imu_step_entry[0] = jit.entry_point(_k.imu_step, self._x, self._P, self._c, gyro_imu, accel_imu,
+                                                        max_gyro, max_accel, dt_gyro, dt, normalise, out)  # fmt: skip
+        code: int = step(self._x, self._P, self._c, gyro_imu, accel_imu, max_gyro, max_accel, dt_gyro, dt, normalise,
+                         out)  # fmt: skip
         if code != IMU_BAD_INPUT:
             self._steps_since_normalise = 0 if normalise else steps
             self._omega_prev_valid = True

@@ -56,3 +56,24 @@ def kernel(fn: F) -> F:
     if _numba is None:  # pragma: no cover - numba is optional
         return fn
     return cast(F, _numba.njit(cache=True, nogil=True)(fn))
+
+
+def entry_point(fn: Any, *args: Any) -> Callable[..., Any]:
+    """The compiled function of the kernel ``fn`` for the numba types of ``args`` (compiled now, or loaded from the
+    cache, when it is not yet), called without numba's dispatch: that looks up the types of every argument on
+    each call (about 0.1 us an array, 0.5 us a tuple of arrays), a few microseconds per call for the per-sample
+    kernels with their tens of arguments.
+
+    The caller must pass arguments of exactly those types (dtype, number of dimensions, C-contiguity, tuple
+    length): unlike the dispatcher, the entry point does not check them, and an array of another layout is read
+    wrongly without an error. Use it only where every argument is made by the caller (its own buffers, arrays
+    from ``np.empty`` / ``np.ascontiguousarray`` of a checked shape, pinocchio's fresh arrays of a fixed layout).
+    ``fn`` must be a kernel (numba available).
+    """
+    assert _numba is not None
+    sig = tuple(_numba.typeof(a) for a in args)
+    overload = fn.overloads.get(sig)
+    if overload is None:
+        fn.compile(sig)
+        overload = fn.overloads[sig]
+    return cast(Callable[..., Any], overload.entry_point)

@@ -94,7 +94,7 @@ from robot_state_estimator.estimation.ekf import (
     imu_noise_from_spec,
     leg_results,
 )
-from robot_state_estimator.estimation.jit import use_kernels
+from robot_state_estimator.estimation.jit import entry_point, use_kernels
 from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
 from robot_state_estimator.estimation.kinematics import LegKinematics, cross3, skew
 from robot_state_estimator.estimation.leg_kernels import (
@@ -125,6 +125,7 @@ FloatArray = NDArray[np.float64]
 
 _NS = 1_000_000_000
 _EMPTY = np.empty(0)
+_contiguous = np.ascontiguousarray
 _jacobian_com = pin.jacobianCenterOfMass
 _MASK32 = 0xFFFFFFFF
 #: returned by ``RobotStateEstimator._add_joints_kernel`` for a sample it leaves to the reference path
@@ -381,18 +382,25 @@ class RobotStateEstimator:
             det.update(1, values)  # the first update sets the state without the kernel
         self.forces.estimate_and_trigger(out[2], ekf.R_world_base, self.torque_detector, 2)
         jv = self.joint_velocity  # prepare_joints and joint_step on scratch copies of the state they change
-        prepare_joints(zeros, _EMPTY, zeros, self._gather, 0, zeros.copy(), jv.qdot.copy(), 1e-3, 0.0, out,
-                       self.kin.configuration)  # fmt: skip
+        # The kernels of _add_joints_kernel are called through their entry points (jit.entry_point: no type
+        # dispatch), resolved here with arguments of the types of the real calls (the real calls' own buffers,
+        # pinocchio's arrays, C-contiguous float64 inputs).
+        args = (zeros, _EMPTY, zeros, self._gather, 0, zeros.copy(), jv.qdot.copy(), 1e-3, 0.0, out,
+                self.kin.configuration)  # fmt: skip
+        self._prepare_entry = entry_point(prepare_joints, *args)
+        self._prepare_entry(*args)
         if self._joint_kernel:
             det = self.torque_detector
             kin = self.kin
             placements, jacobians = kin.foot_terms(q)
-            _ek.joint_step(
+            args = (
                 ekf._x.copy(), ekf._P.copy(), ekf._c, placements, jacobians, kin.X_base_foot, kin.J6_base_foot,
                 _jacobian_com(kin.model, kin.data), out, self._joint_ints, self._joint_floats, det.on_threshold,
                 det.off_threshold, 3, det._flags.copy(), det._since_ns.copy(), self.forces.force_in_world,
                 self.forces.wrench_in_foot, np.empty(self._joint_buffer_size),
             )  # fmt: skip
+            self._joint_step_entry = entry_point(_ek.joint_step, *args)
+            self._joint_step_entry(*args)
         self.forces.force_in_world[:] = 0.0
         self.forces.wrench_in_foot[:] = 0.0
 
@@ -546,8 +554,8 @@ class RobotStateEstimator:
             ):
                 # The usual sample (in order, nothing held to apply, no event): check, propagation and outputs in
                 # one kernel (BaseEkf.imu_step); any other case, or a bad reading, takes the path below.
-                gyro = np.asarray(sample.angular_velocity, dtype=float)
-                accel = np.asarray(sample.linear_acceleration, dtype=float)
+                gyro = _contiguous(sample.angular_velocity, dtype=float)  # (ekf.imu_step's kernel entry point)
+                accel = _contiguous(sample.linear_acceleration, dtype=float)
                 out = np.empty(OUTPUT_SIZE)
                 code = -1 if gyro.shape != (3,) or accel.shape != (3,) else self.ekf.imu_step(stamp, gyro, accel, out)
                 if code == IMU_OK:
@@ -1065,11 +1073,12 @@ class RobotStateEstimator:
         if coefficients is None:
             return _NOT_USUAL
         n = len(names)
-        pos = np.asarray(sample.position, dtype=float)
-        eff = np.asarray(eff, dtype=float)
+        # C-contiguous float64 of the checked shapes: the kernels are called through their entry points
+        pos = _contiguous(sample.position, dtype=float)
+        eff = _contiguous(eff, dtype=float)
         vel = sample.velocity
-        vel = _EMPTY if vel is None else np.asarray(vel, dtype=float)
-        if pos.shape != (n,) or eff.shape != (n,) or (vel.size and vel.shape != (n,)):
+        vel = _EMPTY if vel is None else _contiguous(vel, dtype=float)
+        if pos.shape != (n,) or eff.shape != (n,) or (vel.size and vel.shape != (n,)) or vel.ndim != 1:
             return _NOT_USUAL
         dt, alpha, filtered = coefficients
         mode = self._prepare_mode | (PREPARE_FILTERED if filtered else 0)
@@ -1078,8 +1087,8 @@ class RobotStateEstimator:
         qtau = np.empty(self._qtau_shape)
         assert jv._q_prev is not None  # (step_coefficients)
         kin = self.kin
-        code = prepare_joints(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, qtau,
-                              kin.configuration)  # fmt: skip
+        code = self._prepare_entry(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, qtau,
+                                   kin.configuration)  # fmt: skip
         if code != GATHER_OK:
             return _NOT_USUAL  # a NaN/Inf (nothing changed): the reference path reports it
         jv.stepped(stamp)
@@ -1108,7 +1117,7 @@ class RobotStateEstimator:
         det = self.torque_detector
         forces = self.forces
         buf = np.empty(self._joint_buffer_size)
-        result: int = _ek.joint_step(
+        result: int = self._joint_step_entry(
             ekf._x, ekf._P, ekf._c, placements, jacobians, kin.X_base_foot, kin.J6_base_foot,
             _jacobian_com(kin.model, kin.data), qtau, self._joint_ints, self._joint_floats, det.on_threshold,
             det.off_threshold, stamp, det._flags, det._since_ns, forces.force_in_world, forces.wrench_in_foot, buf,
