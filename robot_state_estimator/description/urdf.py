@@ -203,6 +203,31 @@ def _preserved_fixed_joints(doc: XmlDocument) -> set[str]:
     return keep
 
 
+def _warn_gazebo_ignores(sensor: ET.Element, sname: str, where: dict) -> None:
+    """Warn about IMU syntax we read but libsdformat 14/15 ignores in a URDF ``<gazebo>`` block (its URDF
+    conversion emits SDFormat 1.11, which has neither ``<sensor:imu>`` nor the 1.5 ``<imu><noise>``)."""
+    from .errors import warn
+
+    loc = f" ({where['file']}:{where['line']})" if where.get("file") else f" (line {where['line']})"
+    if sensor.tag != "sensor":
+        warn(
+            f"sensor {sname!r}: <sensor:imu> (Gazebo 1.x syntax) is read as an IMU here, but libsdformat does not "
+            f'know it, so Gazebo has no such IMU: write <sensor name="..." type="imu">{loc}'
+        )
+    imu = sensor.find("imu") if sensor.tag == "sensor" else sensor
+    if (
+        imu is not None
+        and imu.find("noise") is not None
+        and imu.find("angular_velocity") is None
+        and imu.find("linear_acceleration") is None
+    ):
+        warn(
+            f"sensor {sname!r}: the SDFormat 1.5 <imu><noise> block is applied to every axis here, but "
+            "libsdformat reads a URDF <gazebo> block as SDFormat 1.11 and ignores it, so Gazebo adds no noise: "
+            f"write <angular_velocity>/<linear_acceleration> <x><noise type=...> per axis{loc}"
+        )
+
+
 def _warn_lumped_pose_format(pose_elem: ET.Element, sname: str, ref: str, where: dict) -> None:
     """Warn when libsdformat would misread the ``<pose>`` of a sensor it moves by fixed-joint lumping.
 
@@ -273,6 +298,7 @@ def _read_gazebo_imus(
             sname = s.get("name", "") or "imu"
             w = _where(doc, s, sname)
             fields = parse_imu_fields(s, problems, w, legacy_noise=True)
+            _warn_gazebo_ignores(s, sname, w)
             pose_elem = s.find("pose")
             try:
                 raw = (

@@ -154,9 +154,13 @@ def test_urdf_old_sensor_namespace_form_and_legacy_noise():
         '<robot name="r">',
         '<robot name="r" xmlns:sensor="http://playerstage.sourceforge.net/gazebo/xmlschema/#sensor">',
     )
-    imu = load_description(src).imu
+    with pytest.warns(DescriptionWarning) as rec:
+        imu = load_description(src).imu
     assert imu.name == "old" and imu.update_rate == 100.0
     np.testing.assert_allclose(imu.gyro_stddev(), [0.5] * 3)
+    # libsdformat 14/15 knows neither (its URDF conversion emits SDFormat 1.11): both are flagged
+    messages = [str(r.message) for r in rec]
+    assert any("<sensor:imu>" in m for m in messages) and any("<imu><noise>" in m for m in messages)
 
 
 def test_rotated_upside_down_imu_in_sdf():
