@@ -66,6 +66,8 @@ class SdfSensor:
     raw_pose: pin.SE3
     line: int | None
     file: str | None
+    legacy_noise: bool = False  # libsdformat's 1.5 -> 1.6 conversion applies to its <imu><noise>
+    version: tuple[int, int] = (0, 0)  # SDFormat version of the file it is in
 
 
 @dataclass
@@ -102,6 +104,12 @@ class _Builder:
         self.frames: list[str] = []
 
     # ------------------------------------------------------------------ helpers
+    def doc_version(self, doc: XmlDocument) -> tuple[int, int]:
+        """The SDFormat version of ``doc`` (an included file has its own; libsdformat converts each file
+        from its version before merging it)."""
+        v = version_tuple(doc.root.get("version")) if doc.root.tag == "sdf" else (0, 0)
+        return v if v != (0, 0) else self.version
+
     def where(self, doc: XmlDocument, elem: ET.Element, name: str) -> dict:
         return {"element": elem.tag, "name": name, "line": doc.line(elem), "file": doc.file}
 
@@ -127,9 +135,15 @@ class _Builder:
         name_override: str | None = None,
         pose_override: ET.Element | None = None,
         placement_override: str | None = None,
+        doc_top: bool = True,
     ) -> str:
-        """Add a model scope; returns its canonical link (scoped) or "" when it has none."""
+        """Add a model scope; returns its canonical link (scoped) or "" when it has none.
+
+        ``doc_top``: the model is the top model of its file (``//sdf/model`` or ``//sdf/world/model``), which
+        is where libsdformat's 1.5 -> 1.6 converter moves a legacy ``<imu><noise>`` (``sdf/1.6/1_5.convert``
+        matches ``model/link/sensor/imu`` only)."""
         is_top = parent_frame is None
+        dv = self.doc_version(doc)
         name: str = name_override or elem.get("name") or ""
         scoped = prefix + name
         model_frame = MODEL_FRAME if is_top else scoped
@@ -156,11 +170,11 @@ class _Builder:
             if cname.startswith("__") and cname.endswith("__"):
                 self.problems.add(ErrorCode.RESERVED_NAME, f"name {cname!r} is reserved (__name__)", **w)
                 return False
-            if "::" in cname and self.version >= (1, 8):
+            if "::" in cname and dv >= (1, 8):
                 self.problems.add(ErrorCode.RESERVED_NAME, f"name {cname!r}: '::' is reserved in names", **w)
                 return False
             kind = child.tag
-            if cname in seen and (self.version >= (1, 7) or seen[cname] == kind):
+            if cname in seen and (dv >= (1, 7) or seen[cname] == kind):
                 self.problems.add(
                     ErrorCode.DUPLICATE_NAME,
                     f"{kind} name {cname!r} is already used by a {seen[cname]} in model {scoped or name!r}",
@@ -212,7 +226,7 @@ class _Builder:
                 self.links[full] = SdfLink(full, child.find("inertial"), doc.line(child))
                 first_link = first_link or full
                 for s in child.findall("sensor"):
-                    self.add_sensor(doc, s, full, inner, ref)
+                    self.add_sensor(doc, s, full, inner, ref, legacy_noise=doc_top and dv < (1, 6))
             elif tag == "frame":
                 fname = child.get("name", "")
                 if not check_name(child, fname):
@@ -259,6 +273,7 @@ class _Builder:
                     name_override=iname,
                     pose_override=ipose,
                     placement_override=iplacement,
+                    doc_top=tag == "include",
                 )
                 if canonical:
                     nested_canonicals.append(canonical)
@@ -321,7 +336,7 @@ class _Builder:
                 if ei and ei.strip():
                     expressed = ref(ei) or full
             upmf = axis.find("use_parent_model_frame")
-            if upmf is not None and self.version < (1, 7):
+            if upmf is not None and self.doc_version(doc) < (1, 7):  # sdf/1.7/1_6.convert, per file
                 try:
                     if parse_bool(upmf.text, default=False):
                         expressed = ref(MODEL_FRAME) or MODEL_FRAME
@@ -351,7 +366,9 @@ class _Builder:
             self.add_sensor(doc, s, full, full.rsplit("::", 1)[0] + "::" if "::" in full else "", ref)
 
     # ------------------------------------------------------------------ sensor
-    def add_sensor(self, doc: XmlDocument, elem: ET.Element, host: str, inner: str, ref) -> None:
+    def add_sensor(
+        self, doc: XmlDocument, elem: ET.Element, host: str, inner: str, ref, *, legacy_noise: bool = False
+    ) -> None:
         for attr in ("name", "type"):  # sensor.sdf: both required (libsdformat ATTRIBUTE_MISSING)
             if not (elem.get(attr) or "").strip():
                 self.problems.add(
@@ -361,7 +378,11 @@ class _Builder:
                 )
         sname = inner + elem.get("name", "")
         raw, rel = self.pose_of(doc, elem, sname)
-        self.sensors.append(SdfSensor(sname, elem, host, ref(rel) or host, raw, doc.line(elem), doc.file))
+        self.sensors.append(
+            SdfSensor(
+                sname, elem, host, ref(rel) or host, raw, doc.line(elem), doc.file, legacy_noise, self.doc_version(doc)
+            )
+        )
 
     # ------------------------------------------------------------------ include
     def load_include(self, doc: XmlDocument, inc: ET.Element):
@@ -387,6 +408,14 @@ class _Builder:
         model = idoc.root.find("model")
         if model is None:
             self.problems.add(ErrorCode.ELEMENT_MISSING, f"included {uri!r} has no <model>", **w)
+            return None
+        iv = version_tuple(idoc.root.get("version"))
+        if not (1, 5) <= iv <= (1, 11):
+            self.problems.add(
+                ErrorCode.VERSION_DEPRECATED if iv < (1, 5) else ErrorCode.ATTRIBUTE_INVALID,
+                f"included {uri!r} ({idoc.file}) is SDFormat {idoc.root.get('version')!r}: not supported (1.5 to 1.11)",
+                **w,
+            )
             return None
         name = (inc.findtext("name") or "").strip() or model.get("name", "")
         pose = inc.find("pose")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from .errors import DescriptionError, ErrorCode, Problem, ProblemList
+from .errors import DescriptionError, ErrorCode, Problem, ProblemList, warn
 from .frame_graph import FrameGraph
 from .imu import default_frame_id, gz_frame_id, is_imu_sensor, parse_imu_fields
 from .pose import PoseTextError, parse_pose
@@ -216,6 +216,16 @@ def build_pinocchio_model(frames: SdfModelFrames, base: str, problems: ProblemLi
     return model
 
 
+def _has_legacy_noise(sensor: ET.Element) -> bool:
+    imu = sensor.find("imu")
+    return (
+        imu is not None
+        and imu.find("noise") is not None
+        and imu.find("angular_velocity") is None
+        and imu.find("linear_acceleration") is None
+    )
+
+
 def read_sdf(doc: XmlDocument, *, model_name: str | None = None, base_link: str | None = None) -> SdfResult:
     """Read an SDFormat document.
 
@@ -257,7 +267,13 @@ def read_sdf(doc: XmlDocument, *, model_name: str | None = None, base_link: str 
         if not is_imu_sensor(s.elem):
             continue
         where = {"element": "sensor", "name": s.name, "line": s.line, "file": s.file}
-        fields = parse_imu_fields(s.elem, problems, where, legacy_noise=version < (1, 6))
+        fields = parse_imu_fields(s.elem, problems, where, legacy_noise=s.legacy_noise)
+        if s.version < (1, 6) and not s.legacy_noise and _has_legacy_noise(s.elem):
+            warn(
+                f"sensor {s.name!r}: its SDFormat 1.5 <imu><noise> is ignored, as libsdformat's 1.5 -> 1.6 "
+                "conversion (sdf/1.6/1_5.convert) only moves it for sensors of links of the file's top model, "
+                f"not of joints or nested models: write per-axis <noise type=...> ({s.file or 'line'}:{s.line})"
+            )
         link = g.frame_body(s.host)
         pose_in_link = g.resolve_pose(s.relative_to, link) * s.raw_pose
         imus.append(

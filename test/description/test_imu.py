@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from robot_state_estimator.description import (
@@ -349,3 +350,67 @@ def test_gz_frame_id_of_joint_and_lumped_urdf_sensors():
     assert load_description(URDF_CHAIN.format(gazebo=g)).imu.gz_frame_id == "r/base/s"
     g = '<gazebo reference="knee"><sensor name="s" type="imu"/></gazebo>'
     assert load_description(URDF_CHAIN.format(gazebo=g)).imu.gz_frame_id == "r/knee/s"
+
+
+# --- each included file keeps its own SDFormat version (libsdformat converts it before merging) ----------
+
+
+def _write_include(tmp_path, version: str, body: str):
+    (tmp_path / "part.sdf").write_text(f'<sdf version="{version}"><model name="part">{body}</model></sdf>')
+    top = tmp_path / "top.sdf"
+    top.write_text(
+        '<sdf version="1.9"><model name="robot"><link name="base"/>'
+        "<include><uri>part.sdf</uri></include>"
+        '<joint name="mount" type="fixed"><parent>base</parent><child>part::A</child></joint></model></sdf>'
+    )
+    return top
+
+
+def test_included_sdf_1_6_use_parent_model_frame_is_honoured(tmp_path):
+    # sdf/1.7/1_6.convert turns use_parent_model_frame=true into xyz/@expressed_in="__model__" for that file
+    body = (
+        '<link name="A"/><link name="B"><pose>0 0 0 0 0 1.5707963267948966</pose></link>'
+        '<joint name="J" type="revolute"><parent>A</parent><child>B</child>'
+        "<axis><xyz>1 0 0</xyz><use_parent_model_frame>true</use_parent_model_frame></axis></joint>"
+    )
+    d = load_description(_write_include(tmp_path, "1.6", body))
+    q = pin.neutral(d.model)
+    q[d.model.joints[d.model.getJointId("part::J")].idx_q] = 0.5
+    data = d.model.createData()
+    pin.framesForwardKinematics(d.model, data, q)
+    # B turns about the model's x axis: R = Rx(0.5) Rz(90 deg) (the joint frame's x would give Rz(90) Rx(0.5))
+    c, s = np.cos(0.5), np.sin(0.5)
+    Rx = np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+    Rz = np.array([[0, -1, 0], [1, 0, 0], [0, 0, 1]])
+    np.testing.assert_allclose(data.oMf[d.model.getFrameId("part::B")].rotation, Rx @ Rz, atol=1e-12)
+
+
+def test_included_sdf_1_5_legacy_imu_noise_is_converted(tmp_path):
+    body = f'<link name="A">{LEGACY}</link>'
+    imu = load_description(_write_include(tmp_path, "1.5", body)).imu
+    assert imu.angular_velocity_noise == (NoiseSpec(NoiseType.GAUSSIAN, 0.01, 0.02, 0.03, 0.04),) * 3
+    assert imu.linear_acceleration_noise == (NoiseSpec(NoiseType.GAUSSIAN, 0.1, 0.2, 0.3, 0.4),) * 3
+
+
+def test_included_sdf_1_4_is_refused(tmp_path):
+    with pytest.raises(DescriptionError) as e:
+        load_description(_write_include(tmp_path, "1.4", '<link name="A"/>'))
+    assert e.value.codes[0] is ErrorCode.VERSION_DEPRECATED and "part.sdf" in str(e.value)
+
+
+@pytest.mark.parametrize("where", ["nested model", "joint"])
+def test_sdf_1_5_legacy_noise_outside_top_model_links_is_not_converted(where):
+    # sdf/1.6/1_5.convert matches (world/)model/link/sensor/imu only: elsewhere the <noise> is dropped
+    if where == "nested model":
+        body = (
+            f'<link name="base"/><model name="n"><link name="L">{LEGACY}</link></model>'
+            '<joint name="j" type="fixed"><parent>base</parent><child>n::L</child></joint>'
+        )
+    else:
+        body = (
+            '<link name="base"/><link name="B"/>'
+            f'<joint name="j" type="revolute"><parent>base</parent><child>B</child>{LEGACY}</joint>'
+        )
+    with pytest.warns(DescriptionWarning, match="1_5.convert"):
+        imu = load_description(f'<sdf version="1.5"><model name="m">{body}</model></sdf>').imu
+    assert imu.angular_velocity_noise == (NoiseSpec(),) * 3 and imu.linear_acceleration_noise == (NoiseSpec(),) * 3
