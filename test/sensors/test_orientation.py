@@ -123,3 +123,22 @@ def _q(R):
 
 def _R(quat_xyzw):
     return pin.Quaternion(quat_xyzw[3], *quat_xyzw[:3]).toRotationMatrix()
+
+
+@pytest.mark.parametrize("gazebo_compatible", [False, True])
+def test_custom_rpy_in_world_reports_as_gz_sensors_test(gazebo_compatible):
+    # gz-sensors ImuSensor_TEST (CustomRpy): custom_rpy parent_frame="world" (1.570795, 0, 0), sensor at the
+    # world origin, ENU world with heading 0 -> reported orientation = Rx(-1.570795)
+    model = _body()
+    spec = ImuSpec(
+        name="i",
+        link="base",
+        frame_id="i",
+        localization=Localization.CUSTOM,
+        custom_rpy=(1.570795, 0.0, 0.0),
+        custom_rpy_parent_frame="world",
+        has_orientation_reference_frame=True,
+    )
+    imu = ImuModel(spec, model, gazebo_compatible=gazebo_compatible)
+    r = imu.ideal(pin.neutral(model), np.zeros(6), np.zeros(6))
+    np.testing.assert_allclose(_R(r.quat_ref_S_xyzw), rpy_to_matrix((-1.570795, 0.0, 0.0)), atol=1e-12)
