@@ -325,6 +325,15 @@ def _read_gazebo_imus(
             if ref not in links:
                 link = joints[ref].child
                 X_link_host = graph.resolve_pose(jkey[ref], link)
+                j = joints[ref]
+                if j.type == "fixed" and j.name not in preserved and j.parent != "world":
+                    from .errors import warn
+
+                    warn(
+                        f"sensor {sname!r} is in <gazebo reference={ref!r}>, a fixed joint that libsdformat lumps "
+                        "away, dropping the sensor (Gazebo has no such IMU); it is kept here on the child link "
+                        f"{link!r}: reference that link, or preserve the joint ({doc.file or 'line'}:{w['line']})"
+                    )
             else:
                 link, X_link_host = ref, pin.SE3.Identity()
             pose_in_link = X_link_host * raw

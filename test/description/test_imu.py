@@ -414,3 +414,14 @@ def test_sdf_1_5_legacy_noise_outside_top_model_links_is_not_converted(where):
     with pytest.warns(DescriptionWarning, match="1_5.convert"):
         imu = load_description(f'<sdf version="1.5"><model name="m">{body}</model></sdf>').imu
     assert imu.angular_velocity_noise == (NoiseSpec(),) * 3 and imu.linear_acceleration_noise == (NoiseSpec(),) * 3
+
+
+def test_urdf_sensor_on_a_lumped_fixed_joint_warns_and_is_kept_on_the_child():
+    # parser_urdf.cc inserts <gazebo reference="joint"> blocks only into joints it keeps: a lumped fixed
+    # joint's sensor is dropped there; we keep it on the joint's child (pose = the joint frame = child frame)
+    g = '<gazebo reference="j2"><sensor name="s" type="imu"/></gazebo>'
+    with pytest.warns(DescriptionWarning, match="lumps away"):
+        imu = load_description(URDF_CHAIN.format(gazebo=g)).imu
+    # imu_link lumped into base: j1 * j2 translation = Rz(90)(0,1,0) + (1,0,0) = (0,0,0)
+    assert imu.link == "base"
+    np.testing.assert_allclose(imu.pose_in_base.translation, [0, 0, 0], atol=1e-15)
