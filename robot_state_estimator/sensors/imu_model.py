@@ -139,6 +139,9 @@ class ImuModel:
         """
         pin.framesForwardKinematics(self.model, self.data, np.asarray(q0, dtype=float))
         frame_rotations = {f.name: np.array(self.data.oMf[i].rotation) for i, f in enumerate(self.model.frames)}
+        if self.model.name:
+            # the spec's parent_frame is "a fully scoped Gazebo link name": model::link is accepted too
+            frame_rotations.update({f"{self.model.name}::{k}": v for k, v in list(frame_rotations.items())})
         self._R_world_ref = orientation_reference_for_spec(
             self.imu,
             heading_rad=self.heading_rad,

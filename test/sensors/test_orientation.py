@@ -142,3 +142,21 @@ def test_custom_rpy_in_world_reports_as_gz_sensors_test(gazebo_compatible):
     imu = ImuModel(spec, model, gazebo_compatible=gazebo_compatible)
     r = imu.ideal(pin.neutral(model), np.zeros(6), np.zeros(6))
     np.testing.assert_allclose(_R(r.quat_ref_S_xyzw), rpy_to_matrix((-1.570795, 0.0, 0.0)), atol=1e-12)
+
+
+def test_custom_parent_frame_may_be_the_fully_scoped_link_name():
+    # imu.sdf: parent_frame is "any valid fully scoped Gazebo Link name" (model::link) or "world"
+    model = _body()
+    model.name = "robot"
+    spec = ImuSpec(
+        name="i",
+        link="base",
+        frame_id="i",
+        custom_rpy=(0.0, 0.0, 0.5),
+        custom_rpy_parent_frame="robot::base",
+        has_orientation_reference_frame=True,
+    )
+    q0 = _q(rot_z(1.0))
+    R = ImuModel(spec, model).set_reference(q0)
+    # R_world_ref = R_world_base(q0) rpy(0, 0, 0.5) = Rz(1.5)
+    np.testing.assert_allclose(R, rot_z(1.5), atol=1e-12)
