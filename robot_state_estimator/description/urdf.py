@@ -5,14 +5,16 @@ The pinocchio model comes from pinocchio's own URDF parser (``buildModelFromXML`
 model frame is the root link's frame; a joint's pose is its ``<origin>`` relative to its parent link; a
 link's frame is its parent joint's frame.
 
-IMU sensors are read from ``<gazebo reference="link_or_joint">`` blocks (``<sensor type="imu">``, any case,
-or the old ``<sensor:imu>``). libsdformat lumps links connected by fixed joints into their parent
+IMU sensors are read from ``<gazebo reference="link_or_joint">`` blocks (``<sensor type="imu">``, any case, or
+the old ``<sensor:imu>``). libsdformat lumps links connected by fixed joints into their parent
 (``ReduceFixedJoints``, deepest first) unless the joint is marked ``<preserveFixedJoint>`` or
-``<disableFixedJointLumping>``: a sensor on a lumped link moves to the parent link and its pose becomes
-``joint_origin * sensor_pose`` once per lumped level (``ReduceSDFExtensionElementTransformReduction``),
-unless the sensor pose has ``relative_to``, which is kept (lumped links and joints survive as frames).
-``ImuSpec.link`` is therefore the link that carries the sensor after lumping; ``pose_in_base`` does not
-depend on lumping.
+``<disableFixedJointLumping>`` (``true``/``yes`` in any case or ``1``, text or ``value`` attribute): a sensor
+on a lumped link moves to the parent link and its pose becomes ``joint_origin * sensor_pose`` once per lumped
+level (``ReduceSDFExtensionElementTransformReduction``), unless the sensor pose has ``relative_to``, which is
+kept (lumped links and joints survive as frames). ``ImuSpec.link`` is therefore the link that carries the
+sensor after lumping; ``pose_in_base`` does not depend on lumping. A :class:`~.errors.DescriptionWarning`
+flags what libsdformat 14/15 reads otherwise (a lumped sensor pose in degrees or quat_xyzw, a sensor on a
+lumped fixed joint, ``<sensor:imu>``, the SDF 1.5 ``<imu><noise>``).
 """
 
 from __future__ import annotations
