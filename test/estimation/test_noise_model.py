@@ -201,3 +201,44 @@ def test_weight_relative_thresholds_are_fractions_of_the_weight_per_foot(go1_mod
     absolute = ContactSettings(threshold_mode="absolute", on_threshold=40.0, off_threshold=20.0)
     est = RobotStateEstimator(go1_model, imu, GO1_FEET, EstimatorSettings(contact=absolute), base_link="base")
     assert (est.torque_detector.on_threshold, est.torque_detector.off_threshold) == (40.0, 20.0)
+
+
+@pytest.mark.parametrize("use_kernels", [False, True])
+def test_published_covariances_are_those_of_the_published_quantities(use_kernels: bool) -> None:
+    """Errors drawn from P (true state = estimate (+) dx): the sample covariance of the published quantities'
+    errors, in ROS conventions (position in W, rotation vector of ``R_true R_hat^T`` about the W axes; linear and
+    angular velocity in the base frame, ``omega = R_BS (gyro - b_g)`` of the held reading), matches
+    ``pose_covariance()`` and ``twist_covariance()`` (less its white gyro noise of one sample), cross blocks
+    included."""
+    rng = np.random.default_rng(9)
+    ekf = make_ekf(acc_rw=np.zeros(3), gyr_rw=np.zeros(3))
+    if use_kernels and not ekf.use_kernels:
+        pytest.skip("numba not available")
+    ekf.use_kernels = use_kernels
+    A = rng.normal(size=(N_STATES, N_STATES)) * 0.01  # small: the mapping is checked to first order
+    ekf.initialize(
+        0,
+        R_world_base=pin.rpy.rpyToMatrix(0.3, -0.5, 2.2),
+        p_world_base=rng.normal(size=3),
+        v_base_in_base=rng.normal(size=3),
+        gyro_bias=rng.normal(size=3) * 0.05,
+        P=A @ A.T,
+    )
+    gyro = rng.normal(size=3)
+    ekf.set_imu(0, gyro, np.array([0.0, 0.0, 9.81]))
+    R_BS = X_BASE_IMU.rotation
+    R_hat, omega_hat = ekf.R_world_base.copy(), R_BS @ (gyro - ekf.gyro_bias)
+    n = 20000
+    dx = rng.multivariate_normal(np.zeros(N_STATES), ekf.P, size=n)
+    pose_err = np.zeros((n, 6))
+    twist_err = np.zeros((n, 6))
+    for i, d in enumerate(dx):
+        R_true = R_hat @ pin.exp3(d[6:9])
+        pose_err[i] = np.r_[d[0:3], pin.log3(R_true @ R_hat.T)]
+        twist_err[i] = np.r_[d[3:6], R_BS @ (gyro - (ekf.gyro_bias + d[12:15])) - omega_hat]
+    # Sample covariances: correlations within 0.05 (about 5 standard errors at n = 20000).
+    C_twist = ekf.twist_covariance()
+    C_twist[3:, 3:] -= R_BS @ np.diag((GYR_DENSITY / np.sqrt(1e-3)) ** 2) @ R_BS.T  # one sample's white noise
+    for C_pub, err in ((ekf.pose_covariance(), pose_err), (C_twist, twist_err)):
+        d = np.sqrt(np.diag(C_pub))
+        np.testing.assert_allclose(np.cov(err.T) / np.outer(d, d), C_pub / np.outer(d, d), atol=0.05)
