@@ -30,6 +30,7 @@ from __future__ import annotations
 import gc
 import sys
 import time
+import warnings
 from typing import Any
 
 import rclpy
@@ -111,6 +112,8 @@ class EstimatorNode(Node):
 
         self._est: Any = None
         self._desc: Any = None
+        #: the warnings of the last description loaded ("DescriptionWarning: ..."), also logged at warn level
+        self.description_warnings: list[str] = []
         self._description_xml: str | None = None
         self._stream: EstimatorStream | None = None  # the adapter rules (io/stream.py), once a description is loaded
         self._base_frame = p["base_frame"]
@@ -199,11 +202,18 @@ class EstimatorNode(Node):
 
     def _set_description(self, source: str) -> None:
         """Load a description (XML string or path) and (re)build the estimator on it."""
-        from robot_state_estimator.description import load_description
+        from robot_state_estimator.description import DescriptionWarning, load_description
         from robot_state_estimator.estimation import RobotStateEstimator
 
-        desc = load_description(source)
-        est = RobotStateEstimator.from_description(desc, self._settings)
+        # Warnings of the description (DescriptionWarning: what loads here but Gazebo reads differently) go to the
+        # node's log, where a robot's operator sees them, instead of the process's stderr only.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DescriptionWarning)
+            desc = load_description(source)
+            est = RobotStateEstimator.from_description(desc, self._settings)
+        self.description_warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
+        for text in self.description_warnings:
+            self.get_logger().warning(f"[description] {text}")
         stream = EstimatorStream(est, desc, self._settings, AdapterSettings.from_params(self._p))
         self._desc, self._est = desc, est
         if not self._base_frame:

@@ -579,3 +579,25 @@ def test_input_deserializers_are_generated_at_start_not_by_the_first_samples(ros
         assert set(typestore.cache) == generated  # nothing generated while streaming
     finally:
         harness.close()
+
+
+def test_description_warnings_are_logged_and_kept(ros_context, tmp_path) -> None:
+    from robot_state_estimator.common.paths import robot_description_path
+    from robot_state_estimator.description import load_description
+
+    # gz-sensors compares the localization exactly: a lower-case "enu" loads here with a DescriptionWarning
+    xml = load_description(str(robot_description_path("go1"))).xml
+    assert xml.count("<imu>") == 1
+    xml = xml.replace(
+        "<imu>", "<imu><orientation_reference_frame><localization>enu</localization></orientation_reference_frame>"
+    )
+    path = tmp_path / "go1_lowercase_localization.urdf"
+    path.write_text(xml)
+    node = EstimatorNode(context=ros_context, parameter_overrides=[Parameter("description_file", value=str(path))])
+    try:
+        assert node.estimator is not None
+        assert len(node.description_warnings) == 1
+        assert node.description_warnings[0].startswith("DescriptionWarning:")
+        assert "localization" in node.description_warnings[0]
+    finally:
+        node.destroy_node()
