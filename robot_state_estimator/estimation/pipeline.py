@@ -118,6 +118,8 @@ from robot_state_estimator.estimation.types import (
 
 try:  # the one-kernel joint step (needs numba)
     from robot_state_estimator.estimation import ekf_kernels as _ek
+
+    _ACCEPTED_SHIFT, _NOT_FINITE_SHIFT = _ek.JOINT_ACCEPTED_SHIFT, _ek.JOINT_NOT_FINITE_SHIFT
 except ImportError:  # pragma: no cover - numba is optional
     _ek = None  # type: ignore[assignment]
 
@@ -342,7 +344,7 @@ class RobotStateEstimator:
         )
         self._joint_buffer_size = OUTPUT_SIZE + 22 * n_feet  # ekf_kernels.joint_buffer_size
         self._leg_offset = OUTPUT_SIZE + 9 * n_feet  # where joint_step's leg update output starts in its buffer
-        self._stance_by_mask: dict[int, tuple[list[int], list[str]]] = {}
+        self._stance_by_mask: dict[int, tuple[list[int], list[str], int, slice, slice]] = {}
         self._stance_cache: dict[bytes, tuple[NDArray[np.intp], list[int], list[str], FloatArray]] = {}
         self.contacts = np.zeros(n_feet, dtype=bool)
         self.contact_source = "none"
@@ -1061,12 +1063,15 @@ class RobotStateEstimator:
             or (ekf_stamp - stamp) / _NS > self._max_delay_s
         ):
             return _NOT_USUAL
-        names = self._same_names(sample.names)
-        if names is None:
+        names = sample.names
+        if names is not self._order_names and self._same_names(names) is None:
             return _NOT_USUAL
-        det = self.torque_detector
         eff = sample.effort
-        if eff is None or not det._started or (self._auto_source and self._foot_sensor_stamp_ns is not None):
+        if (
+            eff is None
+            or not self.torque_detector._started
+            or (self._auto_source and self._foot_sensor_stamp_ns is not None)
+        ):
             return _NOT_USUAL
         jv = self.joint_velocity
         coefficients = jv.step_coefficients(stamp)
@@ -1130,31 +1135,37 @@ class RobotStateEstimator:
                 self.contacts = det.in_contact.copy()
                 self.contact_source = "torque"
             return self._leg_step(prepared), None
+        self.contacts = det.in_contact.copy()
+        self.contact_source = "torque"
         mask = result & _MASK32
         stance = self._stance_by_mask.get(mask)
         if stance is None:
-            stance_list = [i for i in range(len(self.foot_frames)) if mask >> i & 1]
-            stance = self._stance_by_mask[mask] = (stance_list, [self.foot_frames[i] for i in stance_list])
-        stance_list, names = stance
-        self.contacts = det.in_contact.copy()
-        self.contact_source = "torque"
-        k = len(stance_list)
+            stance = self._stance_by_mask[mask] = self._stance_of_mask(mask)
+        stance_list, names, k, leg_slice, nis_slice = stance
         gate = self._gate
         if k:
-            o = self._leg_offset
             # the leg update's results, made when read (as BaseEkf.update_stance_feet leaves them)
-            ekf._pending_results = self._leg_results = (names, buf[o : o + 13 * k], gate)
-            if (result >> _ek.JOINT_ACCEPTED_SHIFT) & 0xFFFF < k:
-                for i, e in zip(stance_list, buf[o + 12 * k : o + 13 * k].tolist()):
+            ekf._pending_results = self._leg_results = (names, buf[leg_slice], gate)
+            if (result >> _ACCEPTED_SHIFT) & 0xFFFF < k:
+                for i, e in zip(stance_list, buf[nis_slice].tolist()):
                     if not (math.isfinite(e) and (gate <= 0.0 or e <= gate)):
                         self._event("foot_gated", f"foot {self.foot_frames[i]} rejected by the gate (NIS {e:.1f})",
                                     "info")  # fmt: skip
         else:
             self._leg_results = []
         feet = self._feet = _FeetOfKernelStep(self.foot_frames, buf, stance_list, gate)
-        if result >> _ek.JOINT_NOT_FINITE_SHIFT:
+        if result >> _NOT_FINITE_SHIFT:
             return feet, None
         return feet, buf[:OUTPUT_SIZE]
+
+    def _stance_of_mask(self, mask: int) -> tuple[list[int], list[str], int, slice, slice]:
+        """The feet in contact of a ``joint_step`` contact mask: indices, names, their number k, and where the leg
+        update's output (13 k) and its NIS (the last k of it) are in the step's buffer."""
+        stance_list = [i for i in range(len(self.foot_frames)) if mask >> i & 1]
+        k = len(stance_list)
+        o = self._leg_offset
+        names = [self.foot_frames[i] for i in stance_list]
+        return stance_list, names, k, slice(o, o + 13 * k), slice(o + 12 * k, o + 13 * k)
 
     def _leg_step(self, prepared: _PreparedJoints) -> _FeetOfStep:
         """The rest of :meth:`_apply_joints` after the contacts: the stance feet's leg update (and the static bias
