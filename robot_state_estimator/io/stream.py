@@ -25,7 +25,9 @@ The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both fee
   difference of more than 1.5 periods counts ``round(gap / period) - 1`` lost samples (``lost``, keys
   ``imu_lost``, ``joint_states_lost``, ``foot_forces_lost``; note of the same key, level warn). A difference
   above ``max_time_gap_s`` is a gap in the data (the IMU's ``stamp_gap`` reset), not a loss; time going
-  backwards restarts the detection, a repeated or slightly older stamp is ignored.
+  backwards restarts the detection, a repeated or slightly older stamp is ignored. Every sample with a
+  readable positive stamp feeds the detection, also one the adapter then skips (wrong frame, missing joints,
+  non-finite values, bad lengths ...): a rejected sample arrived, so it is a rejection, never also a loss.
 - Every skipped sample or reset is counted by its stable cause key (``rejected``), every core event by its key
   (``events``); both use the keys of the node's ``rejected.<cause>`` diagnostics.
 
@@ -294,9 +296,27 @@ class EstimatorStream:
 
     # ---------------------------------------------------------------------------------------- helpers
 
-    def _skip(self, key: str, message: str, level: str = "warn") -> Outputs:
+    def _skip(self, key: str, message: str, level: str = "warn", notes: list[Event] | None = None) -> Outputs:
         self.rejected[key] += 1
-        return Outputs(notes=(Event(key, message, level),))
+        event = Event(key, message, level)
+        if notes:
+            notes.append(event)
+            return Outputs(notes=notes)
+        return Outputs(notes=(event,))
+
+    def _check_loss(self, counter: StampLossCounter, stamp_ns: int) -> list[Event] | None:
+        """Feed one arrived stamp (> 0) to the stream's loss counter; the loss note, if any, as a list."""
+        n = counter.check(stamp_ns, self._max_gap_ns, self._backwards_tolerance_ns)
+        return self._lost(counter, n, stamp_ns, None) if n else None
+
+    def _check_loss_of_msg(self, counter: StampLossCounter, msg: Any) -> list[Event] | None:
+        """The loss check for a message the conversion rejected, when its ``header.stamp`` is readable and > 0."""
+        try:
+            stamp = msg.header.stamp
+            stamp_ns = int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
+        except Exception:
+            return None
+        return self._check_loss(counter, stamp_ns) if stamp_ns > 0 else None
 
     def reject(self, key: str, message: str) -> Outputs:
         """Skip an input the adapter could not even read (e.g. bytes that do not deserialize), counted under
@@ -325,29 +345,29 @@ class EstimatorStream:
             sample = messages.imu_sample_from_msg(msg)
         except messages.MessageError as exc:
             key = "imu_not_finite" if "finite" in str(exc) else "imu_bad_message"
-            return self._skip(key, f"IMU sample skipped: {exc}")
+            notes = self._check_loss_of_msg(self._imu_loss, msg)
+            return self._skip(key, f"IMU sample skipped: {exc}", notes=notes)
         except Exception as exc:
             if self.strict:
                 raise
-            return self._skip("imu_bad_message", f"IMU sample skipped: {exc}")
+            notes = self._check_loss_of_msg(self._imu_loss, msg)
+            return self._skip("imu_bad_message", f"IMU sample skipped: {exc}", notes=notes)
         return self.on_imu(sample)
 
     def on_imu(self, sample: Any) -> Outputs:
         """An ``ImuSample``."""
+        stamp_ns = sample.stamp_ns
+        if stamp_ns <= 0:
+            return self._skip("stamp_zero", "IMU sample skipped: zero or negative stamp")
+        notes = self._check_loss(self._imu_loss, stamp_ns) or []  # also for a sample skipped below
         frames = self.imu_frames
         if frames is not None and sample.frame_id not in frames:
             return self._skip(
                 "imu_frame_id",
                 f"IMU sample skipped: frame_id {sample.frame_id!r} is not the IMU's {sorted(frames)} "
                 "(set the parameter imu_frame_id, '*' accepts any)",
+                notes=notes,
             )
-        stamp_ns = sample.stamp_ns
-        if stamp_ns <= 0:
-            return self._skip("stamp_zero", "IMU sample skipped: zero or negative stamp")
-        notes: list[Event] = []
-        n_lost = self._imu_loss.check(stamp_ns, self._max_gap_ns, self._backwards_tolerance_ns)
-        if n_lost:
-            self._lost(self._imu_loss, n_lost, stamp_ns, notes)
         # Time going backwards (a looping bag) is detected and reset by the core (events stamp_backwards,
         # reset); a forward gap larger than max_time_gap_s is reset here.
         last = self.last_imu_ns
@@ -376,11 +396,13 @@ class EstimatorStream:
                 if " but " in text
                 else "joint_bad_message"
             )
-            return self._skip(key, f"joint sample skipped: {text}")
+            notes = self._check_loss_of_msg(self._joint_loss, msg)
+            return self._skip(key, f"joint sample skipped: {text}", notes=notes)
         except Exception as exc:
             if self.strict:
                 raise
-            return self._skip("joint_bad_message", f"joint sample skipped: {exc}")
+            notes = self._check_loss_of_msg(self._joint_loss, msg)
+            return self._skip("joint_bad_message", f"joint sample skipped: {exc}", notes=notes)
         return self.on_joints(sample)
 
     def on_joints(self, sample: Any) -> Outputs:
@@ -388,26 +410,28 @@ class EstimatorStream:
         stamp_ns = sample.stamp_ns
         if stamp_ns <= 0:
             return self._skip("stamp_zero", "joint sample skipped: zero or negative stamp")
+        notes = self._check_loss(self._joint_loss, stamp_ns)  # also for a sample skipped below
         if sample.names != self._checked_joint_names:  # the names of a stream rarely change: check them once
             names = set(sample.names)
             missing = self.model_joints - names
             if missing:
-                return self._skip("joint_missing_names", f"joint sample skipped: missing joints {sorted(missing)}")
+                return self._skip(
+                    "joint_missing_names", f"joint sample skipped: missing joints {sorted(missing)}", notes=notes
+                )
             unknown = names - self.model_joints
             if unknown and not self._ignore_unknown_joints:
                 return self._skip(
-                    "joint_unknown_names", f"joint sample skipped: joints {sorted(unknown)} are not in the model"
+                    "joint_unknown_names",
+                    f"joint sample skipped: joints {sorted(unknown)} are not in the model",
+                    notes=notes,
                 )
             self._checked_joint_names = sample.names
         if sample.effort is None and self._needs_effort:
             return self._skip(
                 "joint_effort_missing",
                 "joint sample skipped: empty effort, but contact.source is 'torque' (needs joint torques)",
+                notes=notes,
             )
-        notes = None
-        n_lost = self._joint_loss.check(stamp_ns, self._max_gap_ns, self._backwards_tolerance_ns)
-        if n_lost:
-            notes = self._lost(self._joint_loss, n_lost, stamp_ns, None)
         return self._step(self.estimator.add_joints, sample, notes)
 
     def on_foot_forces_msg(self, msg: Any) -> Outputs:
@@ -415,17 +439,14 @@ class EstimatorStream:
         try:
             sample = messages.foot_force_sample_from_msg(msg)
         except Exception as exc:  # any conversion failure, also offline (as before the extraction)
-            return self._skip("foot_force_bad_message", f"foot-force sample skipped: {exc}")
+            notes = self._check_loss_of_msg(self._foot_loss, msg)
+            return self._skip("foot_force_bad_message", f"foot-force sample skipped: {exc}", notes=notes)
         return self.on_foot_forces(sample)
 
     def on_foot_forces(self, sample: Any) -> Outputs:
         """A ``FootForceSample``."""
-        notes = None
         stamp_ns = sample.stamp_ns
-        if stamp_ns > 0:
-            n_lost = self._foot_loss.check(stamp_ns, self._max_gap_ns, self._backwards_tolerance_ns)
-            if n_lost:
-                notes = self._lost(self._foot_loss, n_lost, stamp_ns, None)
+        notes = self._check_loss(self._foot_loss, stamp_ns) if stamp_ns > 0 else None
         return self._step(self.estimator.add_foot_forces, sample, notes)
 
     # ---------------------------------------------------------------------------------------- the step

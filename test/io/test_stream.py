@@ -466,6 +466,56 @@ def test_the_gap_reset_is_not_counted_as_a_loss_and_backwards_restarts():
     assert st.lost["joint_states_lost"] == 3 and st.lost["imu_lost"] == 2
 
 
+def test_rejected_samples_are_rejections_not_also_losses():
+    # 500 Hz joints: the period is learnt from the first 15 differences; then one sample without joint "b" and one
+    # with a NaN position arrive (both skipped), then good ones: nothing was lost before the node
+    st, core = make()
+    for i in range(20):
+        st.on_joints(joints(T0 + i * 2 * MS))
+    out = st.on_joints(joints(T0 + 20 * 2 * MS, names=("a",)))
+    assert keys(out) == ["joint_missing_names"]
+    nan = _joint_msg(dataclasses.replace(joints(T0 + 21 * 2 * MS), position=np.array([0.0, np.nan])))
+    assert keys(st.on_joints_msg(nan)) == ["joint_not_finite"]
+    short = _joint_msg(joints(T0 + 22 * 2 * MS))
+    short.velocity = np.zeros(1)
+    assert keys(st.on_joints_msg(short)) == ["joint_bad_lengths"]
+    assert keys(st.on_joints(joints(T0 + 23 * 2 * MS))) == []
+    assert st.rejected == {"joint_missing_names": 1, "joint_not_finite": 1, "joint_bad_lengths": 1}
+    assert st.lost["joint_states_lost"] == 0
+    # a real loss after a rejected sample is still one: 24 skipped (unknown joint), 25 and 26 never arrive
+    assert keys(st.on_joints(joints(T0 + 24 * 2 * MS, names=("a", "b", "c")))) == ["joint_unknown_names"]
+    out = st.on_joints(joints(T0 + 27 * 2 * MS))
+    assert keys(out) == ["joint_states_lost"] and "2 joint samples lost" in out.notes[0].message
+    assert st.lost["joint_states_lost"] == 2
+    # a rejected sample that follows a loss carries both notes, the loss first
+    out = st.on_joints(joints(T0 + 30 * 2 * MS, names=("a",)))
+    assert keys(out) == ["joint_states_lost", "joint_missing_names"] and st.lost["joint_states_lost"] == 4
+    assert [c[1] for c in core.calls] == [T0 + i * 2 * MS for i in (*range(20), 23, 27)]
+
+
+def test_rejected_imu_and_foot_force_samples_feed_the_loss_detection():
+    st, _ = make()
+    for i in range(20):
+        st.on_imu(imu(T0 + i * MS))
+    assert keys(st.on_imu(imu(T0 + 20 * MS, "camera"))) == ["imu_frame_id"]
+    nan = _imu_msg(dataclasses.replace(imu(T0 + 21 * MS), angular_velocity=np.array([np.nan, 0.0, 0.0])))
+    assert keys(st.on_imu_msg(nan)) == ["imu_not_finite"]
+    assert keys(st.on_imu(imu(T0 + 22 * MS))) == []
+    # a zero stamp is not readable: it does not feed the detection (nor restart it)
+    assert keys(st.on_imu(imu(0))) == ["stamp_zero"]
+    assert keys(st.on_imu(imu(T0 + 23 * MS))) == []
+    assert st.lost["imu_lost"] == 0 and st.rejected == {"imu_frame_id": 1, "imu_not_finite": 1, "stamp_zero": 1}
+    # foot forces: messages the conversion rejects (names and values of different lengths) still arrived
+    feet = SimpleNamespace(
+        header=SimpleNamespace(stamp=SimpleNamespace(sec=0, nanosec=0)), name=["FL_foot"], effort=[1.0]
+    )
+    for i in range(20):
+        feet.header.stamp = SimpleNamespace(sec=T0 // S, nanosec=i * 2 * MS)
+        feet.effort = [1.0] if i != 17 else [1.0, 2.0]
+        st.on_foot_forces_msg(feet)
+    assert st.rejected["foot_force_bad_message"] == 1 and st.lost["foot_forces_lost"] == 0
+
+
 def test_loss_check_costs_well_under_two_microseconds():
     import time
 

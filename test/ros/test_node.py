@@ -27,7 +27,7 @@ from robot_state_estimator.ros import qos  # noqa: E402
 from robot_state_estimator.ros.node import EstimatorNode, StartupError  # noqa: E402
 
 from .conftest import spin_until  # noqa: E402
-from .streams import GO1_FEET, Step, bad_messages, imu_msg, joint_msg, standing  # noqa: E402
+from .streams import GO1_FEET, GO1_JOINTS, STAND_Q, Step, bad_messages, imu_msg, joint_msg, standing  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -484,6 +484,34 @@ def test_lost_samples_are_detected_from_the_stamps_and_reported(quiet_harness: H
     harness.node._publish_diagnostics()
     assert spin_until(harness.executor, lambda: _inputs_status(harness) is not None)
     assert _inputs_status(harness).level == b"\x00", _inputs_status(harness).message
+
+
+def test_rejected_samples_are_not_also_counted_as_lost(quiet_harness: Harness) -> None:
+    """Samples that reach the node and are skipped (missing joint, NaN, wrong frame) are rejections: the next good
+    sample is no gap. Of a 500 Hz stream, joint samples 300 (a joint missing) and 301 (a NaN position) and IMU
+    samples 200 (NaN acceleration) and 201 (a camera's frame) are replaced by bad ones at their stamps."""
+    harness = quiet_harness
+    bad = {
+        ("joints", 300): ("joint_missing_names", lambda t: joint_msg(t, names=GO1_JOINTS[:-1], position=STAND_Q[:-1])),
+        ("joints", 301): ("joint_not_finite", lambda t: joint_msg(t, position=np.r_[STAND_Q[:-1], np.nan])),
+        ("imu", 200): ("imu_not_finite", lambda t: imu_msg(t, acc=(float("nan"), 0.0, 9.81))),
+        ("imu", 201): ("imu_frame_id", lambda t: imu_msg(t, frame_id="camera_link")),
+    }
+    steps = []
+    for k, step in enumerate(standing(T0, 1.0)):
+        replaced = bad.get((step.kind, k // 2))
+        steps.append(Step(step.kind, step.stamp_ns, replaced[1](step.stamp_ns)) if replaced else step)
+    harness.publish(steps)
+    harness.out["diagnostics"].clear()
+    harness.node._publish_diagnostics()
+    assert spin_until(harness.executor, lambda: _inputs_status(harness) is not None)
+    values = {kv.key: kv.value for kv in _inputs_status(harness).values}
+    assert int(values["imu_lost"]) == 0 and int(values["joint_states_lost"]) == 0 and int(values["lost_total"]) == 0
+    assert int(values["rejected_total"]) == len(bad)
+    counts = harness.node.reject_counts
+    for key, _ in bad.values():
+        assert counts.get(key) == 1, (key, counts)
+    assert "joint_states_lost" not in counts and "imu_lost" not in counts
 
 
 def test_joint_states_without_imu_log_a_warning_naming_the_imu_topic(quiet_harness: Harness) -> None:
