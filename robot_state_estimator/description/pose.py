@@ -8,6 +8,7 @@ libsdformat ``src/Param.cc`` (pose parsing) and ``src/Utils.cc``. Roll-pitch-yaw
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pinocchio as pin
@@ -104,12 +105,53 @@ def parse_bool(text: str | None, *, default: bool, what: str = "boolean") -> boo
     raise PoseTextError(f"{what} {text!r} is not a boolean (true/false/1/0)")
 
 
-def urdf_origin(xyz: str | None, rpy: str | None) -> pin.SE3:
-    """URDF ``<origin xyz rpy>`` -> SE3 (missing attributes are zeros).
+#: A number as urdfdom (``urdf::strToDouble``, ``std::istream >> double`` in the C locale, the whole text
+#: consumed) accepts it: optional leading C whitespace, a sign, decimal digits with an optional point and an
+#: optional exponent. No trailing whitespace, no ``nan``/``inf``, no hex, no ``_``; checked with urdfdom 6.0
+#: (pinocchio's cmeel wheel) on ``<mass value>``: ``" 1"`` and ``"1e5"`` load, ``"1 "``, ``"1e"``, ``"nan"``,
+#: ``"inf"``, ``"0x10"``, ``"1_0"`` and ``"1e400"`` (overflow) are refused.
+_URDF_DOUBLE = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+
+
+def parse_urdf_double(text: str | None, *, what: str = "number") -> float:
+    """One URDF number, with urdfdom's grammar (``_URDF_DOUBLE``).
 
     Raises:
-        PoseTextError: not 3 numbers.
+        PoseTextError: ``text`` is None, not such a number, or overflows a double.
     """
-    p = parse_vector3(xyz, what="origin xyz", default=(0.0, 0.0, 0.0))
-    a = parse_vector3(rpy, what="origin rpy", default=(0.0, 0.0, 0.0))
+    if text is None or not _URDF_DOUBLE.match(text):
+        raise PoseTextError(f"{what} {text!r} is not a number")
+    value = float(text)
+    if not math.isfinite(value):
+        raise PoseTextError(f"{what} {text!r} overflows a double")
+    return value
+
+
+def parse_urdf_vector(text: str | None, n: int = 3, *, what: str = "vector", counts: tuple[int, ...] = ()):
+    """A URDF vector attribute as urdfdom reads it (``urdf::Vector3::init``, ``urdf::Color::init``): split at
+    spaces only (a tab between two numbers is refused), empty pieces dropped, each piece a
+    :func:`parse_urdf_double`; exactly ``n`` numbers (or one of ``counts`` when given).
+
+    Returns:
+        (k,) float64 array.
+
+    Raises:
+        PoseTextError: a piece that is not a number, or the wrong count (also for an empty text).
+    """
+    pieces = [p for p in (text or "").split(" ") if p]
+    values = [parse_urdf_double(p, what=f"{what} component") for p in pieces]
+    allowed = counts or (n,)
+    if len(values) not in allowed:
+        raise PoseTextError(f"{what} {text!r} needs {n} numbers, got {len(values)}")
+    return np.array(values, dtype=float)
+
+
+def urdf_origin(xyz: str | None, rpy: str | None) -> pin.SE3:
+    """URDF ``<origin xyz rpy>`` -> SE3 (an absent attribute is zeros; an empty one is refused, as urdfdom).
+
+    Raises:
+        PoseTextError: not 3 numbers in urdfdom's grammar (:func:`parse_urdf_vector`).
+    """
+    p = np.zeros(3) if xyz is None else parse_urdf_vector(xyz, what="xyz")
+    a = np.zeros(3) if rpy is None else parse_urdf_vector(rpy, what="rpy")
     return pin.SE3(rpy_to_matrix(*a), p)

@@ -83,6 +83,21 @@ class RobotDescription:
             Problem(ErrorCode.SENSOR_NOT_FOUND, f"no IMU {name!r}; IMUs: {[i.name for i in self.imus]}")
         )
 
+    def imu_frame_mismatch(self, frame_id: str, imu: ImuSpec | None = None) -> str:
+        """Why ``frame_id`` is not accepted as ``imu``'s frame (default: the single IMU) when it names a link or
+        ``<frame>`` of the description: S's rotation and offset in it, or that it is on another body; "" when
+        it names no such frame (or denotes S). See ``description.imu_frames``.
+
+        Raises:
+            DescriptionError: as :attr:`imu` when ``imu`` is None and there is not exactly one IMU.
+        """
+        from .imu_frames import imu_frame_mismatch
+
+        imu = self.imu if imu is None else imu
+        if imu.link not in self.graph:
+            return ""
+        return imu_frame_mismatch(self.graph, self.model, imu.link, imu.pose_in_link, frame_id, imu.name)
+
     def resolve_pose(self, frame: str, relative_to: str = MODEL_FRAME) -> pin.SE3:
         """``X_relative_to_frame`` (m, SE3) at the zero configuration, with libsdformat's semantics.
 

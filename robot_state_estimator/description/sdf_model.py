@@ -29,6 +29,7 @@ import pinocchio as pin
 from .errors import DescriptionError, ErrorCode, Problem, ProblemList, warn
 from .frame_graph import FrameGraph
 from .imu import default_frame_id, gz_frame_id, is_imu_sensor, parse_imu_fields
+from .imu_frames import accepted_imu_frame_ids
 from .pose import PoseTextError, parse_pose
 from .sdf_frames import SdfModelFrames, build_model_frames, version_tuple
 from .types import ImuSpec
@@ -247,6 +248,19 @@ def read_sdf(doc: XmlDocument, *, model_name: str | None = None, base_link: str 
         )
     model_elem = _pick_model(doc, model_name)
     frames, problems = build_model_frames(doc, model_elem, version)
+    # The IMU fields (noise, numbers, orientation reference) need no frames: their problems are listed with
+    # the frame problems, in one DescriptionError.
+    imu_sensors = [s for s in frames.sensors if is_imu_sensor(s.elem)]
+    imu_fields = []
+    for s in imu_sensors:
+        where = {"element": "sensor", "name": s.name, "line": s.line, "file": s.file}
+        imu_fields.append(parse_imu_fields(s.elem, problems, where, legacy_noise=s.legacy_noise))
+        if s.version < (1, 6) and not s.legacy_noise and _has_legacy_noise(s.elem):
+            warn(
+                f"sensor {s.name!r}: its SDFormat 1.5 <imu><noise> is ignored, as libsdformat's 1.5 -> 1.6 "
+                "conversion (sdf/1.6/1_5.convert) only moves it for sensors of links of the file's top model, "
+                f"not of joints or nested models: write per-axis <noise type=...> ({s.file or 'line'}:{s.line})"
+            )
     problems.raise_if_any()
     g = frames.graph
     base = base_link if base_link is not None else frames.canonical_link
@@ -263,27 +277,20 @@ def read_sdf(doc: XmlDocument, *, model_name: str | None = None, base_link: str 
         )
     model = build_pinocchio_model(frames, base, problems, doc.file)
     imus: list[ImuSpec] = []
-    for s in frames.sensors:
-        if not is_imu_sensor(s.elem):
-            continue
-        where = {"element": "sensor", "name": s.name, "line": s.line, "file": s.file}
-        fields = parse_imu_fields(s.elem, problems, where, legacy_noise=s.legacy_noise)
-        if s.version < (1, 6) and not s.legacy_noise and _has_legacy_noise(s.elem):
-            warn(
-                f"sensor {s.name!r}: its SDFormat 1.5 <imu><noise> is ignored, as libsdformat's 1.5 -> 1.6 "
-                "conversion (sdf/1.6/1_5.convert) only moves it for sensors of links of the file's top model, "
-                f"not of joints or nested models: write per-axis <noise type=...> ({s.file or 'line'}:{s.line})"
-            )
+    for s, fields in zip(imu_sensors, imu_fields, strict=True):
         link = g.frame_body(s.host)
         pose_in_link = g.resolve_pose(s.relative_to, link) * s.raw_pose
+        frame_id = fields.frame_id or default_frame_id(s.name)
+        gz_id = gz_frame_id(s.elem, frames.name, s.host)
         imus.append(
             ImuSpec(
                 name=s.name,
                 link=link,
-                frame_id=fields.frame_id or default_frame_id(s.name),
-                gz_frame_id=gz_frame_id(s.elem, frames.name, s.host),
+                frame_id=frame_id,
+                gz_frame_id=gz_id,
                 pose_in_link=pose_in_link,
                 pose_in_base=g.resolve_pose(link, base) * pose_in_link,
+                accepted_frame_ids=accepted_imu_frame_ids(g, model, link, pose_in_link, (frame_id, gz_id)),
                 **fields.as_kwargs(),
             )
         )

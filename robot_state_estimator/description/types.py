@@ -88,6 +88,12 @@ class ImuSpec:
             sensor's ``<gz_frame_id>`` (or ``<ignition_frame_id>``), else gz-sim's sensor name
             ``model::link::sensor`` (the host link after URDF lumping, or the host joint; nested models
             scoped), with ``::`` replaced by ``/`` as the bridge does ("" when unknown).
+        accepted_frame_ids: the ``header.frame_id`` values that denote S (see ``description.imu_frames``):
+            ``frame_id``, ``gz_frame_id``, then every link or SDF ``<frame>`` of the description rigidly
+            attached to S whose pose equals S within 1e-9 (URDF links lumped by fixed joints included, e.g.
+            the Go1's ``imu_link``; ``link`` itself only when ``pose_in_link`` is the identity). The loaders
+            fill it from the frame graph; left empty, it is ``frame_id``, ``gz_frame_id`` and ``link`` when
+            ``pose_in_link`` is the identity.
     """
 
     name: str
@@ -106,6 +112,14 @@ class ImuSpec:
     angular_velocity_noise: tuple[NoiseSpec, NoiseSpec, NoiseSpec] = field(default_factory=_default_noise3)
     linear_acceleration_noise: tuple[NoiseSpec, NoiseSpec, NoiseSpec] = field(default_factory=_default_noise3)
     gz_frame_id: str = ""
+    accepted_frame_ids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.accepted_frame_ids:
+            from .imu_frames import is_identity
+
+            own = [self.frame_id, self.gz_frame_id] + ([self.link] if is_identity(self.pose_in_link) else [])
+            object.__setattr__(self, "accepted_frame_ids", tuple(dict.fromkeys(n for n in own if n)))
 
     @property
     def R_base_imu(self) -> np.ndarray:

@@ -26,9 +26,11 @@ import pinocchio as pin
 
 from .errors import DescriptionError, ErrorCode, ProblemList
 from .frame_graph import MODEL_FRAME, FrameGraph, FrameNode
-from .imu import default_frame_id, gz_frame_id, is_imu_sensor, parse_imu_fields
+from .imu import ImuFields, default_frame_id, gz_frame_id, is_imu_sensor, parse_imu_fields
+from .imu_frames import accepted_imu_frame_ids
 from .pose import PoseTextError, parse_pose, urdf_origin
 from .types import ImuSpec
+from .urdf_numbers import check_urdf_numbers
 from .xml_input import XmlDocument
 
 
@@ -116,10 +118,11 @@ def read_urdf(doc: XmlDocument, *, base_link: str | None = None) -> UrdfResult:
                 if origin_elem is None
                 else urdf_origin(origin_elem.get("xyz"), origin_elem.get("rpy"))
             )
-        except PoseTextError as exc:
-            problems.add(ErrorCode.ELEMENT_INVALID, f"joint {jname!r}: {exc}", **w)
+        except PoseTextError:  # reported by check_urdf_numbers below
             origin = pin.SE3.Identity()
         joints[jname] = UrdfJoint(jname, elem.get("type", ""), pname, cname, origin, doc.line(elem))
+    link_masses = check_urdf_numbers(doc, problems)
+    gazebo_imus = _parse_gazebo_imu_fields(doc, links, joints, problems)
     problems.raise_if_any()
 
     children = {j.child for j in joints.values()}
@@ -170,10 +173,31 @@ def read_urdf(doc: XmlDocument, *, base_link: str | None = None) -> UrdfResult:
             _problem(ErrorCode.PARSING_ERROR, f"pinocchio cannot build the URDF model: {exc}", doc, root, name)
         ) from exc
     model.name = name
+    _check_total_mass(model, link_masses, doc, root, name)
 
-    imus = _read_gazebo_imus(doc, graph, set(links), joints, jkey, parent_joint_of, root_link, problems)
+    imus = _read_gazebo_imus(
+        doc, graph, model, gazebo_imus, set(links), joints, jkey, parent_joint_of, root_link, problems
+    )
     problems.raise_if_any()
     return UrdfResult(name=name, graph=graph, model=model, root_link=root_link, imus=imus)
+
+
+def _check_total_mass(model: pin.Model, link_masses: dict[str, float], doc: XmlDocument, root: ET.Element, name: str):
+    """A backstop behind :func:`check_urdf_numbers`: pinocchio's bodies weigh what the ``<inertial>`` masses
+    sum to (fixed-joint lumping keeps mass), else urdfdom dropped an inertial it could not read (it only says
+    so on stderr).
+
+    Raises:
+        DescriptionError: ``PARSING_ERROR`` with both totals (kg).
+    """
+    total_urdf = sum(link_masses.values())
+    total_model = sum(float(inertia.mass) for inertia in model.inertias)
+    if abs(total_model - total_urdf) > 1e-9 * max(1.0, abs(total_urdf)):
+        msg = (
+            f"pinocchio's model of the URDF weighs {total_model!r} kg but its <inertial> masses sum to "
+            f"{total_urdf!r} kg: urdfdom dropped an <inertial> it could not read (see its messages on stderr)"
+        )
+        raise DescriptionError(_problem(ErrorCode.PARSING_ERROR, msg, doc, root, name))
 
 
 def _problem(code: ErrorCode, msg: str, doc: XmlDocument, elem: ET.Element | None, name: str = ""):
@@ -255,18 +279,26 @@ def _warn_lumped_pose_format(pose_elem: ET.Element, sname: str, ref: str, where:
     )
 
 
-def _read_gazebo_imus(
-    doc: XmlDocument,
-    graph: FrameGraph,
-    links: set[str],
-    joints: dict[str, UrdfJoint],
-    jkey: dict[str, str],
-    parent_joint_of: dict[str, UrdfJoint],
-    root_link: str,
-    problems: ProblemList,
-) -> list[ImuSpec]:
-    preserved = _preserved_fixed_joints(doc)
-    imus: list[ImuSpec] = []
+@dataclass
+class _GazeboImu:
+    """An IMU ``<sensor>`` of a ``<gazebo reference>`` block, read in the first stage (no frames needed)."""
+
+    sensor: ET.Element
+    name: str
+    ref: str
+    fields: ImuFields
+    raw: pin.SE3
+    pose_elem: ET.Element | None
+    relative_to: str | None
+    where: dict
+
+
+def _parse_gazebo_imu_fields(
+    doc: XmlDocument, links: dict[str, ET.Element], joints: dict[str, UrdfJoint], problems: ProblemList
+) -> list[_GazeboImu]:
+    """The IMU sensors of the ``<gazebo>`` blocks with their fields and raw poses; their problems (names,
+    references, noise, numbers, pose text) go to ``problems``, in the same stage as the URDF's own."""
+    out: list[_GazeboImu] = []
     for g in doc.root.findall("gazebo"):
         ref = g.get("reference")
         for e in g.findall("sensor"):  # sensor.sdf: name and type required (libsdformat ATTRIBUTE_MISSING)
@@ -316,52 +348,83 @@ def _read_gazebo_imus(
                 problems.add(ErrorCode.ELEMENT_INVALID, f"sensor {sname!r}: {exc}", **w)
                 continue
             relative_to = None if pose_elem is None else (pose_elem.get("relative_to") or None)
-            if relative_to is not None and relative_to not in graph:
-                problems.add(
-                    ErrorCode.POSE_RELATIVE_TO_INVALID,
-                    f"sensor {sname!r}: relative_to frame {relative_to!r} does not exist",
-                    **w,
-                )
-                continue
-            # Host link and pose in it, before lumping.
-            if ref not in links:
-                link = joints[ref].child
-                X_link_host = graph.resolve_pose(jkey[ref], link)
-                j = joints[ref]
-                if j.type == "fixed" and j.name not in preserved and j.parent != "world":
-                    from .errors import warn
+            out.append(_GazeboImu(s, sname, ref, fields, raw, pose_elem, relative_to, w))
+    return out
 
-                    warn(
-                        f"sensor {sname!r} is in <gazebo reference={ref!r}>, a fixed joint that libsdformat lumps "
-                        "away, dropping the sensor (Gazebo has no such IMU); it is kept here on the child link "
-                        f"{link!r}: reference that link, or preserve the joint ({doc.file or 'line'}:{w['line']})"
-                    )
-            else:
-                link, X_link_host = ref, pin.SE3.Identity()
-            pose_in_link = X_link_host * raw
-            # Fixed-joint lumping, deepest first: each level composes the joint origin.
-            lumped = False
-            while True:
-                pj = parent_joint_of.get(link)
-                if pj is None or pj.type != "fixed" or pj.name in preserved or pj.parent == "world":
-                    break
-                pose_in_link = pj.origin * pose_in_link
-                link = pj.parent
-                lumped = True
-            if lumped and pose_elem is not None and relative_to is None:
-                _warn_lumped_pose_format(pose_elem, sname, ref, w)
-            if relative_to is not None:
-                pose_in_link = graph.resolve_pose(relative_to, link) * raw
-            pose_in_base = graph.resolve_pose(link, root_link) * pose_in_link
-            imus.append(
-                ImuSpec(
-                    name=sname,
-                    link=link,
-                    frame_id=fields.frame_id or default_frame_id(sname),
-                    gz_frame_id=gz_frame_id(s, doc.root.get("name", ""), link if ref in links else ref),
-                    pose_in_link=pose_in_link,
-                    pose_in_base=pose_in_base,
-                    **fields.as_kwargs(),
-                )
+
+def _read_gazebo_imus(
+    doc: XmlDocument,
+    graph: FrameGraph,
+    model: pin.Model,
+    found: list[_GazeboImu],
+    links: set[str],
+    joints: dict[str, UrdfJoint],
+    jkey: dict[str, str],
+    parent_joint_of: dict[str, UrdfJoint],
+    root_link: str,
+    problems: ProblemList,
+) -> list[ImuSpec]:
+    preserved = _preserved_fixed_joints(doc)
+    imus: list[ImuSpec] = []
+    for gi in found:
+        s, sname, ref, raw, pose_elem, relative_to, w = (
+            gi.sensor,
+            gi.name,
+            gi.ref,
+            gi.raw,
+            gi.pose_elem,
+            gi.relative_to,
+            gi.where,
+        )
+        if relative_to is not None and relative_to not in graph:
+            problems.add(
+                ErrorCode.POSE_RELATIVE_TO_INVALID,
+                f"sensor {sname!r}: relative_to frame {relative_to!r} does not exist",
+                **w,
             )
+            continue
+        # Host link and pose in it, before lumping.
+        if ref not in links:
+            link = joints[ref].child
+            X_link_host = graph.resolve_pose(jkey[ref], link)
+            j = joints[ref]
+            if j.type == "fixed" and j.name not in preserved and j.parent != "world":
+                from .errors import warn
+
+                warn(
+                    f"sensor {sname!r} is in <gazebo reference={ref!r}>, a fixed joint that libsdformat lumps "
+                    "away, dropping the sensor (Gazebo has no such IMU); it is kept here on the child link "
+                    f"{link!r}: reference that link, or preserve the joint ({doc.file or 'line'}:{w['line']})"
+                )
+        else:
+            link, X_link_host = ref, pin.SE3.Identity()
+        pose_in_link = X_link_host * raw
+        # Fixed-joint lumping, deepest first: each level composes the joint origin.
+        lumped = False
+        while True:
+            pj = parent_joint_of.get(link)
+            if pj is None or pj.type != "fixed" or pj.name in preserved or pj.parent == "world":
+                break
+            pose_in_link = pj.origin * pose_in_link
+            link = pj.parent
+            lumped = True
+        if lumped and pose_elem is not None and relative_to is None:
+            _warn_lumped_pose_format(pose_elem, sname, ref, w)
+        if relative_to is not None:
+            pose_in_link = graph.resolve_pose(relative_to, link) * raw
+        pose_in_base = graph.resolve_pose(link, root_link) * pose_in_link
+        frame_id = gi.fields.frame_id or default_frame_id(sname)
+        gz_id = gz_frame_id(s, doc.root.get("name", ""), link if ref in links else ref)
+        imus.append(
+            ImuSpec(
+                name=sname,
+                link=link,
+                frame_id=frame_id,
+                gz_frame_id=gz_id,
+                pose_in_link=pose_in_link,
+                pose_in_base=pose_in_base,
+                accepted_frame_ids=accepted_imu_frame_ids(graph, model, link, pose_in_link, (frame_id, gz_id)),
+                **gi.fields.as_kwargs(),
+            )
+        )
     return imus

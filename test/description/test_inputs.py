@@ -87,7 +87,7 @@ def test_model_uri_include(tmp_path: Path, monkeypatch):
         (
             "<robot name='r'><link name='a'/><link name='b'/><joint name='j' type='fixed'><parent link='a'/>"
             "<child link='b'/><origin xyz='1 2'/></joint></robot>",
-            ErrorCode.ELEMENT_INVALID,
+            ErrorCode.PARAMETER_ERROR,  # a malformed URDF number (urdf_numbers)
         ),
         (
             "<robot name='r'><link name='a'/><gazebo reference='ghost'><sensor name='s' type='imu'/></gazebo></robot>",
