@@ -3,9 +3,10 @@
 The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both feed messages to a
 ``RobotStateEstimator`` and decide what to output; the rules for that live here and only here:
 
-- IMU ``frame_id``: accepted when it is the description's IMU frame (its ``frame_id``, link, or the
-  ``gz_frame_id`` gz-sim publishes), or the ``imu_frame_id`` parameter (``'*'`` accepts any); an accepted
-  alias is renamed to the core's IMU frame.
+- IMU ``frame_id``: accepted when it names the IMU sensor frame S (``ImuSpec.accepted_frame_ids``: its
+  ``frame_id``, the ``gz_frame_id`` gz-sim publishes, and the links / ``<frame>``s coinciding with S, such as
+  a URDF ``imu_link`` lumped into the base; not a link in which S is rotated or offset), or the
+  ``imu_frame_id`` parameter (``'*'`` accepts any); an accepted alias is renamed to the core's IMU frame.
 - A zero or negative stamp is skipped (``stamp_zero``).
 - An IMU stamp more than ``max_time_gap_s`` after the previous one resets the filter (``stamp_gap``), then the
   sample is processed; time going backwards (by more than ``out_of_order_tolerance_s``) is left to the core,
@@ -97,8 +98,8 @@ class AdapterSettings:
     """The adapter parameters of the node (same names, defaults and meaning as in README.md, "Parameters").
 
     Attributes:
-        imu_frame_id: accepted ``header.frame_id`` of IMU samples; "" = the description's IMU frame (its
-            frame_id or link name); "*" = any.
+        imu_frame_id: accepted ``header.frame_id`` of IMU samples; "" = the names of the description's IMU
+            frame (``ImuSpec.accepted_frame_ids``); "*" = any.
         max_time_gap_s: s, an IMU stamp further ahead of the previous one than this resets the filter.
         odometry_rate_hz: Hz, maximum rate of odometry and TF (0 = every estimate).
         contacts_rate_hz: Hz, maximum rate of wrenches and contact states (0 = every joint update).
@@ -245,9 +246,11 @@ class EstimatorStream:
         self.model_joints = frozenset(description.joint_names)
         self.imu_frame_of_core = str(description.imu.frame_id)
         imu = description.imu
-        # gz_frame_id: what gz-sim publishes through ros_gz_bridge (model/link/sensor), see description.types
-        names = (imu.frame_id, imu.link, getattr(imu, "gz_frame_id", ""))
+        # The names of frames that coincide with the IMU frame S (description.imu_frames); stand-in descriptions
+        # without accepted_frame_ids: frame_id, link and gz_frame_id (model/link/sensor, as gz-sim publishes).
+        names = getattr(imu, "accepted_frame_ids", None) or (imu.frame_id, imu.link, getattr(imu, "gz_frame_id", ""))
         self._imu_frames_of_description = frozenset(f for f in names if f)
+        self._imu_frame_mismatch = getattr(description, "imu_frame_mismatch", None)  # why a frame is not S
         self.rejected: Counter[str] = Counter()
         self.events: Counter[str] = Counter()
         self.resets = 0
@@ -362,9 +365,13 @@ class EstimatorStream:
         notes = self._check_loss(self._imu_loss, stamp_ns) or []  # also for a sample skipped below
         frames = self.imu_frames
         if frames is not None and sample.frame_id not in frames:
+            why = ""
+            if frames is self._imu_frames_of_description and self._imu_frame_mismatch is not None:
+                why = self._imu_frame_mismatch(sample.frame_id)  # e.g. S rotated 90 deg in the lumped base link
             return self._skip(
                 "imu_frame_id",
-                f"IMU sample skipped: frame_id {sample.frame_id!r} is not the IMU's {sorted(frames)} "
+                f"IMU sample skipped: frame_id {sample.frame_id!r} is not the IMU's frame"
+                f"{' (' + why + ')' if why else ''}; accepted: {sorted(frames)} "
                 "(set the parameter imu_frame_id, '*' accepts any)",
                 notes=notes,
             )

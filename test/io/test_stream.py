@@ -144,6 +144,42 @@ def test_imu_frame_id_parameter_alias_and_star():
     assert [c[2] for c in core.calls] == ["imu", "imu"] and not st.rejected
 
 
+def _described_stream(robot: str) -> tuple[EstimatorStream, FakeCore]:
+    import warnings
+
+    from robot_state_estimator.description import load_description
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        desc = load_description(f"config/robots/{robot}.urdf.xacro")
+    core = FakeCore()
+    return EstimatorStream(core, desc, settings(), AdapterSettings()), core
+
+
+def test_go1_imu_link_is_accepted_and_the_lumped_base_refused():
+    # Go1: the sensor is in imu_link (no pose), lumped into base with imu_joint's offset (-0.01592, -0.06659,
+    # -0.00617) m (example-robot-data go1.urdf); frame ids: the sensor name and gz-sim's go1/base/imu_sensor.
+    st, core = _described_stream("go1")
+    accepted = ["go1/base/imu_sensor", "imu_link", "imu_sensor"]
+    for k, frame in enumerate(accepted):
+        assert st.on_imu(imu(T0 + k, frame)).sample.frame_id == "imu_sensor"
+    out = st.on_imu(imu(T0 + 10, "base"))
+    assert keys(out) == ["imu_frame_id"] and len(core.calls) == 3
+    msg = out.notes[0].message
+    assert "S is offset by (-0.01592, -0.06659, -0.00617) m in 'base'" in msg and str(accepted) in msg
+
+
+def test_anymal_c_base_is_refused_as_rotated():
+    # ANYmal C: imu_link is fixed to base with a +90 deg yaw (config/robots/anymal_c.urdf.xacro's header).
+    st, core = _described_stream("anymal_c")
+    out = st.on_imu(imu(T0, "base"))
+    assert keys(out) == ["imu_frame_id"] and not core.calls
+    assert "S is rotated by 90 deg about (0, 0, 1)" in out.notes[0].message
+    assert st.on_imu(imu(T0 + 1, "imu_link")).sample.frame_id == "imu_sensor"
+    st.set_adapter(AdapterSettings(imu_frame_id="base"))  # the parameter still overrides
+    assert st.on_imu(imu(T0 + 2, "base")).sample.frame_id == "imu_sensor"
+
+
 # -------------------------------------------------------------------------------------- zero stamps
 
 
