@@ -15,21 +15,25 @@ Arguments:
     robot_state_publisher: start robot_state_publisher on the same description (needed by RViz's robot
         model when nothing else publishes robot_description and the joint TFs; URDF/xacro only).
     namespace: namespace of the estimator node (its topics are relative: <ns>/imu/data, <ns>/odometry...).
-    log_level: log level of the estimator node.
+        The parameter files (config/<robot>.yaml) are keyed /**/robot_state_estimator, so they apply in any
+        namespace.
+    log_level: log level of the estimator node (set on its logger, <ns>.robot_state_estimator under a
+        namespace: see estimator_logger_name).
+
+The launch and launch_ros imports are inside the functions that use them, so that the plain functions here
+(estimator_logger_name) can be imported and tested without a ROS 2 launch install.
 """
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
+if TYPE_CHECKING:
+    from launch import LaunchDescription
 
 PACKAGE = "robot_state_estimator"
+NODE_NAME = "robot_state_estimator"
 BUNDLED = {"go1": "go1.urdf.xacro", "solo12": "solo12.urdf.xacro", "anymal_c": "anymal_c.urdf.xacro"}
 
 ARGUMENTS = (
@@ -53,6 +57,18 @@ def _as_bool(text: str) -> bool:
     raise ValueError(f"expected true or false, got {text!r}")
 
 
+def estimator_logger_name(namespace: str, node_name: str = NODE_NAME) -> str:
+    """The logger name of the node ``node_name`` in ``namespace``, as rcl names it and ``--log-level`` takes it.
+
+    rcl names a node's logger after its fully qualified name with the leading slash dropped and the other slashes
+    turned into dots: ``/go1/robot_state_estimator`` logs as ``go1.robot_state_estimator``, and
+    ``--log-level robot_state_estimator:=debug`` would not reach it. ``namespace`` is the launch argument: empty
+    or ``/`` (root), ``go1`` or ``/go1`` (launch_ros makes a relative namespace absolute), ``/a/b/``.
+    """
+    tokens = [t for t in namespace.split("/") if t]
+    return ".".join([*tokens, node_name])
+
+
 def _urdf_xml(path: str) -> str:
     """The URDF text of a .urdf or .xacro file (xacro expands includes and $(find ...))."""
     if path.endswith(".xacro"):
@@ -64,6 +80,11 @@ def _urdf_xml(path: str) -> str:
 
 
 def _launch_setup(context, *args, **kwargs):
+    from ament_index_python.packages import get_package_share_directory
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+    from launch_ros.parameter_descriptions import ParameterValue
+
     share = get_package_share_directory(PACKAGE)
     robot = LaunchConfiguration("robot").perform(context)
     description_file = LaunchConfiguration("description_file").perform(context)
@@ -84,7 +105,7 @@ def _launch_setup(context, *args, **kwargs):
 
     parameters: list = []
     if config_file:
-        parameters.append(config_file)  # parameter file: key robot_state_estimator / ros__parameters
+        parameters.append(config_file)  # parameter file: key /**/robot_state_estimator (any namespace)
     parameters.append(
         {
             "robot": robot,
@@ -97,12 +118,12 @@ def _launch_setup(context, *args, **kwargs):
         Node(
             package=PACKAGE,
             executable="estimator_node",
-            name="robot_state_estimator",
+            name=NODE_NAME,
             namespace=namespace,
             output="screen",
             emulate_tty=True,
             parameters=parameters,
-            arguments=["--ros-args", "--log-level", f"robot_state_estimator:={log_level}"],
+            arguments=["--ros-args", "--log-level", f"{estimator_logger_name(namespace)}:={log_level}"],
         )
     ]
     if with_rsp:
@@ -135,6 +156,9 @@ def _launch_setup(context, *args, **kwargs):
 
 
 def generate_launch_description() -> LaunchDescription:
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+
     return LaunchDescription(
         [DeclareLaunchArgument(name, default_value=default, description=text) for name, default, text in ARGUMENTS]
         + [OpaqueFunction(function=_launch_setup)]

@@ -3,7 +3,7 @@
 Layout of the YAML files (``config/<robot>.yaml``): the ROS 2 parameter-file layout, so the node reads the
 same file with ``--params-file``::
 
-    robot_state_estimator:
+    /**/robot_state_estimator:
       ros__parameters:
         max_measurement_delay_s: 0.02
         ekf:
@@ -16,6 +16,11 @@ Nested dicts under ``ros__parameters`` are what ROS 2 flattens into dotted param
 (the node uses it on its declared parameters), :func:`flatten_settings` goes the other way (the node uses it
 to declare every parameter with its default). :func:`load_settings` accepts a path, the full parameter-file
 dict, the ``ros__parameters`` dict, or a flat dict; unknown keys are rejected by name.
+
+The node key ``/**/robot_state_estimator`` is rcl's parameter-file wildcard for a node of that name in any
+namespace (``**`` matches zero or more namespace tokens), so the file applies to ``/robot_state_estimator``
+and to ``/go1/robot_state_estimator`` alike; the plain key ``robot_state_estimator`` (older files) matches the
+node in the root namespace only, for ROS, and is read here as well (``NODE_KEYS``).
 
 Every value has a default, and no default is ``None`` (ROS parameters cannot be ``None``): "take it from the
 robot description" is expressed with explicit flags such as ``ekf.use_description_noise``.
@@ -38,8 +43,11 @@ import yaml
 
 from robot_state_estimator.estimation.errors import SettingsError
 
-#: Node name under which the YAML files keep the parameters (ROS 2 parameter-file layout).
-NODE_KEY = "robot_state_estimator"
+#: Node key under which the YAML files keep the parameters (ROS 2 parameter-file layout): rcl's wildcard for the
+#: node ``robot_state_estimator`` in any namespace.
+NODE_KEY = "/**/robot_state_estimator"
+#: Node keys ``load_settings`` reads: ``NODE_KEY``, and the root-namespace names of older files.
+NODE_KEYS = (NODE_KEY, "robot_state_estimator", "/robot_state_estimator")
 PARAMS_KEY = "ros__parameters"
 
 CONTACT_SOURCES = ("auto", "torque", "foot_sensor", "kinematic")
@@ -467,7 +475,8 @@ def load_settings(
 
     Args:
         source: a path to a YAML file; or a dict in one of three shapes: the parameter file
-            (``{robot_state_estimator: {ros__parameters: {...}}}``), the ``ros__parameters`` dict, or flat
+            (``{"/**/robot_state_estimator": {ros__parameters: {...}}}``, or under one of the other
+            ``NODE_KEYS``), the ``ros__parameters`` dict, or flat
             dotted names. None gives the defaults.
         ignore: top-level parameter names of the node that share the file (skipped, not rejected).
 
@@ -489,13 +498,14 @@ def load_settings(
         data = source
     if not isinstance(data, Mapping):
         raise SettingsError(f"settings must be a mapping, got {type(data).__name__}")
-    if NODE_KEY in data:
-        extra = sorted(set(data) - {NODE_KEY})
+    node_key = next((k for k in NODE_KEYS if k in data), None)
+    if node_key is not None:
+        extra = sorted(set(data) - {node_key}, key=str)
         if extra:
-            raise SettingsError(f"unknown top-level key(s) {extra} next to {NODE_KEY!r}")
-        data = data[NODE_KEY]
+            raise SettingsError(f"unknown top-level key(s) {extra} next to {node_key!r}")
+        data = data[node_key]
         if not isinstance(data, Mapping) or PARAMS_KEY not in data:
-            raise SettingsError(f"{NODE_KEY!r} must contain {PARAMS_KEY!r}")
+            raise SettingsError(f"{node_key!r} must contain {PARAMS_KEY!r}")
     if PARAMS_KEY in data:
         extra = sorted(set(data) - {PARAMS_KEY})
         if extra:

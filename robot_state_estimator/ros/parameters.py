@@ -242,7 +242,9 @@ def base_settings(robot: str, config_file: str) -> EstimatorSettings:
 def declare_settings_parameters(node: Node, base: EstimatorSettings) -> dict[str, Any]:
     """Declare one parameter per setting (defaults from ``base``); return name -> value (overrides applied).
 
-    Empty list defaults are declared typed and unset (``foot_frames``: unset = from the description).
+    An empty list default (``foot_frames``: empty = from the description) is declared with its type and the
+    value ``[]`` (see :func:`_declare_empty_list`): every parameter has a value, so a ``GetParameters``
+    request (``ros2 param get``/``dump``) answers for all names.
     """
     docs = settings_descriptions()
     values: dict[str, Any] = {}
@@ -251,8 +253,7 @@ def declare_settings_parameters(node: Node, base: EstimatorSettings) -> dict[str
         rng = (0.0, 1.0e6) if dynamic and isinstance(default, float) else None
         desc = _descriptor(name, default, docs.get(name, name), read_only=not dynamic, rng=rng)
         if isinstance(default, list) and not default:
-            param = node.declare_parameter(name, _LIST_TYPES.get(name, Parameter.Type.STRING_ARRAY), desc)
-            values[name] = list(param.value) if param.value is not None else []
+            values[name] = _declare_empty_list(node, name, desc)
         else:
             if name in _LIST_TYPES and _LIST_TYPES[name] == Parameter.Type.DOUBLE_ARRAY:
                 default = [float(v) for v in default]
@@ -260,6 +261,28 @@ def declare_settings_parameters(node: Node, base: EstimatorSettings) -> dict[str
         if isinstance(values[name], (list, tuple)) or type(values[name]).__name__ == "array":
             values[name] = list(values[name])
     return values
+
+
+def _declare_empty_list(node: Node, name: str, desc: ParameterDescriptor) -> list[Any]:
+    """Declare the list parameter ``name`` (type from ``_LIST_TYPES``, default string array) with the value
+    ``[]`` unless overridden; return its value.
+
+    rclpy infers the type of a default value, and ``[]`` reads as a byte array; declared with its type
+    only, the parameter is *unset*, and rclpy's ``GetParameters`` service answers a request naming an unset
+    parameter with no values at all (for every name asked). So it is declared writable and typed, set to a
+    typed ``[]`` when no override gave it a value, then given its real descriptor (``set_descriptor``:
+    read-only when ``desc`` is) -- all before the node's parameter callback exists.
+    """
+    ptype = _LIST_TYPES.get(name, Parameter.Type.STRING_ARRAY)
+    desc.type = int(ptype)
+    writable = ParameterDescriptor(name=name, type=desc.type, description=desc.description, read_only=False)
+    param = node.declare_parameter(name, ptype, writable)
+    if param.value is None:
+        node.set_parameters([Parameter(name, ptype, [])])
+    if desc.read_only:
+        node.set_descriptor(name, desc)
+    value = node.get_parameter(name).value
+    return list(value) if value is not None else []
 
 
 def parameter_values(params: Mapping[str, Any]) -> dict[str, Any]:
