@@ -69,6 +69,13 @@ IMU_TYPE = TYPE_NAMES["Imu"]
 JOINT_STATE_TYPE = TYPE_NAMES["JointState"]
 
 
+def _reason(exc: BaseException) -> str:
+    """The message of ``exc``: ``str(KeyError(msg))`` is ``repr(msg)``, in quotes; the message itself instead."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc)
+
+
 class StartupError(RuntimeError):
     """The node cannot start: bad description source, unreadable settings, TF unavailable."""
 
@@ -163,7 +170,7 @@ class EstimatorNode(Node):
                 self._set_description(source)
         except Exception as exc:
             self.destroy_node()
-            raise StartupError(f"cannot load the robot description: {exc}") from exc
+            raise StartupError(f"cannot load the robot description: {_reason(exc)}") from exc
         if source is None:
             self._description_sub = self.create_subscription(
                 String, "robot_description", self._on_description, description_qos()

@@ -158,6 +158,16 @@ def _alignment_cost(
     return float(np.mean(d * d)), overlap
 
 
+def _infeasible_cost(costs: FloatArray) -> float:
+    """A finite cost above every finite one of ``costs``: what a refinement sees where the overlap is too short."""
+    finite = costs[np.isfinite(costs)]
+    return 10.0 * float(np.max(finite)) + 1.0 if finite.size else 1.0
+
+
+def _finite(cost: float, penalty: float) -> float:
+    return cost if math.isfinite(cost) else penalty
+
+
 def estimate_time_offset(
     t_est: FloatArray,
     signal_est: FloatArray,
@@ -204,8 +214,12 @@ def estimate_time_offset(
         )
     k = int(np.argmin(costs))
     lo, hi = offsets[k] - step_s, offsets[k] + step_s
+    # Near the edge of the overlap the cost is inf; Brent's parabolic step on an inf value computes inf - inf
+    # (a NaN and a RuntimeWarning from SciPy). The refinement sees a finite penalty above every cost of the grid
+    # instead, and a penalised point is never taken (res.fun <= costs[k] below).
+    penalty = _infeasible_cost(costs)
     res = optimize.minimize_scalar(
-        lambda o: _alignment_cost(t_est, signal_est, t_gt, signal_gt, o, scale, min_overlap)[0],
+        lambda o: _finite(_alignment_cost(t_est, signal_est, t_gt, signal_gt, o, scale, min_overlap)[0], penalty),
         bounds=(lo, hi),
         method="bounded",
         options={"xatol": step_s * 1e-3},
@@ -268,9 +282,10 @@ def estimate_time_offset_and_rate(
     if best is None:
         raise MetricsError("no time offset and rate give enough overlap between estimate and ground truth")
     min_overlap = min_overlap_fraction * min(t_est[-1] - t_est[0], t_gt[-1] - t_gt[0])
+    penalty = _infeasible_cost(np.array([best.cost]))  # inf costs would reach Nelder-Mead's arithmetic
 
     def f(x: FloatArray) -> float:
-        return _alignment_cost(t_est, signal_est, t_gt, signal_gt, x[0], x[1], min_overlap)[0]
+        return _finite(_alignment_cost(t_est, signal_est, t_gt, signal_gt, x[0], x[1], min_overlap)[0], penalty)
 
     res = optimize.minimize(
         f,

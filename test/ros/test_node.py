@@ -398,8 +398,12 @@ def test_invalid_description_source_fails_at_start(ros_context) -> None:
         EstimatorNode(
             context=ros_context, parameter_overrides=[Parameter("description_file", value="/nonexistent.urdf")]
         )
-    with pytest.raises(StartupError, match="robot description"):
-        EstimatorNode(context=ros_context, parameter_overrides=[Parameter("robot", value="no_such_robot")])
+    with pytest.raises(StartupError) as info:
+        EstimatorNode(context=ros_context, parameter_overrides=[Parameter("robot", value="go2")])
+    # the message itself, not the repr that str(KeyError) gives (no stray double quotes around it)
+    assert str(info.value) == (
+        "cannot load the robot description: unknown bundled robot 'go2'; known: ['anymal_c', 'go1', 'solo12']"
+    )
 
 
 def test_output_rates_decimate_odometry_tf_and_contacts(ros_context) -> None:

@@ -307,3 +307,26 @@ def test_time_alignment_round_trips_through_a_dict():
         affine.apply(M.Trajectory(t + 10, np.zeros((6, 3)), np.tile([0, 0, 0, 1.0], (6, 1)))).t_s,
         -1.0 + 10.5 + 1.1 * (t + 1),
     )
+
+
+@pytest.mark.parametrize("true_offset_s", [4.986, 4.998, 5.01])
+def test_offset_refinement_at_the_edge_of_the_overlap_warns_nothing(true_offset_s: float) -> None:
+    """The best grid offset next to offsets whose overlap is too short (cost inf): SciPy's bounded Brent search used
+    to compute inf - inf there ("RuntimeWarning: invalid value encountered in scalar multiply", printed by
+    ``evaluate`` on a slice). 10 s at 100 Hz, the ground truth's signal leads by ``true_offset_s``; overlap at
+    least half of 9.99 s: on the sample grid the largest feasible offset is 4.99 s."""
+    import warnings
+
+    t = np.arange(0.0, 10.0, 0.01)
+
+    def f(x):
+        return np.sin(2.3 * x) + 0.5 * np.sin(5.1 * x + 1.0)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = M.estimate_time_offset(t, f(t), t, f(t + true_offset_s), max_offset_s=8.0, step_s=0.01)
+    if true_offset_s < 4.99:
+        assert a.offset_s == pytest.approx(true_offset_s, abs=1e-4)  # inside: found, as anywhere else
+    else:
+        assert a.offset_s == pytest.approx(4.99, abs=1e-9)  # beyond: the closest feasible offset
+    assert a.overlap_s >= 0.5 * 9.99
