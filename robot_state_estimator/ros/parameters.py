@@ -86,8 +86,10 @@ NODE_PARAMETERS: dict[str, ParamSpec] = {
     "publish_tf": ParamSpec(True, "publish the TF odom_frame -> tf_child_frame on /tf", read_only=False),
     "imu_frame_id": ParamSpec(
         "",
-        "accepted header.frame_id of imu/data; empty = the IMU frames of the description (its frame_id, its "
-        "link name, or model/link/sensor as gz-sim + ros_gz_bridge publish it); '*' accepts any frame_id",
+        "accepted header.frame_id of imu/data; empty = the names of frames that coincide with the description's "
+        "IMU frame (its frame_id, model/link/sensor as gz-sim + ros_gz_bridge publish it, links or SDF frames at "
+        "the sensor pose such as a URDF imu_link; not a link in which the IMU is rotated or offset); '*' accepts "
+        "any frame_id",
     ),
     "use_foot_forces": ParamSpec(
         False,
