@@ -199,7 +199,7 @@ def check_urdf_numbers(doc: XmlDocument, problems: ProblemList) -> dict[str, flo
         name = joint.get("name", "")
         c.origin(joint, "joint", name, "", _JOINT_CONSEQUENCE)
         axis = joint.find("axis")
-        if axis is not None:
+        if axis is not None and joint.get("type") not in ("fixed", "floating"):  # urdfdom reads no axis there
             c.vector(axis, "xyz", "joint", name, "axis", _JOINT_CONSEQUENCE)
         for tag, attrs in JOINT_SCALARS.items():
             elem = joint.find(tag)

@@ -237,3 +237,10 @@ def test_total_mass_backstop_catches_a_dropped_inertial():
     p = only_problem(src)
     assert p.code is ErrorCode.PARSING_ERROR
     assert "weighs 2.0 kg" in p.message and "sum to 3.0 kg" in p.message
+
+
+def test_axis_of_a_fixed_joint_is_not_read():
+    # urdfdom reads <axis> only for joints that are not fixed or floating (measured: a fixed joint with
+    # <axis xyz="1 0 O"> loads), so it is not checked there.
+    src = robot().replace('type="revolute"', 'type="fixed"').replace('<axis xyz="1 0 0"/>', '<axis xyz="1 0 O"/>')
+    assert load_description(src).model.nq == 7
