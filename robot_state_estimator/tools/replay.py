@@ -1057,6 +1057,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title", default="", help="title of the metrics table and plots")
 
 
+def plot_title(inp: str | Path) -> str:
+    """The default title of replay's plots: the input's stem (``walk`` for ``walk.mcap``, the folder's name for a
+    bag folder); for a folder named ``bag`` (what ``simulate`` and ``demo`` write inside their run folder), the run
+    folder's name (``go1_trot_real``), since every such bag would be titled "bag"."""
+    path = Path(inp).resolve() if str(inp) else Path(inp)
+    if path.is_dir() and path.name == "bag" and path.parent.name:
+        return path.parent.name
+    return path.stem if path.is_file() else path.name
+
+
 def ground_truth_time_span(
     inp: Path, input_span_s: tuple[float, float], time_span: list[float] | tuple[float, float] | None
 ) -> tuple[tuple[float, float], str]:
@@ -1240,7 +1250,7 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
     if args.plots:
         from robot_state_estimator.tools import plots
 
-        files = plots.plot_replay(result, args.plots, title=args.title or inp.name)
+        files = plots.plot_replay(result, args.plots, title=args.title or plot_title(inp))
         print(f"plots: {', '.join(str(f) for f in files)}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

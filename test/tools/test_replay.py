@@ -281,3 +281,12 @@ def test_the_settings_line_names_the_settings_and_hints_at_the_robot(sim_run, tm
     # no run.yaml (not a simulated run): no hint
     (tmp_path / "bag").mkdir()
     assert replay.settings_source_line(tmp_path / "bag", desc, None).endswith("(no --robot or --config)")
+
+
+def test_plot_title_is_the_inputs_stem_or_the_run_folder_of_a_bag_folder(tmp_path) -> None:
+    (tmp_path / "walk.mcap").write_bytes(b"")
+    (tmp_path / "go1_trot_real" / "bag").mkdir(parents=True)
+    (tmp_path / "go1_trot_bag").mkdir()
+    assert replay.plot_title(tmp_path / "walk.mcap") == "walk"
+    assert replay.plot_title(tmp_path / "go1_trot_real" / "bag") == "go1_trot_real"  # not "bag"
+    assert replay.plot_title(tmp_path / "go1_trot_bag") == "go1_trot_bag"
