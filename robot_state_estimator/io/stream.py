@@ -7,7 +7,7 @@ The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both fee
   ``frame_id``, the ``gz_frame_id`` gz-sim publishes, and the links / ``<frame>``s coinciding with S, such as
   a URDF ``imu_link`` lumped into the base; not a link in which S is rotated or offset), or the
   ``imu_frame_id`` parameter (``'*'`` accepts any); an accepted alias is renamed to the core's IMU frame.
-- A zero or negative stamp is skipped (``stamp_zero``).
+- A zero or negative stamp is skipped (``stamp_zero``), for IMU, joint and foot-force samples.
 - An IMU stamp more than ``max_time_gap_s`` after the previous one resets the filter (``stamp_gap``), then the
   sample is processed; time going backwards (by more than ``out_of_order_tolerance_s``) is left to the core,
   which resets itself (events ``stamp_backwards``, ``reset``).
@@ -453,7 +453,9 @@ class EstimatorStream:
     def on_foot_forces(self, sample: Any) -> Outputs:
         """A ``FootForceSample``."""
         stamp_ns = sample.stamp_ns
-        notes = self._check_loss(self._foot_loss, stamp_ns) if stamp_ns > 0 else None
+        if stamp_ns <= 0:  # as IMU and joint samples: a sensor without a clock; never a contact source
+            return self._skip("stamp_zero", "foot-force sample skipped: zero or negative stamp")
+        notes = self._check_loss(self._foot_loss, stamp_ns)
         return self._step(self.estimator.add_foot_forces, sample, notes)
 
     # ---------------------------------------------------------------------------------------- the step

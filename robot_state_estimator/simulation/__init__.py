@@ -1,4 +1,4 @@
-"""Dynamically consistent legged-robot runs with exact ground truth, and their bags.
+"""Legged-robot runs with exact ground truth (dynamics exact with 3-4 feet in stance), and their bags.
 
 Public names: :func:`simulate`, :class:`SimulationSettings`, :class:`SlipEvent`, :class:`SimulatedRun`,
 :func:`load_sim_robot`, :class:`SimulationError` (bag output: :mod:`.bag`, CLI: :mod:`.cli`).

@@ -1,4 +1,5 @@
-"""Generate a dynamically consistent legged-robot run with exact ground truth (see :func:`simulate`).
+"""Generate a legged-robot run with exact ground truth (see :func:`simulate`): kinematics always consistent,
+dynamics exact whenever the stance feet can balance the base (step 5), the rest kept as ``base_residual_wrench``.
 
 Pipeline, one sample after the other at the union of the IMU and joint stamps:
 

@@ -185,9 +185,10 @@ def test_anymal_c_base_is_refused_as_rotated():
 
 def test_zero_and_negative_stamps_are_skipped():
     st, core = make()
-    for out in (st.on_imu(imu(0)), st.on_imu(imu(-5)), st.on_joints(joints(0))):
+    foot_forces = FootForceSample(0, ("FL_foot",), np.array([10.0]))
+    for out in (st.on_imu(imu(0)), st.on_imu(imu(-5)), st.on_joints(joints(0)), st.on_foot_forces(foot_forces)):
         assert keys(out) == ["stamp_zero"] and out.estimate is None and out.sample is None
-    assert core.calls == [] and st.rejected == {"stamp_zero": 3}
+    assert core.calls == [] and st.rejected == {"stamp_zero": 4}
 
 
 # ------------------------------------------------------------------------------ gap and backwards
