@@ -113,6 +113,15 @@ def test_launch_logger_name_follows_the_namespace() -> None:
     assert name("/a/b/") == "a.b.robot_state_estimator"
 
 
+def test_launch_output_rate_arguments_become_node_parameters() -> None:
+    rates = _launch_module().output_rate_parameters
+    assert rates("", "") == {}  # not set: the node's defaults
+    assert rates("100", " ") == {"odometry_rate_hz": 100.0}
+    assert rates("", "50.5") == {"contacts_rate_hz": 50.5}
+    with pytest.raises(ValueError, match=r"contacts_rate_hz.*'fast'"):
+        rates("100", "fast")
+
+
 @pytest.mark.parametrize("namespace", ["/ll_ns", "/ll_a/ll_b", ""])
 def test_the_launch_files_log_level_argument_reaches_the_node(ros_domain_env, namespace: str) -> None:
     """What the launch file passes (``--log-level <estimator_logger_name(ns)>:=debug``) sets the level of the
