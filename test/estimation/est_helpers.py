@@ -86,6 +86,29 @@ class AnalyticMotion:
         return R_SB @ w, R_SB @ f_at_imu
 
 
+def boxplus(ekf: BaseEkf, dx: np.ndarray) -> None:
+    """``ekf``'s state (+) ``dx`` (15,) in the error-state coordinates (right attitude perturbation:
+    ``R <- R Exp(dtheta)``), in place."""
+    ekf.p_world_base = ekf.p_world_base + dx[0:3]
+    ekf.v_base_in_base = ekf.v_base_in_base + dx[3:6]
+    ekf.R_world_base = ekf.R_world_base @ pin.exp3(dx[6:9])
+    ekf.accel_bias = ekf.accel_bias + dx[9:12]
+    ekf.gyro_bias = ekf.gyro_bias + dx[12:15]
+
+
+def boxminus(a: BaseEkf, b: BaseEkf) -> np.ndarray:
+    """(15,) ``a`` (-) ``b`` in the error-state coordinates (right attitude perturbation: ``R_a = R_b Exp(dtheta)``)."""
+    return np.concatenate(
+        [
+            a.p_world_base - b.p_world_base,
+            a.v_base_in_base - b.v_base_in_base,
+            pin.log3(b.R_world_base.T @ a.R_world_base),
+            a.accel_bias - b.accel_bias,
+            a.gyro_bias - b.gyro_bias,
+        ]
+    )
+
+
 def feed_run(
     est: RobotStateEstimator,
     run,

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pinocchio as pin
 import pytest
-from est_helpers import AnalyticMotion
+from est_helpers import AnalyticMotion, boxminus, boxplus
 from scipy.stats import chi2
 
 from robot_state_estimator.estimation import BaseEkf, EkfSettings, imu_noise_from_spec, rotation_from_gravity
@@ -26,27 +26,6 @@ def make_ekf(X_base_imu: pin.SE3 | None = None, **overrides) -> BaseEkf:
     X_base_imu = pin.SE3.Identity() if X_base_imu is None else X_base_imu
     settings = dataclasses.replace(EkfSettings(), **overrides)
     return BaseEkf(X_base_imu, imu_noise_from_spec(None, settings), settings)
-
-
-def boxplus(ekf: BaseEkf, dx: np.ndarray) -> None:
-    ekf.p_world_base = ekf.p_world_base + dx[0:3]
-    ekf.v_base_in_base = ekf.v_base_in_base + dx[3:6]
-    ekf.R_world_base = ekf.R_world_base @ pin.exp3(dx[6:9])
-    ekf.accel_bias = ekf.accel_bias + dx[9:12]
-    ekf.gyro_bias = ekf.gyro_bias + dx[12:15]
-
-
-def boxminus(a: BaseEkf, b: BaseEkf) -> np.ndarray:
-    """a - b on the manifold (right perturbation of the attitude)."""
-    return np.concatenate(
-        [
-            a.p_world_base - b.p_world_base,
-            a.v_base_in_base - b.v_base_in_base,
-            pin.log3(b.R_world_base.T @ a.R_world_base),
-            a.accel_bias - b.accel_bias,
-            a.gyro_bias - b.gyro_bias,
-        ]
-    )
 
 
 def innovation_jacobian_fd(ekf: BaseEkf, innovation, eps: float = 1e-7) -> np.ndarray:

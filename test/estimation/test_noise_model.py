@@ -20,7 +20,7 @@ import dataclasses
 import numpy as np
 import pinocchio as pin
 import pytest
-from est_helpers import GO1_FEET, AnalyticMotion
+from est_helpers import GO1_FEET, AnalyticMotion, boxminus
 
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation import (
@@ -56,19 +56,6 @@ def make_ekf(*, acc_rw: np.ndarray, gyr_rw: np.ndarray) -> BaseEkf:
         gyro_bias_prior_std=np.zeros(3),
     )
     return BaseEkf(X_BASE_IMU, noise, settings)
-
-
-def boxminus(a: BaseEkf, b: BaseEkf) -> np.ndarray:
-    """a - b in the error-state coordinates (right attitude perturbation: ``R_a = R_b Exp(dtheta)``)."""
-    return np.concatenate(
-        [
-            a.p_world_base - b.p_world_base,
-            a.v_base_in_base - b.v_base_in_base,
-            pin.log3(b.R_world_base.T @ a.R_world_base),
-            a.accel_bias - b.accel_bias,
-            a.gyro_bias - b.gyro_bias,
-        ]
-    )
 
 
 @pytest.mark.parametrize("use_kernels", [False, True])
