@@ -130,7 +130,9 @@ def read_urdf(doc: XmlDocument, *, base_link: str | None = None) -> UrdfResult:
     if len(roots) != 1:
         problems.add(
             ErrorCode.MODEL_CANONICAL_LINK_INVALID,
-            f"URDF needs exactly one root link, found {roots or 'none'}",
+            f"URDF needs exactly one root link, found {roots}"
+            if links
+            else "URDF has no <link> (an empty <robot>: was the file generated from a xacro that failed?)",
             **_where(doc, root, name),
         )
         problems.raise_if_any()

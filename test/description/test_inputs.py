@@ -142,3 +142,15 @@ def test_foot_frames_given_and_unknown():
     assert d.foot_frames(["FL_foot", "RR_foot"]) == ("FL_foot", "RR_foot")
     with pytest.raises(DescriptionError, match="nope"):
         d.foot_frames(["FL_foot", "nope"])
+
+
+def test_an_empty_urdf_says_it_has_no_link_and_a_cycle_names_no_root():
+    with pytest.raises(DescriptionError, match=r"URDF has no <link>"):
+        load_description("<robot name='r'/>")
+    cycle = (
+        "<robot name='r'><link name='a'/><link name='b'/>"
+        "<joint name='ab' type='fixed'><parent link='a'/><child link='b'/></joint>"
+        "<joint name='ba' type='fixed'><parent link='b'/><child link='a'/></joint></robot>"
+    )
+    with pytest.raises(DescriptionError, match=r"exactly one root link, found \[\]"):
+        load_description(cycle)
