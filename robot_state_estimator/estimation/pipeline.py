@@ -395,14 +395,14 @@ class RobotStateEstimator:
             det = self.torque_detector
             kin = self.kin
             placements, jacobians = kin.foot_terms(q)
-            args = (
+            step_args = (
                 ekf._x.copy(), ekf._P.copy(), ekf._c, placements, jacobians, kin.X_base_foot, kin.J6_base_foot,
                 _jacobian_com(kin.model, kin.data), out, self._joint_ints, self._joint_floats, det.on_threshold,
                 det.off_threshold, 3, det._flags.copy(), det._since_ns.copy(), self.forces.force_in_world,
                 self.forces.wrench_in_foot, np.empty(self._joint_buffer_size),
             )  # fmt: skip
-            self._joint_step_entry = entry_point(_ek.joint_step, *args)
-            self._joint_step_entry(*args)
+            self._joint_step_entry = entry_point(_ek.joint_step, *step_args)
+            self._joint_step_entry(*step_args)
         self.forces.force_in_world[:] = 0.0
         self.forces.wrench_in_foot[:] = 0.0
 

@@ -15,6 +15,7 @@ from robot_state_estimator.estimation import (
     ContactDetector,
     ContactForceEstimator,
     ContactSettings,
+    Estimate,
     EstimatorSettings,
     ImuSample,
     JointSample,
@@ -316,8 +317,10 @@ def test_lazy_estimate_is_an_ordinary_estimate(trot_run) -> None:
     assert e is not None and e.feet
     feet = est.feet
     assert est.feet is feet and e.feet is feet  # made once, shared by the estimate and the estimator
-    eager = type(e)(**{f.name: getattr(e, f.name) for f in dataclasses.fields(e)})
+    assert isinstance(e, Estimate)
+    eager = Estimate(**{f.name: getattr(e, f.name) for f in dataclasses.fields(e)})
     assert eager.__dict__.keys() == {f.name for f in dataclasses.fields(e)}
+    assert repr(e) == repr(eager) and repr(e).startswith("Estimate(")
     for f in dataclasses.fields(e):
         a, b = getattr(e, f.name), getattr(eager, f.name)
         if isinstance(a, np.ndarray):
@@ -332,7 +335,10 @@ def test_lazy_estimate_is_an_ordinary_estimate(trot_run) -> None:
     moved = dataclasses.replace(e, stamp_ns=1)
     np.testing.assert_array_equal(moved.p_world_base, e.p_world_base)
     copy = pickle.loads(pickle.dumps(e))
+    assert type(copy) is Estimate  # an ordinary one, of the same values
     np.testing.assert_array_equal(copy.twist_covariance, e.twist_covariance)
+    np.testing.assert_array_equal(copy.output_vector(), e.output_vector())
+    assert type(dataclasses.replace(e)) is type(e) and dataclasses.replace(e).output_vector() is not e.output_vector()
     assert [f.name for f in copy.feet] == list(run.feet)
     for f in feet:
         assert dataclasses.replace(f, nis=1.0).force_in_world is f.force_in_world
