@@ -13,6 +13,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+#: Property tests (hypothesis) are deterministic and bounded: the same examples on every run (``derandomize``,
+#: no example database), no per-example deadline (a shared 2-core machine), few examples; a test may ask for
+#: fewer with its own ``@settings(max_examples=...)``.
+settings.register_profile(
+    "robot_state_estimator",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=50,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("robot_state_estimator")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The shared data folder sits next to the repository (``../shared``); absent in some checkouts.
