@@ -46,14 +46,17 @@ N_SAMPLES = 300
 TYPES = bags.default_types()
 
 
-@dataclasses.dataclass(frozen=True)
 class Go1Stream:
-    desc: object
-    settings: object
-    joint_names: tuple[str, ...]
-    imu_frame: str
-    imu: list[ImuSample]
-    joints: list[JointSample]
+    """The description, settings and samples of one stream (a plain class: its repr stays short in hypothesis
+    reports, which print dataclasses field by field)."""
+
+    def __init__(self, desc, settings, joint_names, imu_frame, imu, joints) -> None:
+        self.desc, self.settings, self.joint_names, self.imu_frame = desc, settings, joint_names, imu_frame
+        self.imu: list[ImuSample] = imu
+        self.joints: list[JointSample] = joints
+
+    def __repr__(self) -> str:
+        return f"Go1Stream({len(self.imu)} IMU, {len(self.joints)} joint samples)"
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +87,20 @@ def go1() -> Go1Stream:
         for k in range(N_SAMPLES)
     ]
     return Go1Stream(desc, settings, names, str(desc.imu.frame_id), imu, joints)
+
+
+@pytest.fixture(scope="module")
+def go1_standing(go1: Go1Stream) -> Go1Stream:
+    """The Go1 standing still, exactly: gyro 0, accelerometer g up in S, joints at a standing pose, velocities 0,
+    no torques (kinematic contacts: all four feet)."""
+    R_base_imu = np.asarray(go1.desc.imu.R_base_imu, dtype=float)
+    f_imu = R_base_imu.T @ np.array([0.0, 0.0, 9.81])  # level base at rest: specific force +g along world z
+    standing = np.array([0.0, 0.8, -1.6] * 4)
+    imu = [ImuSample(T0 + k * 1_000_000, np.zeros(3), f_imu, None, go1.imu_frame) for k in range(N_SAMPLES)]
+    joints = [
+        JointSample(T0 + k * 1_000_000, go1.joint_names, standing, np.zeros(12), np.zeros(12)) for k in range(N_SAMPLES)
+    ]
+    return Go1Stream(go1.desc, go1.settings, go1.joint_names, go1.imu_frame, imu, joints)
 
 
 def make_stream(go1: Go1Stream, *, kernels: bool) -> EstimatorStream:
@@ -301,6 +318,27 @@ def test_corrupted_streams_skip_with_causes_and_kernels_match_reference(go1, cor
     reference = feed(make_stream(go1, kernels=False), msgs)
     if with_kernels is not None:
         assert_same_estimates(with_kernels, reference, atol=1e-9)
+
+
+@settings(max_examples=30)  # about 0.2 s an example
+@given(corruptions=st.lists(corruption, min_size=1, max_size=6))
+def test_a_standing_robot_stays_standing_whatever_the_corruptions(go1_standing, corruptions) -> None:
+    """Skipped samples, resets and re-initialisations never move the estimate of a robot standing still: every
+    estimate is the clean stream's standing state (at rest, level, same height)."""
+    kernels = use_kernels()
+    clean = [e for e in feed(make_stream(go1_standing, kernels=kernels), corrupted_messages(go1_standing, [])) if e]
+    assert len(clean) > N_SAMPLES // 2
+    ref = clean[-1]
+    np.testing.assert_allclose(ref.v_base_in_base, 0.0, atol=1e-12)
+    np.testing.assert_allclose(ref.quat_world_base_xyzw, [0.0, 0.0, 0.0, 1.0], atol=1e-12)
+    estimates = feed(make_stream(go1_standing, kernels=kernels), corrupted_messages(go1_standing, corruptions))
+    for e in estimates:
+        if e is None:
+            continue
+        np.testing.assert_allclose(e.v_base_in_base, 0.0, atol=1e-9, err_msg=str(e.stamp_ns))
+        np.testing.assert_allclose(e.omega_base_in_base, 0.0, atol=1e-9, err_msg=str(e.stamp_ns))
+        np.testing.assert_allclose(e.quat_world_base_xyzw, ref.quat_world_base_xyzw, atol=1e-9, err_msg=str(e.stamp_ns))
+        np.testing.assert_allclose(e.p_world_base, ref.p_world_base, atol=1e-9, err_msg=str(e.stamp_ns))
 
 
 @settings(max_examples=12)  # about 0.4 s an example
