@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 
 import numpy as np
 import pinocchio as pin
@@ -23,14 +24,33 @@ def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
     return np.asarray(pin.rpy.rpyToMatrix(float(roll), float(pitch), float(yaw)))
 
 
+#: A number token as libsdformat reads it with ``std::stod`` (C ``strtod``, C locale), whole: ASCII decimal digits
+#: with an optional sign, point and exponent. Python's ``float`` also takes ``1_0`` (10) and non-ASCII digits
+#: (``\u0661`` = 1), which libsdformat refuses; hex (which ``stod`` reads) is refused here.
+_C_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+#: ``strtod`` reads these too; libsdformat then refuses them as not finite
+_C_NON_FINITE = re.compile(r"[+-]?(?:inf(?:inity)?|nan)\Z", re.IGNORECASE)
+#: whitespace of the C locale (``std::istream >> std::string`` splits there)
+_C_SPACE = re.compile(r"[ \t\n\v\f\r]+")
+
+
 def _numbers(text: str | None, what: str) -> list[float]:
-    parts = (text or "").split()
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
-        raise PoseTextError(f"{what} {text!r} is not a list of numbers") from None
-    if not all(math.isfinite(v) for v in values):
-        raise PoseTextError(f"{what} {text!r} has a non-finite number")
+    """The whitespace-separated numbers of ``text`` as libsdformat reads them (``ParsePoseUsingStringStream``:
+    ``std::stod`` per token, finite, not out of range); a token that is not a whole number is refused (where
+    ``stod`` would read its leading part: ``1abc`` as 1)."""
+    parts = [p for p in _C_SPACE.split(text or "") if p]
+    values = []
+    for p in parts:
+        if _C_NON_FINITE.match(p):
+            raise PoseTextError(f"{what} {text!r} has a non-finite number")
+        if not _C_DECIMAL.match(p):
+            raise PoseTextError(f"{what} {text!r} is not a list of numbers ({p!r})")
+        v = float(p)
+        mantissa = p.lower().split("e")[0]
+        if not math.isfinite(v) or (abs(v) < sys.float_info.min and any(c in "123456789" for c in mantissa)):
+            # std::stod: out_of_range (ERANGE) on overflow and on underflow (a non-zero number read as 0 or subnormal)
+            raise PoseTextError(f"{what} {text!r} has a number out of the range of a double ({p!r})")
+        values.append(v)
     return values
 
 

@@ -7,11 +7,14 @@ ROS messages, SDFormat ``quat_xyzw``).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import errno
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
@@ -20,13 +23,16 @@ from robot_state_estimator.estimation import ImuSample
 from robot_state_estimator.estimation.ekf_numerics import quat_xyzw_from_matrix
 from robot_state_estimator.io import bags, messages
 
-ANGLE = st.floats(-4 * math.pi, 4 * math.pi, allow_nan=False)  # beyond +-pi too: the text may say 7 rad
-DEGREES = st.floats(-720.0, 720.0, allow_nan=False)
-COORD = st.floats(-100.0, 100.0, allow_nan=False)
+ANGLE = st.floats(
+    -4 * math.pi, 4 * math.pi, allow_nan=False, allow_subnormal=False
+)  # beyond +-pi too: the text may say 7 rad
+DEGREES = st.floats(-720.0, 720.0, allow_nan=False, allow_subnormal=False)
+#: no subnormals: glibc's strtod sets ERANGE for them, so libsdformat's std::stod refuses them (out of range)
+COORD = st.floats(-100.0, 100.0, allow_nan=False, allow_subnormal=False)
 #: whitespace between numbers in SDFormat text (libsdformat reads the numbers with an istream)
 SEP = st.sampled_from([" ", "  ", "\t", "\n", " \n\t "])
 #: any non-zero 4-vector as a quaternion (scaled, either sign): normalised by the parser
-QUAT = st.lists(st.floats(-10.0, 10.0, allow_nan=False), min_size=4, max_size=4).filter(
+QUAT = st.lists(st.floats(-10.0, 10.0, allow_nan=False, allow_subnormal=False), min_size=4, max_size=4).filter(
     lambda q: np.linalg.norm(q) > 1e-3
 )
 
@@ -116,3 +122,60 @@ def test_imu_orientation_round_trip_through_the_message(q, reported) -> None:
     expected = Rotation.from_quat(q)
     np.testing.assert_allclose(Rotation.from_quat(back.orientation_xyzw).as_matrix(), expected.as_matrix(), atol=1e-12)
     np.testing.assert_allclose(back.orientation_xyzw, np.array(q) / np.linalg.norm(q), rtol=0, atol=1e-15)
+
+
+# ------------------------------------------------------------------------------- SDFormat number tokens
+
+_libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+_libc.strtod.restype = ctypes.c_double
+_libc.strtod.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]
+
+
+def c_strtod_whole(token: str) -> float | None:
+    """The token as C's ``strtod`` reads it (what libsdformat's ``std::stod`` calls; the C locale: Python never
+    sets LC_NUMERIC), or None when strtod does not consume all of it, sets ERANGE (``stod`` then throws
+    ``out_of_range``) or the token is not ASCII."""
+    try:
+        raw = token.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    buf = ctypes.create_string_buffer(raw)
+    end = ctypes.c_char_p()
+    ctypes.set_errno(0)
+    value = _libc.strtod(buf, ctypes.byref(end))
+    if ctypes.get_errno() == errno.ERANGE:
+        return None
+    consumed = ctypes.cast(end, ctypes.c_void_p).value - ctypes.addressof(buf)
+    return value if raw and consumed == len(raw) else None
+
+
+#: pieces of number-like tokens: digits (also non-ASCII ones), signs, points, exponents, separators and junk
+TOKEN = st.one_of(
+    st.text(alphabet="0123456789+-.eE_x\u0661\u00b2", min_size=1, max_size=8),
+    st.sampled_from(["1e-400", "-2e-310", "0e-400", "1e400", "nan", "-Inf", "infinity", "0x10", "1abc", "1_0"]),
+)
+ASCII_SPACE = st.sampled_from([" ", "\t", "\n", "  "])
+
+
+# the cases Python's float reads as other numbers (were 10.0, 1.0 and 0.0 before this test)
+@example(numbers=["0.5"] * 6, token="1_0", at=0, sep=" ")
+@example(numbers=["0.5"] * 6, token="\u0661", at=3, sep=" ")
+@example(numbers=["0.5"] * 6, token="1e-400", at=5, sep=" ")
+@example(numbers=["0.5"] * 6, token="1.5\u00a02", at=1, sep=" ")  # a no-break space is not C whitespace
+@given(numbers=st.lists(COORD.map(repr), min_size=6, max_size=6), token=TOKEN, at=st.integers(0, 5), sep=ASCII_SPACE)
+def test_sdf_pose_numbers_are_whole_c_numbers_or_refused(numbers, token, at, sep) -> None:
+    """libsdformat splits the pose text at whitespace and reads each token with ``std::stod`` (C locale). A
+    token that is a whole finite C number (not hex: refused here, a clear error) gives that number; any other
+    token (``1_0``, ``1e``, ``\u0661``, ``1..2``) is refused, never read as another number (Python's ``float``
+    would read ``1_0`` as 10 and ``\u0661`` as 1)."""
+    tokens = [*numbers[:at], token, *numbers[at + 1 :]]
+    values = [c_strtod_whole(t) for t in tokens]
+    ok = all(v is not None and math.isfinite(v) for v in values) and not any("x" in t.lower() for t in tokens)
+    text_ = sep.join(tokens)
+    if ok:
+        X = parse_pose(text_)
+        np.testing.assert_array_equal(X.translation, values[:3])
+        assert_rotation(X.rotation, Rotation.from_euler("xyz", values[3:]))
+    else:
+        with pytest.raises(PoseTextError):
+            parse_pose(text_)
