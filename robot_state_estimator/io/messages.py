@@ -199,12 +199,16 @@ def foot_force_sample_from_msg(msg: Any) -> FootForceSample:
     This is the layout of ``/foot_forces`` written by ``robot-state-estimator import-csv``.
 
     Raises:
-        MessageError: no names, ``effort`` length differing from ``name``, or non-finite values.
+        MessageError: no names, duplicate names (two values for one foot), ``effort`` length differing from
+            ``name``, or non-finite values.
     """
     names = tuple(str(n) for n in msg.name)
     values = np.asarray(msg.effort, dtype=float)
     if not names or values.shape != (len(names),):
         raise MessageError(f"foot forces: {len(names)} names but {values.size} effort values")
+    if len(set(names)) != len(names):
+        dup = sorted({x for x in names if names.count(x) > 1})
+        raise MessageError(f"foot forces have duplicate foot names: {dup}")
     if not np.all(np.isfinite(values)):
         bad = [names[i] for i in np.flatnonzero(~np.isfinite(values))]
         raise MessageError(f"foot forces are not finite for feet {bad}")
