@@ -28,7 +28,8 @@ The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both fee
   above ``max_time_gap_s`` is a gap in the data (the IMU's ``stamp_gap`` reset), not a loss; time going
   backwards restarts the detection, a repeated or slightly older stamp is ignored. Every sample with a
   readable positive stamp feeds the detection, also one the adapter then skips (wrong frame, missing joints,
-  non-finite values, bad lengths ...): a rejected sample arrived, so it is a rejection, never also a loss.
+  non-finite values, bad lengths ...): a rejected sample arrived, so it is a rejection, never also a loss. A
+  sample without a usable stamp (zero, negative, unreadable) arrived too: it cancels one loss of the next gap.
 - Every skipped sample or reset is counted by its stable cause key (``rejected``), every core event by its key
   (``events``); both use the keys of the node's ``rejected.<cause>`` diagnostics.
 
@@ -143,7 +144,7 @@ class StampLossCounter:
         lost: lost samples so far.
     """
 
-    __slots__ = ("_diffs", "_last", "_threshold_ns", "key", "lost", "period_ns", "what")
+    __slots__ = ("_diffs", "_last", "_threshold_ns", "_unstamped", "key", "lost", "period_ns", "what")
 
     def __init__(self, key: str, what: str) -> None:
         self.key = key
@@ -153,10 +154,18 @@ class StampLossCounter:
         self._threshold_ns = 0  # 1.5 periods; 0 = no period yet
         self._last: int | None = None
         self._diffs: list[int] = []
+        self._unstamped = 0  # samples without a usable stamp since the last stamp: arrived, so not lost
+
+    def arrived_unstamped(self) -> None:
+        """A sample without a usable stamp arrived (zero, negative, unreadable): one fewer lost in the next gap."""
+        self._unstamped += 1
 
     def check(self, stamp_ns: int, max_gap_ns: int, backwards_tolerance_ns: int) -> int:
         """Take one stamp; return the number of samples lost just before it (usually 0)."""
         last = self._last
+        unstamped = self._unstamped
+        if unstamped:
+            self._unstamped = 0
         if last is None:
             self._last = stamp_ns
             return 0
@@ -177,7 +186,9 @@ class StampLossCounter:
             diffs.clear()
         threshold = self._threshold_ns
         if threshold and d > threshold:
-            n = round(d / self.period_ns) - 1
+            n = round(d / self.period_ns) - 1 - unstamped
+            if n <= 0:
+                return 0
             self.lost += n
             return n
         return 0
@@ -318,8 +329,11 @@ class EstimatorStream:
             stamp = msg.header.stamp
             stamp_ns = int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
         except Exception:
-            return None
-        return self._check_loss(counter, stamp_ns) if stamp_ns > 0 else None
+            stamp_ns = 0
+        if stamp_ns > 0:
+            return self._check_loss(counter, stamp_ns)
+        counter.arrived_unstamped()
+        return None
 
     def reject(self, key: str, message: str) -> Outputs:
         """Skip an input the adapter could not even read (e.g. bytes that do not deserialize), counted under
@@ -361,6 +375,7 @@ class EstimatorStream:
         """An ``ImuSample``."""
         stamp_ns = sample.stamp_ns
         if stamp_ns <= 0:
+            self._imu_loss.arrived_unstamped()
             return self._skip("stamp_zero", "IMU sample skipped: zero or negative stamp")
         notes = self._check_loss(self._imu_loss, stamp_ns) or []  # also for a sample skipped below
         frames = self.imu_frames
@@ -416,6 +431,7 @@ class EstimatorStream:
         """A ``JointSample``."""
         stamp_ns = sample.stamp_ns
         if stamp_ns <= 0:
+            self._joint_loss.arrived_unstamped()
             return self._skip("stamp_zero", "joint sample skipped: zero or negative stamp")
         notes = self._check_loss(self._joint_loss, stamp_ns)  # also for a sample skipped below
         if sample.names != self._checked_joint_names:  # the names of a stream rarely change: check them once
@@ -454,6 +470,7 @@ class EstimatorStream:
         """A ``FootForceSample``."""
         stamp_ns = sample.stamp_ns
         if stamp_ns <= 0:  # as IMU and joint samples: a sensor without a clock; never a contact source
+            self._foot_loss.arrived_unstamped()
             return self._skip("stamp_zero", "foot-force sample skipped: zero or negative stamp")
         notes = self._check_loss(self._foot_loss, stamp_ns)
         return self._step(self.estimator.add_foot_forces, sample, notes)
