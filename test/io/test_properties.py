@@ -9,7 +9,8 @@ stamps, repeated and older stamps, the stream jumping backwards or ahead) and ch
 - no exception escapes (``strict=True``: even the exceptions the node would turn into ``core_error``);
 - every estimate is finite, and the core never produces a non-finite one (no ``estimate_not_finite`` reset);
 - every input either reaches the core or is skipped with a cause key counted in ``rejected``; each corruption
-  is skipped under the key the module doc of ``io/stream.py`` gives for it;
+  is skipped under the key the module doc of ``io/stream.py`` gives for it; no sample is counted lost (all
+  arrived, corrupted or not);
 - the compiled kernels and the numpy reference path (``ROBOT_STATE_ESTIMATOR_DISABLE_JIT=1`` at construction)
   give the same estimates on the same corrupted stream;
 - joint names in another order with the values permuted alike give the same estimates as the model order.
@@ -29,11 +30,11 @@ from hypothesis import strategies as st
 
 from robot_state_estimator.common.paths import robot_description_path
 from robot_state_estimator.description import load_description
-from robot_state_estimator.estimation import ImuSample, JointSample, RobotStateEstimator
+from robot_state_estimator.estimation import FootForceSample, ImuSample, JointSample, RobotStateEstimator
 from robot_state_estimator.estimation.jit import DISABLE_ENV, use_kernels
 from robot_state_estimator.estimation.settings import load_settings
 from robot_state_estimator.io import bags, messages
-from robot_state_estimator.io.stream import AdapterSettings, EstimatorStream
+from robot_state_estimator.io.stream import AdapterSettings, EstimatorStream, StampLossCounter
 
 simulation = pytest.importorskip("robot_state_estimator.simulation")
 
@@ -315,7 +316,10 @@ def test_the_clean_stream_initialises_and_tracks(go1: Go1Stream) -> None:
 def test_corrupted_streams_skip_with_causes_and_kernels_match_reference(go1, corruptions) -> None:
     msgs = corrupted_messages(go1, corruptions)
     with_kernels = feed(make_stream(go1, kernels=True), msgs) if use_kernels() else None
-    reference = feed(make_stream(go1, kernels=False), msgs)
+    stream = make_stream(go1, kernels=False)
+    reference = feed(stream, msgs)
+    # every sample arrived (corrupted ones too: rejections, never losses; jumps are gaps or restarts)
+    assert not any(stream.lost.values()), stream.lost
     if with_kernels is not None:
         assert_same_estimates(with_kernels, reference, atol=1e-9)
 
@@ -369,3 +373,95 @@ def test_permuted_joint_names_give_the_same_estimates(go1, permutations, choice)
         feed(make_stream(go1, kernels=kernels), msgs),
         atol=1e-12,
     )
+
+
+# ------------------------------------------------------------------------------------- foot-force messages
+
+FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+#: corruption kind of a foot-force message -> the cause key (adapter) or core event key it must give
+FOOT_KINDS = {
+    "nan": "foot_force_bad_message",
+    "short": "foot_force_bad_message",
+    "long": "foot_force_bad_message",
+    "no_names": "foot_force_bad_message",
+    "duplicate": "foot_force_bad_message",  # two values for one foot: which one is meant?
+    "unknown": "unknown_foot",  # the core's event
+    "stamp_zero": "stamp_zero",
+}
+
+
+def foot_msg(stamp_ns: int, feet, values):
+    sample = FootForceSample(stamp_ns, tuple(feet), np.asarray(values, dtype=float))
+    return messages.foot_force_msg(TYPES, sample)
+
+
+@settings(max_examples=30)
+@given(
+    corruptions=st.dictionaries(
+        st.integers(0, N_SAMPLES - 1), st.tuples(st.sampled_from(sorted(FOOT_KINDS)), st.integers(0, 3), BAD_FLOATS)
+    )
+)
+def test_corrupted_foot_force_messages_are_skipped_with_causes(go1_standing, corruptions) -> None:
+    """Foot sensor counts (all four feet loaded) with the joint and IMU samples of the standing Go1: every corrupted
+    foot-force message is skipped under its cause; the estimate stays the standing one."""
+    stream = make_stream(go1_standing, kernels=use_kernels())
+    counts = np.full(4, 200.0)  # Go1 sensor counts well above sensor_on_threshold (60)
+    last = None
+    for k, (sensor, msg, key) in enumerate(corrupted_messages(go1_standing, [])):
+        if sensor == "joints":
+            stamp = go1_standing.joints[k // 2].stamp_ns
+            feet, values, expected = list(FEET), counts.copy(), None
+            kind, i, bad = corruptions.get(k // 2, (None, 0, 0.0))
+            if kind == "nan":
+                values[i] = bad
+            elif kind == "short":
+                values = values[:i]
+            elif kind == "long":
+                values = np.append(values, 1.0)
+            elif kind == "no_names":
+                feet, values = [], values[:0]
+            elif kind == "duplicate":
+                feet[i] = feet[(i + 1) % 4]
+            elif kind == "unknown":
+                feet[i] = "tail_foot"
+            elif kind == "stamp_zero":
+                stamp = 0
+            expected = FOOT_KINDS.get(kind) if kind else None
+            out = stream.on_foot_forces_msg(foot_msg(stamp, feet, values))
+            keys = [n.key for n in out.notes]
+            if expected is None:
+                assert not keys, keys
+            else:
+                assert expected in keys, (kind, keys)
+                if expected != "unknown_foot":  # the adapter skips it (the core reports unknown feet)
+                    assert out.sample is None and stream.rejected[expected] > 0
+        feed_out = feed(stream, [(sensor, msg, key)])
+        if feed_out[0] is not None:
+            last = feed_out[0]
+    assert last is not None
+    np.testing.assert_allclose(last.v_base_in_base, 0.0, atol=1e-9)
+    np.testing.assert_allclose(last.quat_world_base_xyzw, [0.0, 0.0, 0.0, 1.0], atol=1e-9)
+
+
+# ------------------------------------------------------------------------------------------ loss counting
+
+
+@given(
+    dropped=st.sets(st.integers(40, 199), max_size=6),
+    unstamped=st.sets(st.integers(40, 199), max_size=6),
+    period_ns=st.sampled_from([1_000_000, 2_500_000, 3_333_333]),
+)
+def test_lost_samples_are_the_dropped_ones_never_the_unstamped(dropped, unstamped, period_ns) -> None:
+    """A 1 kHz-like stream where some samples never arrive (dropped) and some arrive without a usable stamp (zero:
+    the adapter skips them as ``stamp_zero``): the count of lost samples is the number dropped."""
+    counter = StampLossCounter("imu_lost", "IMU")
+    for k in range(200):
+        if k in dropped:
+            continue
+        if k in unstamped:
+            counter.arrived_unstamped()
+            continue
+        counter.check(T0 + k * period_ns, max_gap_ns=S // 2, backwards_tolerance_ns=S // 20)
+    # a run of drops at the very end is not seen (no sample after it)
+    end = max((k for k in range(200) if k not in dropped and k not in unstamped), default=-1)
+    assert counter.lost == sum(1 for k in dropped if k < end)
