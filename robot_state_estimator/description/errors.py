@@ -106,10 +106,12 @@ def warn(message: str) -> None:
     """Issue a :class:`DescriptionWarning` attributed to the first caller outside this sub-package."""
     import os
     import sys
+    import types
     import warnings
 
     here = os.path.dirname(os.path.abspath(__file__))
-    level, frame = 2, sys._getframe(1)
+    level = 2
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
         frame, level = frame.f_back, level + 1
     warnings.warn(DescriptionWarning(message), stacklevel=level)

@@ -192,9 +192,9 @@ def check_urdf_numbers(doc: XmlDocument, problems: ProblemList) -> dict[str, flo
             for elem in link.findall(tag):
                 c.origin(elem, "link", name, f"{tag}><", why)
                 c.geometry(elem, "link", name, f"{tag}><", why)
-                mat = elem.find("material") if tag == "visual" else None
-                if mat is not None:
-                    c.material(mat, "link", name, f"{tag}><")
+                visual_material = elem.find("material") if tag == "visual" else None
+                if visual_material is not None:
+                    c.material(visual_material, "link", name, f"{tag}><")
     for joint in doc.root.findall("joint"):
         name = joint.get("name", "")
         c.origin(joint, "joint", name, "", _JOINT_CONSEQUENCE)
@@ -202,8 +202,8 @@ def check_urdf_numbers(doc: XmlDocument, problems: ProblemList) -> dict[str, flo
         if axis is not None and joint.get("type") not in ("fixed", "floating"):  # urdfdom reads no axis there
             c.vector(axis, "xyz", "joint", name, "axis", _JOINT_CONSEQUENCE)
         for tag, attrs in JOINT_SCALARS.items():
-            elem = joint.find(tag)
-            if elem is not None:
+            child = joint.find(tag)
+            if child is not None:
                 for attr in attrs:
-                    c.scalar(elem, attr, "joint", name, tag, _JOINT_CONSEQUENCE)
+                    c.scalar(child, attr, "joint", name, tag, _JOINT_CONSEQUENCE)
     return masses
