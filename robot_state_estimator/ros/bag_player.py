@@ -35,6 +35,7 @@ from typing import Any
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.utilities import remove_ros_args
 
@@ -144,7 +145,9 @@ class BagPlayer:
             unknown.remove("/clock")
         if unknown:
             raise BagPlayerError(f"cannot wait for subscribers of {unknown}: not played from this bag")
-        pubs = [self._clock_pub if t == "/clock" else self._publishers[t] for t in topics]
+        clock_pub = self._clock_pub
+        # "/clock" is the player's own clock publisher when it has one, else the bag's recorded /clock topic
+        pubs = [clock_pub if t == "/clock" and clock_pub is not None else self._publishers[t] for t in topics]
         deadline = time.monotonic() + timeout_s
         while True:
             waiting = [t for t, p in zip(topics, pubs) if p.get_subscription_count() == 0]
@@ -154,11 +157,11 @@ class BagPlayer:
                 raise BagPlayerError(f"no subscriber on {waiting} after {timeout_s:.1f} s")
             time.sleep(0.01)
 
-    def _publish_clock(self, t_ns: int) -> None:
+    def _publish_clock(self, clock_pub: Publisher[Any], t_ns: int) -> None:
         sec, nanosec = ns_to_sec_nanosec(t_ns)
         msg = self._clock_cls()
         msg.clock.sec, msg.clock.nanosec = sec, nanosec
-        self._clock_pub.publish(msg)
+        clock_pub.publish(msg)
 
     def play_once(self) -> None:
         """Play the bag once from the start (blocking)."""
@@ -168,6 +171,7 @@ class BagPlayer:
             start_wall = time.monotonic()
             t0: int | None = None
             last_clock: int | None = None
+            clock_pub = self._clock_pub
             for connection, t_ns, raw in reader.messages(connections=connections):
                 if not rclpy.ok(context=self._node.context):
                     return
@@ -177,15 +181,16 @@ class BagPlayer:
                     delay = start_wall + (t_ns - t0) / NS_PER_S / self._rate - time.monotonic()
                     if delay > 0:
                         time.sleep(delay)
-                if self._clock_pub is not None and (
+                if clock_pub is not None and (
                     last_clock is None or (t_ns > last_clock and t_ns - last_clock >= self._clock_period_ns)
                 ):
-                    self._publish_clock(t_ns)
+                    self._publish_clock(clock_pub, t_ns)
                     last_clock = t_ns
+                data: bytes | memoryview = raw
                 if ros1:
                     msg = reader.deserialize(raw, connection.msgtype)
-                    raw = self._typestore.serialize_cdr(msg, connection.msgtype)
-                self._publishers[connection.topic].publish(bytes(raw))
+                    data = self._typestore.serialize_cdr(msg, connection.msgtype)
+                self._publishers[connection.topic].publish(bytes(data))
                 self.published += 1
 
     def play(self, repeat: int = 1) -> None:

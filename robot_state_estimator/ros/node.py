@@ -396,6 +396,9 @@ class EstimatorNode(Node):
         write of each unsubscribed output (25-70 us each)."""
         est, buf, odometry, contacts, _, _ = out
         msgs = self._outputs
+        # invariants: _feed publishes only an estimate (the stream packs each one into buf), and _outputs is set
+        # by the description load before _stream, without which nothing is fed
+        assert est is not None and buf is not None and msgs is not None
         stamp_ns = est.stamp_ns
         if odometry:
             self._odom_publish(msgs.fill_odometry(stamp_ns, buf))

@@ -278,7 +278,7 @@ def _declare_empty_list(node: Node, name: str, desc: ParameterDescriptor) -> lis
     ptype = _LIST_TYPES.get(name, Parameter.Type.STRING_ARRAY)
     desc.type = int(ptype)
     writable = ParameterDescriptor(name=name, type=desc.type, description=desc.description, read_only=False)
-    param = node.declare_parameter(name, ptype, writable)
+    param: Parameter[Any] = node.declare_parameter(name, ptype, writable)
     if param.value is None:
         node.set_parameters([Parameter(name, ptype, [])])
     if desc.read_only:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from typing import Any
 
@@ -101,6 +101,9 @@ class LeanExecutor:
     def _rebuild(self, key: tuple[Any, ...]) -> None:
         """(Re)build the wait set over the node's current level-triggered entities."""
         self._release()
+        context_handle = self._context.handle
+        if context_handle is None:  # rclpy's executor raises the same (Executor._wait_for_ready_callbacks)
+            raise RuntimeError("Cannot enter context if context is None")
         subs, timers, services, clients = key
         stack = ExitStack()
         entered: dict[str, list[Any]] = {"sub": [], "timer": [], "service": [], "client": []}
@@ -114,7 +117,7 @@ class LeanExecutor:
         gcs = [self._sigint_gc.handle, self._wake_gc.handle]
         for gc in gcs:
             stack.enter_context(gc)
-        stack.enter_context(self._context.handle)
+        stack.enter_context(context_handle)
         self._stack = stack
         self._key = key
         self._wait_set = _rclpy.WaitSet(
@@ -124,7 +127,7 @@ class LeanExecutor:
             len(entered["client"]),
             len(entered["service"]),
             0,
-            self._context.handle,
+            context_handle,
         )
         self._handles = (
             [s.handle for s in entered["sub"]],
@@ -243,7 +246,8 @@ class LeanExecutor:
             timer = self._timers.get(pointer)
             if timer is None:
                 continue
-            callback = timer.callback
+            # its parameters are checked below (a TimerInfo one or none), as rclpy's executor does
+            callback: Callable[..., None] | None = timer.callback
             if callback is None:
                 continue
             if inspect.iscoroutinefunction(callback):

@@ -232,3 +232,30 @@ def test_bag_player_publishes_serialized_messages_and_clock(node, tmp_path: Path
     assert [messages.imu_sample_from_msg(m).stamp_ns for m in imus] == stamps
     assert clocks[-1].clock.sec == 1 and clocks[-1].clock.nanosec == 98_000_000
     assert imus[0].header.frame_id == "imu_link"
+
+
+def test_bag_player_waits_on_a_recorded_clock_topic_without_its_own_clock(node, tmp_path: Path) -> None:
+    """A bag that recorded ``/clock``, played without ``clock=True``: ``/clock`` is one of the bag's topics, and
+    waiting for its subscriber uses the bag's publisher (before, the player's absent clock publisher: None)."""
+    from rosgraph_msgs.msg import Clock
+
+    from robot_state_estimator.io import messages
+    from robot_state_estimator.io.bags import BagWriter, default_types
+    from robot_state_estimator.ros.bag_player import BagPlayer, BagPlayerError
+
+    types = default_types()
+    bag = tmp_path / "bag"
+    stamps = [2_000_000_000 + i * 10_000_000 for i in range(5)]
+    with BagWriter(bag) as writer:
+        for s in stamps:
+            writer.write("/clock", messages.clock_msg(types, s), s)
+    player = BagPlayer(node, bag, rate=0.0, clock=False)
+    with pytest.raises(BagPlayerError, match=r"no subscriber on \['/clock'\]"):
+        player.wait_for_subscribers(["/clock"], timeout_s=0.05)
+    clocks: list = []
+    node.create_subscription(Clock, "/clock", clocks.append, qos.output_qos(1000))
+    player.wait_for_subscribers(["/clock"], timeout_s=10)
+    player.play()
+    assert spin_until(node.executor_for_test, lambda: len(clocks) == 5)
+    # 2.04 s: the last recorded stamp, published once (no second, player-made clock)
+    assert (clocks[-1].clock.sec, clocks[-1].clock.nanosec) == (2, 40_000_000)
