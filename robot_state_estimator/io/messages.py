@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from robot_state_estimator.common.time import NS_PER_S, ns_to_sec_nanosec, stamp_to_ns
 from robot_state_estimator.estimation.types import (
@@ -33,6 +34,8 @@ from robot_state_estimator.estimation.types import (
     ImuSample,
     JointSample,
 )
+
+FloatArray = NDArray[np.float64]
 
 #: Message type names used by the project (ROS 2 interface names).
 TYPE_NAMES: dict[str, str] = {
@@ -244,11 +247,11 @@ def header(types: MessageTypes, stamp_ns: int, frame_id: str) -> Any:
     return types.Header(stamp=types.Time(sec=sec, nanosec=nanosec), frame_id=frame_id)
 
 
-def _vector3(types: MessageTypes, v: Sequence[float]) -> Any:
+def _vector3(types: MessageTypes, v: Sequence[float] | FloatArray) -> Any:
     return types.Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
 
 
-def _quaternion(types: MessageTypes, q_xyzw: Sequence[float]) -> Any:
+def _quaternion(types: MessageTypes, q_xyzw: Sequence[float] | FloatArray) -> Any:
     return types.Quaternion(x=float(q_xyzw[0]), y=float(q_xyzw[1]), z=float(q_xyzw[2]), w=float(q_xyzw[3]))
 
 
@@ -346,8 +349,8 @@ def transform_stamped_msg(
     stamp_ns: int,
     parent_frame: str,
     child_frame: str,
-    translation: Sequence[float],
-    quat_xyzw: Sequence[float],
+    translation: Sequence[float] | FloatArray,
+    quat_xyzw: Sequence[float] | FloatArray,
 ) -> Any:
     """``geometry_msgs/TransformStamped`` of ``child_frame`` in ``parent_frame`` (X_parent_child)."""
     return types.TransformStamped(
@@ -375,7 +378,7 @@ def tf_message(types: MessageTypes, transforms: Sequence[Any]) -> Any:
     return types.TFMessage(transforms=list(transforms))
 
 
-def wrench_stamped_msg(types: MessageTypes, stamp_ns: int, frame_id: str, wrench: Sequence[float]) -> Any:
+def wrench_stamped_msg(types: MessageTypes, stamp_ns: int, frame_id: str, wrench: Sequence[float] | FloatArray) -> Any:
     """``geometry_msgs/WrenchStamped`` from a (6,) [force N, torque N m] in ``frame_id``."""
     return types.WrenchStamped(
         header=header(types, stamp_ns, frame_id),
