@@ -31,6 +31,7 @@ from gz-sensors' own generator.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,6 +45,10 @@ FloatArray = NDArray[np.float64]
 PRECISION_EPS = 1e-6
 
 
+@overload
+def _round_half_away(x: FloatArray) -> FloatArray: ...
+@overload
+def _round_half_away(x: float) -> float: ...
 def _round_half_away(x: FloatArray | float) -> FloatArray | float:
     """``std::round``: nearest integer, halves away from zero (numpy's ``round`` rounds halves to even)."""
     return np.sign(x) * np.floor(np.abs(x) + 0.5)

@@ -248,9 +248,15 @@ def _whole_body(
     slipping = np.empty((n, nf), dtype=bool)
     in_swing = np.empty((n, nf), dtype=bool)
     phase_index = np.empty((n, nf), dtype=np.intp)
-    for i, plan in enumerate(plans):
-        stance_p[:, i], slip_v[:, i], slip_a[:, i], contact[:, i], slipping[:, i] = plan.evaluate_stance(t)
-        in_swing[:, i], phase_index[:, i] = plan.phases(t)
+    for i_foot, plan in enumerate(plans):  # not i: the loops below bind i to numpy integers
+        (
+            stance_p[:, i_foot],
+            slip_v[:, i_foot],
+            slip_a[:, i_foot],
+            contact[:, i_foot],
+            slipping[:, i_foot],
+        ) = plan.evaluate_stance(t)
+        in_swing[:, i_foot], phase_index[:, i_foot] = plan.phases(t)
     Q = np.empty((n, nq))
     V = np.empty((n, nv))
     A = np.empty((n, nv))
@@ -511,7 +517,7 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
     ]
 
     wb = _whole_body(robot, q_start, t, base, plans, touchdown_bases, rho, settings.friction_coefficient)
-    q, v, a = wb["q"], wb["v"], wb["a"]
+    q, v, a = np.asarray(wb["q"]), np.asarray(wb["v"]), np.asarray(wb["a"])
     contact, slipping = np.asarray(wb["contact"]), np.asarray(wb["slipping"])
     foot_p = np.asarray(wb["foot_p"])
 

@@ -362,7 +362,9 @@ class FootPlan:
             in_swing = np.zeros(t.size, dtype=bool)
         return in_swing, np.where(in_swing, idx, idx + 1)
 
-    def evaluate_stance(self, t: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    def evaluate_stance(
+        self, t: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray, NDArray[np.bool_], NDArray[np.bool_]]:
         """The planned stance part at times ``t`` (n,) s: position (n, 3) m (foothold plus slip displacement),
         slip velocity (n, 3) m/s and acceleration (n, 3) m/s^2 in W, contact (n,) bool, slipping (n,) bool.
 
