@@ -599,7 +599,7 @@ def bench_node(
         os.set_blocking(feeder_out, False)
         lines: list[str] = []
         pending = ""
-        cpu0 = rss0 = wall0 = None
+        recording_start: tuple[float, dict[str, int], float] | None = None  # node CPU s, node RSS, wall s
         sched0: tuple[int, int, int] | None = None
         steal0: float | None = None
         self_cpu0 = time.process_time()
@@ -615,7 +615,7 @@ def bench_node(
                 for line in new:
                     lines.append(line)
                     if line == "recording":
-                        cpu0, rss0, wall0 = _cpu_seconds(proc.pid), _rss_kb(proc.pid), time.monotonic()
+                        recording_start = (_cpu_seconds(proc.pid), _rss_kb(proc.pid), time.monotonic())
                         sched0 = _main_thread_schedstat(proc.pid)
                         steal0 = _steal_s()
                         self_cpu0 = time.process_time()
@@ -626,9 +626,10 @@ def bench_node(
                 raise BenchError(f"the node exited during the benchmark: {_stderr(proc)}")
         feed_end = time.monotonic()
         done = [line for line in lines if line.startswith("done")]
-        if not done or wall0 is None:
+        if not done or recording_start is None:
             feeder_err.seek(0)
             raise BenchError(f"the feeder failed: {' '.join(lines)} {feeder_err.read()[-2000:]}")
+        cpu0, rss0, wall0 = recording_start
         fed = json.loads(done[0][5:])
         cpu1, rss1 = _cpu_seconds(proc.pid), _rss_kb(proc.pid)
         sched1 = _main_thread_schedstat(proc.pid)
@@ -806,8 +807,11 @@ def run_bench(
     if node:
         # the case (1 kHz + 1 kHz), then a rate this machine sustains (500 Hz IMU + 250 Hz joints)
         # and the case with every output subscribed (RViz, a bag recorder: TF, wrenches, contact states)
-        cases = (("node", (1000, 1000), False), ("node_500_250", (500, 250), False))
-        cases += (("node_all_outputs", (1000, 1000), True),)
+        cases = (
+            ("node", (1000, 1000), False),
+            ("node_500_250", (500, 250), False),
+            ("node_all_outputs", (1000, 1000), True),
+        )
         for key, rates, all_outputs in cases:
             if short and key != "node":
                 continue

@@ -1085,7 +1085,7 @@ def ground_truth_time_span(
         return (t0, t1), f"unstamped ground truth spread over --time-span {t0:.3f} .. {t1:.3f} s"
     info = read_import_source(inp) if is_bag(inp) or inp.is_dir() else None
     source_span = info.get("source_span_s") if info else None
-    if isinstance(source_span, list) and len(source_span) == 2:
+    if info and isinstance(source_span, list) and len(source_span) == 2:  # a span implies info (for mypy)
         t0, t1 = float(source_span[0]), float(source_span[1])
         if abs(t0 - input_span_s[0]) < 1e-6 and abs(t1 - input_span_s[1]) < 1e-6:
             return (t0, t1), (
