@@ -13,8 +13,8 @@ setup:
 demo: setup
 	$(BIN)/robot-state-estimator demo
 
-## The whole test suite, with lint and format checks.
-test: setup lint
+## The whole test suite, with lint and format checks and the type check.
+test: setup lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
