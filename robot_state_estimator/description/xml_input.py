@@ -135,8 +135,37 @@ def _find_dir_or_file(rest: str, extra: list[str] | None) -> Path | None:
     return None
 
 
+#: Longest source string still taken as a file path or URI (longer ones are description text).
+_MAX_PATH_CHARS = 4096
+
+
 def _looks_like_xml(text: str) -> bool:
-    return text.lstrip().startswith("<")
+    """Whether ``text`` is description text rather than a path or URI: it starts with ``<`` (after a byte order
+    mark and whitespace), or holds what no path does (``<``, a line break) or is longer than any path."""
+    return text.lstrip("\ufeff \t\r\n").startswith("<") or "<" in text or "\n" in text or len(text) > _MAX_PATH_CHARS
+
+
+def _shown(source: str, limit: int = 80) -> str:
+    """``source`` for an error message: quoted, cut to ``limit`` characters (a description can be 50 kB)."""
+    return repr(source if len(source) <= limit else source[:limit] + "...")
+
+
+def _without_leading_declaration(text: str) -> str:
+    """``text`` with an XML declaration that follows leading whitespace blanked out (same lines and columns).
+
+    expat, as the XML spec, refuses a declaration that is not at the very start ("XML or text declaration not
+    at start of entity"), while tinyxml2, which libsdformat and urdfdom use, skips leading whitespace first: a
+    ``robot_description`` parameter written as a YAML block often starts with a line break. The text is passed
+    to expat as UTF-8, so the declaration's encoding is not needed.
+    """
+    body = text.lstrip("\ufeff")
+    head = len(body) - len(body.lstrip())
+    if head and body.startswith("<?xml", head):
+        end = body.find("?>", head)
+        if end > 0:
+            blank = "".join(c if c == "\n" else " " for c in body[head : end + 2])
+            return body[:head] + blank + body[end + 2 :]
+    return text
 
 
 def read_text(source: str | os.PathLike[str]) -> tuple[str, Path | None]:
@@ -155,15 +184,27 @@ def read_text(source: str | os.PathLike[str]) -> tuple[str, Path | None]:
             path = resolve_uri(text_src)
         else:
             path = Path(text_src).expanduser()
-        if not path.is_file():
-            raise DescriptionError(Problem(ErrorCode.FILE_READ, f"no such file: {str(source)!r}"))
         try:
-            text = path.read_text(encoding="utf-8")
+            is_file = path.is_file()
+        except OSError:  # e.g. a name too long for the file system
+            is_file = False
+        if not is_file:
+            raise DescriptionError(Problem(ErrorCode.FILE_READ, f"no such file: {_shown(str(source))}"))
+        try:
+            text = path.read_text(encoding="utf-8-sig")  # a byte order mark is not part of the text
         except (OSError, UnicodeDecodeError) as exc:
             raise DescriptionError(Problem(ErrorCode.FILE_READ, f"cannot read {path}: {exc}")) from exc
         path = path.resolve()
     else:
         text = str(source)
+        if not text.lstrip("\ufeff \t\r\n").startswith("<"):
+            raise DescriptionError(
+                Problem(
+                    ErrorCode.XML_ERROR,
+                    f"description text does not start with an XML element ('<'): {_shown(text)}; "
+                    "pass the XML itself, a file path or a package:// URI",
+                )
+            )
     if (path is not None and path.suffix == ".xacro") or "ros.org/wiki/xacro" in text:
         text = expand_xacro(text, path)
     return text, path
@@ -219,7 +260,7 @@ def parse_xml(text: str, path: Path | None = None) -> XmlDocument:
     parser.EndElementHandler = lambda tag: builder.end(_qualify(tag))
     parser.CharacterDataHandler = builder.data
     try:
-        parser.Parse(text.encode("utf-8") if isinstance(text, str) else text, True)
+        parser.Parse(_without_leading_declaration(text).encode("utf-8") if isinstance(text, str) else text, True)
         root = builder.close()
     except expat.ExpatError as exc:
         raise DescriptionError(

@@ -154,3 +154,43 @@ def test_an_empty_urdf_says_it_has_no_link_and_a_cycle_names_no_root():
     )
     with pytest.raises(DescriptionError, match=r"exactly one root link, found \[\]"):
         load_description(cycle)
+
+
+def _go1_urdf_text() -> str:
+    from robot_state_estimator.description import load_description as _load
+
+    return _load(str(robot_description_path("go1"))).xml
+
+
+def test_description_text_that_is_not_xml_is_an_xml_error_not_a_missing_file():
+    for text in ("this is <not xml", "robot\nwithout elements"):
+        with pytest.raises(DescriptionError, match="does not start with an XML element") as e:
+            load_description(text)
+        assert e.value.codes == [ErrorCode.XML_ERROR]
+
+
+def test_a_long_source_is_cut_in_the_message():
+    with pytest.raises(DescriptionError) as e:
+        load_description("x" * 300)  # no '<': a path, too long for the file system (was a raw OSError)
+    assert e.value.codes == [ErrorCode.FILE_READ] and len(str(e.value)) < 300
+    with pytest.raises(DescriptionError) as e:
+        load_description("x" * 60_000)  # longer than any path: description text, and not XML
+    assert e.value.codes == [ErrorCode.XML_ERROR] and len(str(e.value)) < 300
+
+
+def test_a_byte_order_mark_and_leading_lines_before_the_declaration_are_accepted(tmp_path: Path):
+    # tinyxml2 (libsdformat, urdfdom) skips leading whitespace before <?xml ...?>; expat alone refuses it
+    xml = _go1_urdf_text()
+    assert xml.startswith("<?xml")
+    reference = load_description(xml)
+    for text in ("\ufeff" + xml, "\n\n  " + xml, "\ufeff\n" + xml):
+        d = load_description(text)
+        assert d.model.nq == reference.model.nq and d.imu.frame_id == reference.imu.frame_id
+    f = tmp_path / "bom.urdf"
+    f.write_text("\ufeff" + xml, encoding="utf-8")
+    assert load_description(str(f)).model.nq == reference.model.nq
+    # the blanked declaration keeps the line numbers: an error on the 3rd line is reported there
+    bad = "\n<?xml version='1.0'?>\n<robot name='r'><link name='a'>\n</robot>"
+    with pytest.raises(DescriptionError) as e:
+        load_description(bad)
+    assert e.value.problems[0].code is ErrorCode.XML_ERROR and e.value.problems[0].line == 4
