@@ -27,7 +27,7 @@ setup(
     python_requires=">=3.10",
     entry_points={
         "console_scripts": [
-            "estimator_node = robot_state_estimator.ros.node:main",
+            "estimator_node = robot_state_estimator.ros.entry:main",
             "bag_player = robot_state_estimator.ros.bag_player:main",
             "robot-state-estimator = robot_state_estimator.tools.cli:main",
             "replay = robot_state_estimator.tools.cli:replay_main",

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 import time
 import warnings
 from typing import Any
@@ -36,7 +37,7 @@ from typing import Any
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import InvalidParameterValueException
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
@@ -492,26 +493,49 @@ class EstimatorNode(Node):
         return dict(self._report.counts)
 
 
-def main(args: list[str] | None = None) -> int:
-    """Entry point of ``estimator_node`` (``ros2 run robot_state_estimator estimator_node``)."""
+def main(args: list[str] | None = None, stop: threading.Event | None = None) -> int:
+    """The node's process: init, construction, spin, clean-up; returns the exit code.
+
+    Args:
+        args: command line (``sys.argv`` when None), ROS arguments after ``--ros-args``.
+        stop: set by SIGINT/SIGTERM from the start of the process (``ros.entry.main``, the console script): a
+            stop asked during the imports or the construction ends the process quietly (exit code 0) instead of
+            starting it or reporting the construction's failure on the context rclpy's handler shut down.
+    """
     rclpy.init(args=args)
     node = None
     code = 0
+
+    def stopping() -> bool:
+        return (stop is not None and stop.is_set()) or not rclpy.ok()
+
     try:
+        if stopping():
+            return 0
         node = EstimatorNode()
         # everything built at start-up (the model, the description, rclpy's objects) lives until the end: move
         # it out of the collector's generations, so that a full collection does not walk it while estimating
         gc.collect()
         gc.freeze()
-        spin(node, node.sensor_subscriptions)
+        if not stopping():
+            spin(node, node.sensor_subscriptions)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except StartupError as exc:
-        rclpy.logging.get_logger(NODE_NAME).fatal(str(exc))
-        code = 1
-    except InvalidParameterValueException as exc:  # a -p value outside its descriptor's range or type
+        if not stopping():
+            rclpy.logging.get_logger(NODE_NAME).fatal(str(exc))
+            code = 1
+    except InvalidParameterValueException as exc:  # a -p value outside its descriptor's range
         rclpy.logging.get_logger(NODE_NAME).fatal(f"invalid parameter value: {exc}")
         code = 1
+    except InvalidParameterTypeException as exc:  # e.g. -p odometry_rate_hz:=100 (an integer for a double)
+        rclpy.logging.get_logger(NODE_NAME).fatal(
+            f"invalid parameter type: {exc} (a double parameter takes a decimal point: 100.0, not 100)"
+        )
+        code = 1
+    except Exception:
+        if not stopping():  # an rcl call on the context a SIGINT shut down during the construction
+            raise
     finally:
         if node is not None:
             # back to ordinary collection, and collect what the interrupt left (frames, generators holding

@@ -141,7 +141,7 @@ def recorder(ros_context) -> Iterator[Recorder]:
 
 def _node_cmd(*params: str) -> list[str]:
     # a deep input queue: the Python node may lag behind a burst on a loaded CI machine, it must not drop
-    cmd = [*_script("estimator_node", "robot_state_estimator.ros.node"), "--ros-args", "-p", "robot:=go1"]
+    cmd = [*_script("estimator_node", "robot_state_estimator.ros.entry"), "--ros-args", "-p", "robot:=go1"]
     cmd += ["-p", "qos_depth:=5000"]
     for p in params:
         cmd += ["-p", p]
@@ -307,10 +307,47 @@ def test_stream_of_bad_messages_is_survived(recorder, ros_domain_env, ros_contex
 def test_a_parameter_out_of_its_range_ends_the_node_with_one_fatal_line(ros_domain_env: dict[str, str]) -> None:
     """``-p qos_depth:=0`` (the descriptor allows 1..10000): exit code 1 and a FATAL line naming the parameter and
     its range, not a traceback."""
-    cmd = [*_script("estimator_node", "robot_state_estimator.ros.node"), "--ros-args", "-p", "robot:=go1"]
+    cmd = [*_script("estimator_node", "robot_state_estimator.ros.entry"), "--ros-args", "-p", "robot:=go1"]
     cmd += ["-p", "qos_depth:=0"]
     proc = subprocess.run(cmd, env=ros_domain_env, capture_output=True, text=True, timeout=120)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert "[FATAL]" in out and "qos_depth" in out and "Min: 1" in out, out
     assert "Traceback" not in out, out
+
+
+def test_help_prints_the_usage_without_starting_the_node(ros_domain_env: dict[str, str]) -> None:
+    cmd = [*_script("estimator_node", "robot_state_estimator.ros.entry"), "--help"]
+    proc = subprocess.run(cmd, env=ros_domain_env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: estimator_node"), proc.stdout + proc.stderr
+    assert "README" in proc.stdout and "[INFO]" not in proc.stdout + proc.stderr
+
+
+def test_an_integer_for_a_double_parameter_ends_the_node_with_one_fatal_line(ros_domain_env: dict[str, str]) -> None:
+    cmd = [*_script("estimator_node", "robot_state_estimator.ros.entry"), "--ros-args", "-p", "robot:=go1"]
+    cmd += ["-p", "odometry_rate_hz:=100"]
+    proc = subprocess.run(cmd, env=ros_domain_env, capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert out.count("[FATAL]") == 1 and "odometry_rate_hz" in out and "100.0" in out, out
+    assert "Traceback" not in out, out
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_a_stop_during_start_up_ends_the_node_quietly(ros_domain_env: dict[str, str], signal_name: str) -> None:
+    """Ctrl-C (or SIGTERM) at any moment of the start-up (imports ~1-2 s, then rclpy.init and the construction)
+    ends the process with code 0 and no FATAL line; before, a Ctrl-C in the first second was lost (the node ran
+    on) and a later one gave 'context is invalid' as a FATAL start-up error."""
+    cmd = [*_script("estimator_node", "robot_state_estimator.ros.entry"), "--ros-args", "-p", "robot:=go1"]
+    for delay_s in (0.3, 1.0, 2.0):
+        proc = subprocess.Popen(cmd, env=ros_domain_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(delay_s)
+        proc.send_signal(getattr(signal, signal_name))
+        try:
+            out, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            pytest.fail(f"{signal_name} after {delay_s} s: the node did not stop; output:\n{out}")
+        assert proc.returncode == 0, (delay_s, out)
+        assert "[FATAL]" not in out and "Traceback" not in out, (delay_s, out)
