@@ -46,6 +46,7 @@ ERROR = b"\x02"
 #: Causes of rejected samples reported by the node itself; each is always present in diagnostics.
 REJECT_KEYS: tuple[str, ...] = (
     "no_description",
+    "description_invalid",
     "imu_not_finite",
     "imu_frame_id",
     "imu_bad_message",
