@@ -4,9 +4,9 @@ Sub-packages, in the direction data flows:
 
 - ``description``: SDFormat / URDF parsing into an IMU spec, frames and a pinocchio model.
 - ``sensors``: the IMU measurement and noise model (gz-sensors semantics).
-- ``simulation``: dynamically consistent legged-motion data with ground truth.
+- ``simulation``: legged-motion data with exact ground truth (dynamics exact with 3-4 feet in stance).
 - ``estimation``: the base EKF, contact forces and contact detection, the estimator pipeline.
-- ``ros``: the ROS 2 node, a thin adapter over ``estimation`` (the only place that imports rclpy).
+- ``ros``: the ROS 2 node (script ``ros.entry``), a thin adapter over ``estimation`` (the only place importing rclpy).
 - ``tools``: offline replay, evaluation, importers, benchmarks and the command line.
 
 Nothing outside ``ros`` imports rclpy or ROS message packages.
