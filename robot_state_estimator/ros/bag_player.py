@@ -10,7 +10,7 @@ with ``rosbags`` and publishes every message on its recorded topic, in log-time 
   possible (no sleeping).
 - ``--clock`` publishes ``/clock`` (rosgraph_msgs/Clock) with the bag time before every message whose
   log time advanced (``--clock-hz`` > 0 limits it to that rate of bag time instead), so nodes with
-  ``use_sim_time:=true`` follow the bag.
+  ``use_sim_time:=true`` follow the bag; a ``/clock`` recorded in the bag is then not played.
 - ROS 2 bags are published as they are stored (serialized CDR, no conversion); ROS 1 messages are
   converted to CDR by rosbags.
 - ``--repeat N`` plays the bag N times (0 = until stopped), like ``ros2 bag play --loop``; the time then
@@ -120,6 +120,9 @@ class BagPlayer:
             if missing:
                 raise BagPlayerError(f"bag {self._path} lacks topics {missing}; it has {sorted(present)}")
             present = {t: present[t] for t in topics}
+        if clock:
+            # the player's clock replaces a recorded /clock (both would give subscribers two interleaved clocks)
+            present.pop("/clock", None)
         self.topics = present
         self._publishers = {
             topic: node.create_publisher(message_class(msgtype), topic, _qos(topic, qos_depth))

@@ -259,3 +259,32 @@ def test_bag_player_waits_on_a_recorded_clock_topic_without_its_own_clock(node, 
     assert spin_until(node.executor_for_test, lambda: len(clocks) == 5)
     # 2.04 s: the last recorded stamp, published once (no second, player-made clock)
     assert (clocks[-1].clock.sec, clocks[-1].clock.nanosec) == (2, 40_000_000)
+
+
+def test_bag_player_clock_replaces_a_recorded_clock_topic(node, tmp_path: Path) -> None:
+    """``clock=True`` on a bag that recorded ``/clock``: one clock stream (the player's, from the log times of the
+    messages it plays), not the recorded one interleaved with it."""
+    from rosgraph_msgs.msg import Clock
+
+    from robot_state_estimator.estimation.types import ImuSample
+    from robot_state_estimator.io import messages
+    from robot_state_estimator.io.bags import BagWriter, default_types
+    from robot_state_estimator.ros.bag_player import BagPlayer
+
+    types = default_types()
+    bag = tmp_path / "bag"
+    stamps = [3_000_000_000 + i * 10_000_000 for i in range(5)]
+    with BagWriter(bag) as writer:
+        for s in stamps:
+            writer.write("/clock", messages.clock_msg(types, 7_000_000_000 + s), s)  # recorded: 7 s ahead
+            sample = ImuSample(s, np.zeros(3), np.array([0.0, 0.0, 9.81]), frame_id="imu_link")
+            writer.write("/imu/data", messages.imu_msg(types, sample), s)
+    clocks: list = []
+    node.create_subscription(Clock, "/clock", clocks.append, qos.output_qos(1000))
+    player = BagPlayer(node, bag, rate=0.0, clock=True)
+    assert "/clock" not in player.topics
+    player.wait_for_subscribers(["/clock"], timeout_s=10)
+    player.play()
+    assert spin_until(node.executor_for_test, lambda: len(clocks) >= 5)
+    spin_until(node.executor_for_test, lambda: False, timeout_s=0.2)  # nothing else arrives
+    assert [c.clock.sec * 10**9 + c.clock.nanosec for c in clocks] == stamps
