@@ -115,6 +115,10 @@ class SimulationSettings:
             raise SimulationError(f"unknown foot_model {self.foot_model!r}; known: {list(FOOT_MODELS)}")
         if self.start_stamp_ns <= 0:
             raise SimulationError("start_stamp_ns must be > 0 (zero stamps are invalid)")
+        if self.gait in ("stand", "stand_up"):
+            moving = [n for n, v in (("yaw_rate_rad_s", self.yaw_rate_rad_s), ("speed_m_s", self.speed_m_s)) if v]
+            if moving:  # the standing gaits keep the base's yaw and position: these would be recorded, not simulated
+                raise SimulationError(f"gait {self.gait!r} does not move the base: {moving} apply to trot and walk")
         if self.duty_factor is not None and not 0.5 <= self.duty_factor < 1.0:
             raise SimulationError(f"duty_factor must be in [0.5, 1), got {self.duty_factor}")
 

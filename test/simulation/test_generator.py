@@ -153,3 +153,13 @@ def test_rates_and_jitter(go1):
     assert np.abs(run.imu_stamps_ns - nominal).max() > 0
     with pytest.raises(SimulationError, match="jitter"):
         SimulationSettings(jitter_s=1e-3)
+
+
+def test_standing_gaits_refuse_base_motion_settings():
+    # a stand with a yaw rate used to be simulated without turning while run.yaml recorded the rate
+    for gait in ("stand", "stand_up"):
+        with pytest.raises(SimulationError, match=r"does not move the base: \['yaw_rate_rad_s'\]"):
+            SimulationSettings(gait=gait, yaw_rate_rad_s=0.3)
+        with pytest.raises(SimulationError, match="speed_m_s"):
+            SimulationSettings(gait=gait, speed_m_s=0.2)
+    assert SimulationSettings(gait="trot", yaw_rate_rad_s=0.3).yaw_rate_rad_s == 0.3
