@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -340,6 +341,12 @@ class EstimatorSettings:
 # ----------------------------------------------------------------------------------------------------------
 
 
+#: A decimal number in YAML 1.2's core schema (``2e-2``, ``1e3``, ``-.5``, ``+3.``): what rcl's parameter-file
+#: parser and YAML 1.2 read as a float; PyYAML (YAML 1.1) needs a dot in the mantissa and a sign in the exponent,
+#: so it gives ``2e-2`` and ``1e3`` as strings, which float settings accept as these numbers.
+_YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+
+
 def _coerce(owner: str, name: str, default: Any, value: Any) -> Any:
     """Convert ``value`` to the type of ``default`` (bool, int, float, str, tuple) or raise SettingsError."""
     where = f"{owner}{name}"
@@ -354,7 +361,11 @@ def _coerce(owner: str, name: str, default: Any, value: Any) -> Any:
             return int(value)
         raise SettingsError(f"{where} must be an integer, got {value!r}")
     if isinstance(default, float):
+        if isinstance(value, str) and _YAML12_FLOAT.fullmatch(value.strip()):
+            value = float(value)  # 2e-2, 1e3: numbers in YAML 1.2 and rcl, strings for PyYAML (YAML 1.1)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise SettingsError(f"{where} must be finite, got {value!r}")
             return float(value)
         raise SettingsError(f"{where} must be a number, got {value!r}")
     if isinstance(default, str):
@@ -364,6 +375,8 @@ def _coerce(owner: str, name: str, default: Any, value: Any) -> Any:
     if isinstance(default, tuple):
         if not isinstance(value, (list, tuple)):
             raise SettingsError(f"{where} must be a list, got {value!r}")
+        if default and all(isinstance(v, float) for v in default):
+            value = [float(v) if isinstance(v, str) and _YAML12_FLOAT.fullmatch(v.strip()) else v for v in value]
         return tuple(value)
     raise SettingsError(f"{where}: unsupported setting type {type(default).__name__}")  # pragma: no cover
 
@@ -374,7 +387,12 @@ _NULL_MEANS_DEFAULT = frozenset({"ekf.foot_radius_m"})
 
 def _build(cls: type, data: Mapping[str, Any], owner: str) -> Any:
     if not isinstance(data, Mapping):
-        raise SettingsError(f"{owner or 'settings'} must be a mapping, got {data!r}")
+        if owner:
+            group = owner.rstrip(".")
+            raise SettingsError(
+                f"{group} must be a mapping of settings (set its members, e.g. {group}.<name>=VALUE), got {data!r}"
+            )
+        raise SettingsError(f"settings must be a mapping, got {data!r}")
     defaults = cls()
     known = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(known))

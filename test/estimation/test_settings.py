@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,78 @@ def test_foot_radius_setting_null_number_and_description() -> None:
     assert est.foot_radii.tolist() == [0.0] * 4 and not est._rolling
     est = RobotStateEstimator.from_description(desc, load_settings({"ekf.foot_radius_m": 0.025}))
     assert est.foot_radii.tolist() == [0.025] * 4
+
+
+# --- numbers without a dot (YAML 1.2 / rcl floats, PyYAML strings), non-finite values, a group given a value ---
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("2e-2", 0.02), ("1e3", 1000.0), ("1.5E+2", 150.0), ("-.5e1", -5.0), (" 3e0 ", 3.0)],
+)
+def test_float_settings_accept_exponent_numbers_that_pyyaml_reads_as_strings(text: str, expected: float) -> None:
+    assert settings_from_flat({"ekf.initial_position": [text, 0.0, 0.0]}).ekf.initial_position == (expected, 0.0, 0.0)
+    if expected > 0:
+        assert settings_from_flat({"ekf.accel_noise_density": text}).ekf.accel_noise_density == expected
+
+
+def test_exponent_numbers_in_a_parameter_file(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("/**/robot_state_estimator:\n  ros__parameters:\n    ekf:\n      accel_noise_density: 2e-2\n")
+    assert load_settings(path).ekf.accel_noise_density == 0.02
+    path.write_text("ekf.gyro_noise_density: 1e3\n")  # flat names, as --config files may hold them
+    assert load_settings(path).ekf.gyro_noise_density == 1000.0
+
+
+@pytest.mark.parametrize("text", ["abc", "1_000", "0x10", "1e", "nan", "inf", "e3"])
+def test_strings_that_are_not_decimal_numbers_stay_refused(text: str) -> None:
+    with pytest.raises(SettingsError, match=r"ekf\.accel_noise_density must be a number"):
+        settings_from_flat({"ekf.accel_noise_density": text})
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize("key", ["contact.on_threshold", "ekf.accel_noise_density", "ekf.foot_radius_m"])
+def test_non_finite_values_are_refused_by_name(key: str, value: float) -> None:
+    with pytest.raises(SettingsError, match="^" + re.escape(key) + " must be finite, got"):
+        settings_from_flat({key: value})
+
+
+def test_yaml_nan_in_a_file_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("contact:\n  on_threshold: .nan\n")
+    with pytest.raises(SettingsError, match=r"contact\.on_threshold must be finite, got nan"):
+        load_settings(path)
+
+
+def test_a_group_given_a_value_names_the_group() -> None:
+    with pytest.raises(SettingsError, match=r"^ekf must be a mapping of settings \(set its members, e\.g\. ekf\."):
+        settings_from_flat({"ekf": 3})
+
+
+@pytest.mark.ros
+def test_rcl_reads_exponent_numbers_as_doubles_like_load_settings(tmp_path: Path, ros_env: dict[str, str]) -> None:
+    """What the node gets from ``--params-file`` (rcl's YAML parser) for ``2e-2``: the double 0.02, the value
+    load_settings reads from the same file."""
+    rclpy = pytest.importorskip("rclpy")
+    from rcl_interfaces.msg import ParameterType
+
+    path = tmp_path / "params.yaml"
+    path.write_text(
+        "/**/robot_state_estimator:\n  ros__parameters:\n    ekf.accel_noise_density: 2e-2\n"
+        "    ekf.gyro_noise_density: 1e3\n"
+    )
+    context = rclpy.Context()
+    rclpy.init(args=["x", "--ros-args", "--params-file", str(path)], context=context)
+    try:
+        node = rclpy.create_node(
+            "robot_state_estimator", context=context, automatically_declare_parameters_from_overrides=True
+        )
+        a = node.get_parameter("ekf.accel_noise_density")
+        g = node.get_parameter("ekf.gyro_noise_density")
+        assert (a.type_.value, a.value) == (ParameterType.PARAMETER_DOUBLE, 0.02)
+        assert (g.type_.value, g.value) == (ParameterType.PARAMETER_DOUBLE, 1000.0)
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+    s = load_settings(path)
+    assert (s.ekf.accel_noise_density, s.ekf.gyro_noise_density) == (0.02, 1000.0)
