@@ -686,7 +686,12 @@ def bench_node(
                 "max": float(np.max(lat) / 1e3),
             },
             "cpu_percent_of_one_core": 100.0 * (cpu1 - cpu0) / wall,
-            "cpu_us_per_input": 1e6 * (cpu1 - cpu0) / max(1, delta("imu_received") + delta("joint_states_received")),
+            "cpu_us_per_input": cpu_us_per_input(
+                cpu1 - cpu0,
+                fed["imu_published"] + fed["joint_states_published"],
+                fed["imu_published_total"] - int(after.get("imu_received", 0)),
+                fed["joint_states_published_total"] - int(after.get("joint_states_received", 0)),
+            ),
             "main_thread_runqueue_wait_percent": (
                 100.0 * (sched1[1] - sched0[1]) / 1e9 / wall if sched0 is not None and sched1 is not None else None
             ),
@@ -719,6 +724,20 @@ def bench_node(
         err_file.close()
         feeder_err.close()
     return result
+
+
+def cpu_us_per_input(cpu_s: float, inputs_published_in_window: int, *inputs_dropped: int) -> float | None:
+    """The node's CPU per input received, in us: CPU seconds over the recording window / the inputs of that
+    window (published by the feeder between its ``recording`` and ``done``, the window of the CPU samples)
+    less the inputs dropped (published, never received: counted over the whole feed, so an upper bound for
+    the window; negative counts, a report older than the last inputs, count as 0). Not one diagnostics
+    report's counts: those cover the node's report period, not the CPU window.
+
+    Returns:
+        us of node CPU per input; None when no input of the window was received.
+    """
+    received = inputs_published_in_window - sum(max(0, d) for d in inputs_dropped)
+    return 1e6 * cpu_s / received if received > 0 else None
 
 
 def _merge_node_reports(reports: list[dict[str, str]], prefix: str) -> dict[str, Any]:
@@ -873,13 +892,15 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
                 return f"p50 {d['p50_ms']:.2f} ms, p99 {d['p99_ms']:.2f} ms, max {d['max_ms']:.2f} ms"
 
             dropped = inputs.get("imu_dropped", 0) + inputs.get("joint_states_dropped", 0)
+            us = n.get("cpu_us_per_input")
+            per_input = "n/a" if us is None else f"{us:.0f}"
             lines.append(
                 f"node over DDS ({n['duration_s']:.0f} s, IMU {rates['imu']} Hz + joints {rates['joint_states']} Hz, "
                 f"{n.get('outputs_subscribed', 'odometry')} subscribed): "
                 f"node latency stamp to publish {ms(own)}; processing (callback to publish) {ms(proc_ms)}; "
                 f"stamp to reception (upper bound) p50 {lat['p50'] / 1e3:.2f} ms, p99 {lat['p99'] / 1e3:.2f} ms; "
                 f"odometry for {100 * n['odometry_received_ratio']:.1f} % of IMU inputs; {dropped} inputs dropped; "
-                f"CPU {n['cpu_percent_of_one_core']:.0f} % of a core, {n.get('cpu_us_per_input', 0):.0f} us per input "
+                f"CPU {n['cpu_percent_of_one_core']:.0f} % of a core, {per_input} us per input "
                 f"(main thread waiting for a CPU {n.get('main_thread_runqueue_wait_percent') or 0:.0f} % of the "
                 f"time; hypervisor steal {n.get('machine_steal_percent') or 0:.1f} % of the machine's CPU; feeder "
                 f"{n['feeder']['cpu_percent_of_one_core']:.0f} %, "

@@ -101,3 +101,13 @@ def test_bench_offline_repeats_report_the_median_repeat():
     assert r["repeats"]["realtime_factor_best"] == max(factors)
     assert len(r["repeats"]["machine_steal_percent"]) == 3
     assert r["realtime_factor"] == pytest.approx(r["input_duration_s"] / r["wall_s"])
+
+
+def test_cpu_per_input_divides_by_the_inputs_of_the_cpu_window():
+    # README's full run: 74 % of a core for 30 s at 1 kHz IMU + 1 kHz joints, nothing dropped -> 0.74 s / 2000
+    assert bench.cpu_us_per_input(0.74 * 30.0, 30_000 + 30_000, 0, 0) == pytest.approx(370.0)
+    # the trial's --short run: 71 % of a core for 1 s, 1000 + 1000 inputs (not one report's 168 + 168)
+    assert bench.cpu_us_per_input(0.71, 1000 + 1000, 0, 0) == pytest.approx(355.0)
+    # dropped inputs were never received; a negative count (report older than the feed's end) is no drop
+    assert bench.cpu_us_per_input(0.5, 2000, 500, -3) == pytest.approx(1e6 * 0.5 / 1500)
+    assert bench.cpu_us_per_input(0.5, 100, 100, 0) is None
