@@ -33,6 +33,7 @@ from rcl_interfaces.msg import (
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from robot_state_estimator.common.node_ranges import NODE_PARAMETER_RANGES
 from robot_state_estimator.estimation.settings import (
     ContactSettings,
     EkfSettings,
@@ -96,29 +97,33 @@ NODE_PARAMETERS: dict[str, ParamSpec] = {
         "subscribe to foot_forces (sensor_msgs/JointState: name = foot frames, effort = force in N or raw "
         "sensor counts) as a contact source",
     ),
-    "qos_depth": ParamSpec(50, "history depth of the best-effort sensor subscriptions", range=(1, 10000)),
+    "qos_depth": ParamSpec(
+        50, "history depth of the best-effort sensor subscriptions", range=NODE_PARAMETER_RANGES["qos_depth"]
+    ),
     "max_time_gap_s": ParamSpec(
         0.5,
         "s, an IMU stamp further ahead of the previous one than this resets the filter (a gap in the data)",
         read_only=False,
-        range=(0.001, 3600.0),
+        range=NODE_PARAMETER_RANGES["max_time_gap_s"],
     ),
     "diagnostics_period_s": ParamSpec(
-        1.0, "s, period of /diagnostics (steady clock, also before /clock arrives)", range=(0.05, 60.0)
+        1.0,
+        "s, period of /diagnostics (steady clock, also before /clock arrives)",
+        range=NODE_PARAMETER_RANGES["diagnostics_period_s"],
     ),
     "odometry_rate_hz": ParamSpec(
         0.0,
         "Hz, maximum rate of odometry and TF: the first estimate of each 1/rate period of the measurement "
         "stamps is published; 0 = every estimate (every IMU sample)",
         read_only=False,
-        range=(0.0, 10000.0),
+        range=NODE_PARAMETER_RANGES["odometry_rate_hz"],
     ),
     "contacts_rate_hz": ParamSpec(
         0.0,
         "Hz, maximum rate of contact_wrench/<foot> and contact_states: the first joint update of each 1/rate "
         "period of the measurement stamps is published; 0 = every joint update",
         read_only=False,
-        range=(0.0, 10000.0),
+        range=NODE_PARAMETER_RANGES["contacts_rate_hz"],
     ),
 }
 

@@ -74,6 +74,54 @@ NODE_DEFAULTS: dict[str, Any] = {
 }
 
 
+#: Node parameters replay has no use for (sources of the description and settings, TF switch, QoS,
+#: diagnostics): refused in ``--set`` (naming the replay option to use instead), noted when a settings file has them.
+NODE_ONLY_PARAMETERS: dict[str, str] = {
+    "robot": "use --robot",
+    "description_file": "use --description",
+    "robot_description": "use --description",
+    "config_file": "use --config",
+    "publish_tf": "--output-topics chooses what the output bag gets",
+    "qos_depth": "replay reads every message of the bag",
+    "diagnostics_period_s": "replay publishes no diagnostics",
+}
+#: Frame parameters that must not be empty (the odometry's and the TF's parent frame).
+NON_EMPTY_PARAMETERS: tuple[str, ...] = ("odom_frame",)
+
+
+def check_node_params(params: dict[str, Any], source: str) -> None:
+    """Check node-parameter values as the node's parameter descriptors do (``common.node_ranges``: the same
+    numbers), plus the non-empty frames and the types.
+
+    Args:
+        params: node parameter name -> value (YAML-typed).
+        source: where they come from, for the message (``--set``, a settings file).
+
+    Raises:
+        ReplayError: a number outside its range, not a number or not finite; an empty ``odom_frame``; a frame
+            that is not a string; ``use_foot_forces`` that is not a boolean.
+    """
+    from robot_state_estimator.common.node_ranges import NODE_PARAMETER_RANGES
+
+    for name, value in params.items():
+        rng = NODE_PARAMETER_RANGES.get(name)
+        if rng is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ReplayError(f"{source}: {name} must be a number, got {value!r}")
+            if not np.isfinite(value):
+                raise ReplayError(f"{source}: {name} must be finite, got {value!r}")
+            lo, hi = rng
+            if not lo <= value <= hi:
+                raise ReplayError(f"{source}: {name} = {value!r} is outside its range [{lo:g}, {hi:g}]")
+        elif name in ("odom_frame", "base_frame", "tf_child_frame", "imu_frame_id"):
+            if not isinstance(value, str):
+                raise ReplayError(f"{source}: {name} must be a frame name (a string), got {value!r}")
+            if name in NON_EMPTY_PARAMETERS and not value:
+                raise ReplayError(f"{source}: {name} must not be empty")
+        elif name == "use_foot_forces" and not isinstance(value, bool):
+            raise ReplayError(f"{source}: use_foot_forces must be true or false, got {value!r}")
+
+
 #: Output topic groups of replay's bag (``--output-topics``), in the order they are written for an estimate:
 #: ``odometry`` (nav_msgs/Odometry), ``tf`` (``/tf``, tf2_msgs/TFMessage), ``wrenches``
 #: (``contact_wrench/<foot>``, geometry_msgs/WrenchStamped), ``contacts`` (``contact_states``,
@@ -81,6 +129,32 @@ NODE_DEFAULTS: dict[str, Any] = {
 OUTPUT_GROUPS: tuple[str, ...] = ("odometry", "tf", "wrenches", "contacts")
 #: Chunk compression of the output bag by default (``--output-compression``).
 DEFAULT_OUTPUT_COMPRESSION = "zstd"
+
+
+#: Core events (``estimation.pipeline``) that mean the core dropped the sample it was given (a sample the adapter
+#: passed on); with the adapter's own skips they make a stream's skipped count.
+CORE_SKIP_EVENTS: frozenset[str] = frozenset(
+    {
+        "imu_shape",
+        "imu_nan",
+        "imu_dt_nonpositive",
+        "imu_out_of_order",
+        "joint_shape",
+        "joint_nan",
+        "duplicate_joint",
+        "unknown_joint",
+        "missing_joint",
+        "joint_dt_nonpositive",
+        "joint_out_of_order",
+        "foot_force_shape",
+        "foot_force_nan",
+        "unknown_foot",
+    }
+)
+
+
+#: Stream key of ``ReplayDriver.stream_counts`` -> its name in messages.
+STREAM_LABELS: dict[str, str] = {"imu": "IMU", "joints": "joint-state", "foot_forces": "foot-force"}
 
 
 class ReplayError(RuntimeError):
@@ -319,6 +393,30 @@ class ReplayDriver:
         self.R_base_imu = np.asarray(description.imu.R_base_imu, dtype=float)
         self.gyro_stamp_ns: list[int] = []
         self.gyro_z_base: list[float] = []
+        #: cause or event key -> (level, message) of its first occurrence
+        self.first_notes: dict[str, tuple[str, str]] = {}
+        #: stream ("imu", "joints", "foot_forces") -> [messages received, messages skipped]
+        self.stream_counts: dict[str, list[int]] = {"imu": [0, 0], "joints": [0, 0], "foot_forces": [0, 0]}
+
+    def _count(self, stream: str, out: Any) -> None:
+        """Count one input of ``stream``; note the first message of each cause; skipped: the adapter refused
+        it, or the core dropped it (``CORE_SKIP_EVENTS``)."""
+        counts = self.stream_counts[stream]
+        counts[0] += 1
+        notes = out.notes
+        if not notes:
+            if out.sample is None:
+                counts[1] += 1
+            return
+        skipped = out.sample is None
+        first = self.first_notes
+        for note in notes:
+            if note.key not in first:
+                first[note.key] = (note.level, note.message)
+            if note.key in CORE_SKIP_EVENTS:
+                skipped = True
+        if skipped:
+            counts[1] += 1
 
     @property
     def skipped(self) -> Counter[str]:
@@ -351,15 +449,20 @@ class ReplayDriver:
         if sample is not None:
             self.gyro_stamp_ns.append(sample.stamp_ns)
             self.gyro_z_base.append(float(self.R_base_imu[2] @ sample.angular_velocity))
+        self._count("imu", out)
         self._emit(out)
 
     def joints(self, msg: Any) -> None:
         """A ``sensor_msgs/JointState`` message."""
-        self._emit(self.stream.on_joints_msg(msg))
+        out = self.stream.on_joints_msg(msg)
+        self._count("joints", out)
+        self._emit(out)
 
     def foot_forces(self, msg: Any) -> None:
         """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
-        self._emit(self.stream.on_foot_forces_msg(msg))
+        out = self.stream.on_foot_forces_msg(msg)
+        self._count("foot_forces", out)
+        self._emit(out)
 
 
 class OutputBag:
@@ -562,6 +665,32 @@ class ReplayResult:
     write_s: float = 0.0
     total_s: float = 0.0
     input_topics: dict[str, str] = field(default_factory=dict)
+    first_notes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    stream_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def first_message(self, key: str) -> str:
+        """The message of the first occurrence of a skip cause or core event ("" when none was noted)."""
+        note = self.first_notes.get(key)
+        return note[1] if note else ""
+
+    def problem_lines(self) -> list[str]:
+        """What to print after the summary line: per skip cause and per core event of level warn or error, its
+        count and its first message; a WARNING for each stream of which more than half of the messages were
+        skipped."""
+        lines = []
+        for key, n in sorted(self.skipped.items()):
+            lines.append(f"skipped {key}: {n}, first: {self.first_message(key) or '?'}")
+        for key, n in sorted(self.events.items()):
+            level = self.first_notes.get(key, ("info", ""))[0]
+            if level in ("warn", "error"):
+                lines.append(f"event {key} ({level}): {n}, first: {self.first_message(key) or '?'}")
+        for stream, (received, skipped) in self.stream_counts.items():
+            if received and 2 * skipped > received:
+                lines.append(
+                    f"WARNING: {skipped} of {received} {STREAM_LABELS[stream]} messages skipped: the estimate "
+                    "runs without most of this input (see the causes above)"
+                )
+        return lines
 
     @property
     def realtime_factor(self) -> float:
@@ -589,6 +718,8 @@ class ReplayResult:
             "skipped": self.skipped,
             "lost": self.lost,
             "events": self.events,
+            "first_messages": {k: m for k, (_level, m) in self.first_notes.items()},
+            "streams": {k: {"received": r, "skipped": n} for k, (r, n) in self.stream_counts.items() if r},
             "resets": self.resets,
         }
 
@@ -601,7 +732,8 @@ def split_config(path: str | Path | None) -> tuple[Any, dict[str, Any]]:
         ``(EstimatorSettings, node parameters found in the file)``.
 
     Raises:
-        ``estimation.errors.SettingsError``: invalid settings.
+        ``estimation.errors.SettingsError``: invalid settings; ReplayError: a node parameter with a bad value
+        (:func:`check_node_params`).
     """
     from robot_state_estimator.estimation.settings import load_settings
 
@@ -615,6 +747,7 @@ def split_config(path: str | Path | None) -> tuple[Any, dict[str, Any]]:
             params.update({k: v for k, v in node_doc["ros__parameters"].items() if k in NODE_PARAMETER_NAMES})
     if not params and isinstance(doc, dict):
         params = {k: v for k, v in doc.items() if k in NODE_PARAMETER_NAMES}
+    check_node_params(params, str(path))
     return settings, params
 
 
@@ -622,7 +755,9 @@ def apply_overrides(settings: Any, node_params: dict[str, Any], items: list[str]
     """Apply ``NAME=VALUE`` overrides (YAML values) to settings (dotted names) and node parameters.
 
     Raises:
-        ReplayError: an item without ``=``; ``estimation.errors.SettingsError``: unknown name or bad value.
+        ReplayError: an item without ``=``; a node parameter replay does not use (``NODE_ONLY_PARAMETERS``) or
+            with a bad value (:func:`check_node_params`); ``estimation.errors.SettingsError``: unknown name or bad
+            value of a setting.
     """
     from robot_state_estimator.estimation.settings import settings_from_flat
 
@@ -636,7 +771,12 @@ def apply_overrides(settings: Any, node_params: dict[str, Any], items: list[str]
             value = yaml.safe_load(text) if text else ""
         except yaml.YAMLError:
             value = text  # e.g. "*": a plain string
+        if name in NODE_ONLY_PARAMETERS:
+            raise ReplayError(
+                f"--set {name}: a parameter of the node only, replay does not use it ({NODE_ONLY_PARAMETERS[name]})"
+            )
         if name in NODE_PARAMETER_NAMES:
+            check_node_params({name: value}, f"--set {name}")
             params[name] = value
         else:
             flat[name] = value
@@ -855,6 +995,15 @@ def _replay_bag(
             out.close()
             write_s += clock() - t
     total_s = open_s + clock() - t_start
+    received, skipped = driver.stream_counts["joints"]
+    if received and skipped == received:
+        causes = Counter(driver.skipped) + Counter({k: n for k, n in driver.events.items() if k in CORE_SKIP_EVENTS})
+        key = causes.most_common(1)[0][0] if causes else "?"
+        first = driver.first_notes.get(key, ("", "?"))[1]
+        raise ReplayError(
+            f"no joint sample of {opts.joints_topic} reached the estimator: all {received} skipped ({key}: {first}); "
+            "the run would be IMU-only"
+        )
     stamps = msgs.stamp_ns
     span = (stamps[-1] - stamps[0]) / NS_PER_S if stamps else 0.0
     return ReplayResult(
@@ -873,6 +1022,8 @@ def _replay_bag(
         input_span_s=(stamps[0] / NS_PER_S, stamps[-1] / NS_PER_S) if stamps else (0.0, 0.0),
         description=desc,
         input_topics=dict(present),
+        first_notes=dict(driver.first_notes),
+        stream_counts={k: (r, n) for k, (r, n) in driver.stream_counts.items()},
     )
 
 
@@ -1179,6 +1330,9 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
     config_path = resolve_config(args.config, args.robot)
     settings, node_params = split_config(config_path)
     print(settings_source_line(inp, description, config_path))
+    unused = sorted(k for k in node_params if k in NODE_ONLY_PARAMETERS)
+    if unused:
+        print(f"note: {config_path} sets node parameters replay does not use: {', '.join(unused)}")
     settings, node_params = apply_overrides(settings, node_params, getattr(args, "set", []) or [])
     if args.imu_frame_id is not None:
         node_params["imu_frame_id"] = args.imu_frame_id
@@ -1204,6 +1358,8 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
         + (f"; skipped {s['skipped']}" if s["skipped"] else "")
         + (f"; samples missing from the recording (stamp gaps) {s['lost']}" if s["lost"] else "")
     )
+    for line in result.problem_lines():
+        print(line)
     traj = result.log.trajectory()
     if args.tum:
         write_tum(args.tum, traj, header=f"robot_state_estimator replay of {inp}")
@@ -1290,13 +1446,14 @@ def to_jsonable(x: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``robot-state-estimator replay``: returns 0, or 1 with a message on a known error."""
+    """``robot-state-estimator replay``: returns 0, or 2 with one line naming the problem on a known error (the
+    format and exit code of the other sub-commands' errors, ``tools.cli``)."""
     from robot_state_estimator.estimation.errors import EstimationError
     from robot_state_estimator.tools.ground_truth import GroundTruthError
 
     try:
         run_cli(args)
     except (ReplayError, GroundTruthError, MetricsError, EstimationError) as exc:
-        print(f"replay: error: {exc}", file=sys.stderr)
-        return 1
+        print(f"robot-state-estimator replay: error: {exc}", file=sys.stderr)
+        return 2
     return 0

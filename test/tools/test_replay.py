@@ -204,7 +204,7 @@ def test_replay_errors_name_the_problem(sim_run, tmp_path):
             settings=replay.split_config(None)[0],
             options=replay.ReplayOptions(imu_topic="/nope"),
         )
-    assert replay.run(argparse.Namespace(input=str(tmp_path / "missing"))) == 1
+    assert replay.run(argparse.Namespace(input=str(tmp_path / "missing"))) == 2
 
 
 def test_samples_missing_from_a_recording_are_reported(sim_run, tmp_path, capsys):
@@ -231,7 +231,7 @@ def test_an_unknown_bundled_robot_is_an_error_even_with_a_description_next_to_th
     parser = argparse.ArgumentParser()
     replay.add_arguments(parser)
     args = parser.parse_args([str(run_dir / "bag"), "--robot", "go2", "--description", "x.urdf", "--config", "y"])
-    assert replay.run(args) == 1
+    assert replay.run(args) == 2
     assert "known: anymal_c, go1, solo12" in capsys.readouterr().err
 
 
