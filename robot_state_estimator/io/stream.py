@@ -113,12 +113,20 @@ class AdapterSettings:
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AdapterSettings:
-        """From a node-parameter mapping (other keys are ignored, missing ones take the defaults)."""
+        """From a node-parameter mapping (other keys are ignored, missing ones take the defaults).
+
+        Raises:
+            ValueError: a rate or gap that is not a number (the message names the parameter and the value);
+                ranges are checked by the callers (the node's descriptors, replay's ``check_node_params``).
+        """
         names = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in params.items() if k in names}
         for k in ("max_time_gap_s", "odometry_rate_hz", "contacts_rate_hz"):
             if k in values:
-                values[k] = float(values[k])
+                v = values[k]
+                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                    raise ValueError(f"{k} must be a number, got {v!r}")
+                values[k] = float(v)
         if "imu_frame_id" in values:
             values["imu_frame_id"] = str(values["imu_frame_id"])
         return cls(**values)

@@ -41,6 +41,8 @@ import yaml
 from robot_state_estimator.estimation.types import FootForceSample, ImuSample, JointSample
 
 UNITS_NS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
+#: Plausible median row rate of a robot recording, Hz: outside it the time unit of the mapping is wrong.
+MIN_ROW_RATE_HZ, MAX_ROW_RATE_HZ = 1.0, 100_000.0
 
 
 class CsvImportError(ValueError):
@@ -185,9 +187,21 @@ def samples_from_table(table: dict[str, np.ndarray], mapping: CsvMapping) -> lis
     """Rows -> ``(stamp_ns, ImuSample, JointSample, FootForceSample | None)`` per row, in row order.
 
     Raises:
-        CsvImportError: stamps not strictly increasing.
+        CsvImportError: stamps not strictly increasing; a median row rate outside ``MIN_ROW_RATE_HZ`` ..
+            ``MAX_ROW_RATE_HZ`` (a wrong ``time.unit``).
     """
-    stamps = np.round(table[mapping.time_column] * mapping.time_scale_ns + mapping.time_offset_s * 1e9).astype(np.int64)
+    t_ns = table[mapping.time_column] * mapping.time_scale_ns + mapping.time_offset_s * 1e9
+    if len(t_ns) > 1:  # before rounding: seconds read as ns would round to repeated stamps
+        dt_ns = float(np.median(np.diff(t_ns)))
+        rate_hz = 1e9 / dt_ns if dt_ns > 0 else float("nan")  # nan: not increasing, refused below
+        if np.isfinite(rate_hz) and not MIN_ROW_RATE_HZ <= rate_hz <= MAX_ROW_RATE_HZ:
+            unit = next((u for u, scale in UNITS_NS.items() if scale == mapping.time_scale_ns), "?")
+            raise CsvImportError(
+                f"time column {mapping.time_column!r} read as {unit!r} gives {rate_hz:.4g} rows/s (median step "
+                f"{dt_ns / 1e9:.4g} s), not a plausible rate ({MIN_ROW_RATE_HZ:g} .. {MAX_ROW_RATE_HZ:g} Hz): "
+                f"check time.unit in the mapping (one of {', '.join(UNITS_NS)})"
+            )
+    stamps = np.round(t_ns).astype(np.int64)
     if len(stamps) > 1 and np.any(np.diff(stamps) <= 0):
         k = int(np.flatnonzero(np.diff(stamps) <= 0)[0])
         raise CsvImportError(f"time column {mapping.time_column!r} not strictly increasing at row {k + 1}")
@@ -352,10 +366,22 @@ def read_source_gyro(info: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | No
 
 
 def _parse_rows(text: str | None) -> slice | None:
+    """``--rows START:STOP`` -> a slice (either end may be empty).
+
+    Raises:
+        argparse.ArgumentTypeError: not two integers (or empty ends) separated by one ``:``.
+    """
     if not text:
         return None
-    start, _, stop = text.partition(":")
-    return slice(int(start) if start else None, int(stop) if stop else None)
+    start, sep, stop = text.partition(":")
+    try:
+        if not sep or ":" in stop:
+            raise ValueError
+        return slice(int(start) if start.strip() else None, int(stop) if stop.strip() else None)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected START:STOP with integer row numbers (e.g. 2000:8000, :400, 400:), got {text!r}"
+        ) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -363,13 +389,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("csv", help="the CSV recording (one row per time step, one header line)")
     parser.add_argument("--mapping", required=True, help="column mapping YAML (e.g. config/import/go1_trot.yaml)")
     parser.add_argument("--output", required=True, help="bag directory to create")
-    parser.add_argument("--rows", default=None, help="data rows to import, START:STOP (Python slice)")
+    parser.add_argument("--rows", default=None, type=_parse_rows, help="data rows to import, START:STOP (Python slice)")
     parser.add_argument("--storage", default="mcap", choices=["mcap", "sqlite3"], help="rosbag2 storage format")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the import; prints a one-line summary."""
-    s = import_csv(args.csv, load_mapping(args.mapping), args.output, rows=_parse_rows(args.rows), storage=args.storage)
+    s = import_csv(args.csv, load_mapping(args.mapping), args.output, rows=args.rows, storage=args.storage)
     dur = (s.last_stamp_ns - s.first_stamp_ns) / 1e9
     print(f"wrote {s.output}: {s.rows} rows over {dur:.2f} s on {', '.join(s.topics)}")
     return 0

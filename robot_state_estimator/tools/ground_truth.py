@@ -92,11 +92,40 @@ def _dedup_increasing(t: NDArray[np.float64], *arrays: Any) -> tuple[Any, ...]:
 
 
 # ----------------------------------------------------------------------------------------------------- TUM
+def _check_finite_rows(path: Path, data: np.ndarray, quat: np.ndarray, *, header_lines: int = 0) -> None:
+    """Refuse a table with a non-finite number or a zero quaternion, naming the file's line (1-based; lines
+    counted as ``np.loadtxt`` reads them: blank lines and ``#`` comments are not rows).
+
+    Raises:
+        GroundTruthError: the first such row, with its line number.
+    """
+    bad_value = ~np.isfinite(data).all(axis=1)
+    with np.errstate(invalid="ignore"):
+        bad_quat = ~(np.linalg.norm(quat, axis=1) > 0)
+    bad = bad_value | bad_quat
+    if not bad.any():
+        return
+    k = int(np.flatnonzero(bad)[0])
+    line = k + 1 + header_lines
+    try:
+        rows = [
+            i
+            for i, text in enumerate(path.read_text().splitlines(), 1)
+            if i > header_lines and text.strip() and not text.lstrip().startswith("#")
+        ]
+        line = rows[k]
+    except (OSError, IndexError, UnicodeDecodeError):
+        pass
+    what = "a NaN or Inf number" if bad_value[k] else "a quaternion of zero length"
+    raise GroundTruthError(f"{path} line {line}: {what} ({int(bad.sum())} such rows); remove or fix the row")
+
+
 def load_tum(path: str | Path) -> GroundTruth:
     """Read a TUM trajectory file.
 
     Raises:
-        GroundTruthError: unreadable, not 8 columns, fewer than two poses.
+        GroundTruthError: unreadable, not 8 columns, fewer than two poses, a row with a NaN/Inf number or a
+            zero quaternion (the message names its line).
     """
     path = Path(path)
     try:
@@ -107,6 +136,7 @@ def load_tum(path: str | Path) -> GroundTruth:
         raise GroundTruthError(
             f"TUM file {path} must have >= 2 lines of 8 numbers (t x y z qx qy qz qw); shape {data.shape}"
         )
+    _check_finite_rows(path, data, data[:, 4:8])
     t, p, q = _dedup_increasing(data[:, 0], data[:, 1:4], data[:, 4:8])
     q = q / np.linalg.norm(q, axis=1, keepdims=True)
     return GroundTruth(Trajectory(t, p, q), stamped=True, source=f"TUM {path}")
@@ -222,7 +252,8 @@ def load_unstamped_csv(path: str | Path, t_start_s: float, t_end_s: float) -> Gr
     ``metrics.align_time(..., warp=True)``).
 
     Raises:
-        GroundTruthError: unreadable, fewer than 8 columns or fewer than two rows.
+        GroundTruthError: unreadable, fewer than 8 columns or fewer than two rows, a row with a NaN/Inf pose
+            number or a zero quaternion (the message names its line).
     """
     path = Path(path)
     try:
@@ -231,6 +262,7 @@ def load_unstamped_csv(path: str | Path, t_start_s: float, t_end_s: float) -> Gr
         raise GroundTruthError(f"cannot read ground-truth CSV {path}: {exc}") from exc
     if data.shape[1] < 8 or len(data) < 2:
         raise GroundTruthError(f"{path}: expected >= 2 rows of seq,x,y,z,qx,qy,qz,qw; shape {data.shape}")
+    _check_finite_rows(path, data[:, 1:8], data[:, 4:8], header_lines=1)
     t = np.linspace(t_start_s, t_end_s, len(data))
     q = data[:, 4:8] / np.linalg.norm(data[:, 4:8], axis=1, keepdims=True)
     return GroundTruth(Trajectory(t, data[:, 1:4].copy(), q), stamped=False, source=f"unstamped CSV {path}")

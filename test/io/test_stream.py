@@ -605,3 +605,10 @@ def test_extra_joints_through_stream_and_core(ignore: bool):
         assert st.rejected["joint_unknown_names"] == 50
         assert "ignored_joints" not in st.events and "unknown_joint" not in st.events
         assert n_joint_estimates == 0
+
+
+def test_adapter_settings_refuse_a_rate_that_is_not_a_number():
+    with pytest.raises(ValueError, match="max_time_gap_s must be a number, got 'abc'"):
+        AdapterSettings.from_params({"max_time_gap_s": "abc"})
+    with pytest.raises(ValueError, match="odometry_rate_hz must be a number, got True"):
+        AdapterSettings.from_params({"odometry_rate_hz": True})
