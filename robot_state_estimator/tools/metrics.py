@@ -62,6 +62,9 @@ class TimeAlignment:
         knots_s: for a warp (:func:`fit_time_warp`), ``(nominal (K,), mapped (K,))`` ground-truth stamps, s:
             the mapping interpolates linearly between knots and extends the end segments' rates beyond them;
             None for an affine mapping.
+        not_determined: None when the offset search found one clear minimum; else why the signal does not
+            determine the offset (:func:`timing_information`): the alignment is then a guess.
+        warp_start: for a warp, the ``(offset_s, scale)`` of the offset+rate alignment it started from.
     """
 
     offset_s: float
@@ -69,6 +72,8 @@ class TimeAlignment:
     cost: float = float("nan")
     overlap_s: float = float("nan")
     knots_s: tuple[FloatArray, FloatArray] | None = None
+    not_determined: str | None = None
+    warp_start: tuple[float, float] | None = None
 
     def map_time(self, t_s: FloatArray, t0_s: float) -> FloatArray:
         """Ground-truth stamps ``t_s`` (s) on the estimate's clock; ``t0_s``: the ground truth's first stamp."""
@@ -91,6 +96,10 @@ class TimeAlignment:
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly fields (``knots_s`` as two lists when a warp)."""
         d: dict[str, Any] = {"offset_s": self.offset_s, "scale": self.scale, "cost": self.cost}
+        if self.not_determined is not None:
+            d["not_determined"] = self.not_determined
+        if self.warp_start is not None:
+            d["warp_start"] = {"offset_s": self.warp_start[0], "scale": self.warp_start[1]}
         if self.knots_s is not None:
             d["knots_s"] = [[float(x) for x in self.knots_s[0]], [float(x) for x in self.knots_s[1]]]
         return d
@@ -104,6 +113,8 @@ class TimeAlignment:
             scale=float(d.get("scale", 1.0)),
             cost=float(d.get("cost", float("nan"))),
             knots_s=None if knots is None else (np.asarray(knots[0], float), np.asarray(knots[1], float)),
+            not_determined=d.get("not_determined"),
+            warp_start=None if "warp_start" not in d else (d["warp_start"]["offset_s"], d["warp_start"]["scale"]),
         )
 
 
@@ -168,6 +179,72 @@ def _finite(cost: float, penalty: float) -> float:
     return cost if math.isfinite(cost) else penalty
 
 
+#: Below this standard deviation (rad/s) over the overlap a yaw rate is gyroscope noise and gait wobble: no turns.
+MIN_ALIGNMENT_SIGNAL_STD = 0.02
+#: Offsets this far (s) from the best one count as a different alignment, not the same minimum's slope.
+RUNNER_UP_MIN_DISTANCE_S = 1.0
+#: A runner-up whose cost is within this fraction of (median cost - best cost) of the best makes the offset
+#: ambiguous (a periodic gait on a straight line matches every stride period).
+RUNNER_UP_MIN_MARGIN = 0.2
+
+
+def timing_information(
+    offsets_s: FloatArray,
+    costs: FloatArray,
+    best_s: float,
+    signal_std: float,
+) -> str | None:
+    """Whether an offset search on a signal found the clock: None if so, else why not (a sentence).
+
+    Not determined when (a) the signal's standard deviation over the overlap is below
+    ``MIN_ALIGNMENT_SIGNAL_STD`` (a run without turns: the yaw rate is noise), or (b) the cost is flat (its
+    median is within 1e-12 of its minimum), or (c) an offset at least ``RUNNER_UP_MIN_DISTANCE_S`` from the
+    best has a cost within ``RUNNER_UP_MIN_MARGIN`` of (median - best) of the best one (a periodic signal
+    matches every period).
+
+    Args:
+        offsets_s: (K,) s, the searched offsets.
+        costs: (K,) the cost of each (inf where the overlap is too short).
+        best_s: s, the offset found.
+        signal_std: rad/s, the smaller standard deviation of the two signals over the overlap at ``best_s``.
+    """
+    if not signal_std >= MIN_ALIGNMENT_SIGNAL_STD:
+        return (
+            f"the yaw rate hardly varies (std {signal_std:.3f} rad/s < {MIN_ALIGNMENT_SIGNAL_STD} over the "
+            "overlap): no turns, so it carries no timing information"
+        )
+    ok = np.isfinite(costs)
+    finite_offsets, finite = offsets_s[ok], costs[ok]
+    best = float(np.min(finite))
+    median = float(np.median(finite))
+    if median - best <= 1e-12 * max(1.0, abs(median)):
+        return "the cost does not depend on the offset (flat): the yaw rate carries no timing information"
+    far = np.abs(finite_offsets - best_s) >= RUNNER_UP_MIN_DISTANCE_S
+    if np.any(far):
+        k = int(np.argmin(np.where(far, finite, np.inf)))
+        if finite[k] - best < RUNNER_UP_MIN_MARGIN * (median - best):
+            return (
+                f"an offset {finite_offsets[k] - best_s:+.2f} s away fits almost as well (cost "
+                f"{finite[k]:.3g} vs {best:.3g}): the yaw rate (a periodic gait without distinct turns) does not "
+                "single out one offset"
+            )
+    return None
+
+
+def _overlap_std(
+    t_est: FloatArray, s_est: FloatArray, t_gt: FloatArray, s_gt: FloatArray, offset_s: float, scale: float
+) -> float:
+    """The smaller standard deviation of the two signals over their overlap at ``offset_s``/``scale``."""
+    t_mapped = t_gt[0] + offset_s + scale * (t_gt - t_gt[0])
+    m_gt = (t_mapped >= t_est[0]) & (t_mapped <= t_est[-1])
+    if not np.any(m_gt):
+        return 0.0
+    m_est = (t_est >= t_mapped[m_gt][0]) & (t_est <= t_mapped[m_gt][-1])
+    if not np.any(m_est):
+        return 0.0
+    return float(min(np.std(s_est[m_est]), np.std(s_gt[m_gt] / scale)))
+
+
 def estimate_time_offset(
     t_est: FloatArray,
     signal_est: FloatArray,
@@ -226,7 +303,8 @@ def estimate_time_offset(
     )
     best = float(res.x) if np.isfinite(res.fun) and res.fun <= costs[k] else float(offsets[k])
     cost, overlap = _alignment_cost(t_est, signal_est, t_gt, signal_gt, best, scale, min_overlap)
-    return TimeAlignment(offset_s=best, scale=scale, cost=cost, overlap_s=overlap)
+    why = timing_information(offsets, costs, best, _overlap_std(t_est, signal_est, t_gt, signal_gt, best, scale))
+    return TimeAlignment(offset_s=best, scale=scale, cost=cost, overlap_s=overlap, not_determined=why)
 
 
 def estimate_time_offset_and_rate(
@@ -296,7 +374,7 @@ def estimate_time_offset_and_rate(
     in_range = abs(float(res.x[1]) - 1.0) <= max_rate_deviation and abs(float(res.x[0])) <= max_offset_s
     if np.isfinite(res.fun) and res.fun < best.cost and in_range:
         cost, overlap = _alignment_cost(t_est, signal_est, t_gt, signal_gt, res.x[0], res.x[1], min_overlap)
-        best = TimeAlignment(offset_s=float(res.x[0]), scale=float(res.x[1]), cost=cost, overlap_s=overlap)
+        best = replace(best, offset_s=float(res.x[0]), scale=float(res.x[1]), cost=cost, overlap_s=overlap)
     return best
 
 
@@ -418,6 +496,8 @@ def fit_time_warp(
         cost=float(np.mean(r**2)),
         overlap_s=float(tau[m][-1] - tau[m][0]),
         knots_s=(kn, km),
+        not_determined=initial.not_determined,
+        warp_start=(initial.offset_s, initial.scale),
     )
 
 
@@ -925,10 +1005,18 @@ def evaluate(
     else:
         raise MetricsError(f"unknown time alignment {time_alignment!r}; use none, {', '.join(TIME_ALIGNMENTS)}")
     # a search that ends on the edge of its range has probably not found the clock: say so with the metrics
-    at_bound = time_alignment in ("offset", "offset+rate") and (
-        abs(ta.offset_s) >= max_offset_s * (1.0 - 1e-3)
-        or (time_alignment == "offset+rate" and abs(ta.scale - 1.0) >= max_rate_deviation * (1.0 - 1e-3))
+    at_bound = time_alignment in ("offset", "offset+rate") and _at_search_bound(
+        ta.offset_s, ta.scale if time_alignment == "offset+rate" else 1.0, max_offset_s, max_rate_deviation
     )
+    if time_alignment == "warp" and ta.knots_s is not None:
+        # a warp started from an offset+rate search on its edge, or whose local rates all sit on the edge (the
+        # prior held them at such a start), has not found the clock either
+        kn, km = ta.knots_s
+        rates = np.diff(km) / np.diff(kn)
+        edge = 1.0 + np.sign(rates - 1.0) * max_rate_deviation
+        at_bound = bool(np.all(np.abs(rates - edge) <= 1e-3 * max_rate_deviation)) or (
+            ta.warp_start is not None and _at_search_bound(*ta.warp_start, max_offset_s, max_rate_deviation)
+        )
     gt_t = ta.apply(gt) if time_alignment != "none" else gt
     e, g = associate(est, gt_t)
     a4 = align_trajectory(e, g, dof="4dof")
@@ -957,6 +1045,11 @@ def evaluate(
     return out
 
 
+def _at_search_bound(offset_s: float, scale: float, max_offset_s: float, max_rate_deviation: float) -> bool:
+    """Whether an offset (s) or rate lies on the edge of its search range (to 0.1 % of the range)."""
+    return abs(offset_s) >= max_offset_s * (1.0 - 1e-3) or abs(scale - 1.0) >= max_rate_deviation * (1.0 - 1e-3)
+
+
 def format_table(result: dict[str, Any], *, title: str = "") -> str:
     """A plain-text table of the headline numbers of :func:`evaluate`'s result."""
     rows: list[tuple[str, str]] = []
@@ -975,6 +1068,14 @@ def format_table(result: dict[str, Any], *, title: str = "") -> str:
             rows.append(("time warp local rates", f"{rates.min():.3f} .. {rates.max():.3f} ({len(kn)} knots)"))
         if ta.get("at_search_bound"):
             rows.append(("time alignment", "WARNING: on the edge of its search range (offset or rate): unreliable"))
+        if ta.get("not_determined"):
+            rows.append(
+                (
+                    "time alignment",
+                    f"WARNING: offset not determined: {ta['not_determined']}; align on a run with turns, or "
+                    "trust the stamps (--time-align none)",
+                )
+            )
     add("duration", result["duration_s"], "{:.2f}", "s")
     add("path length", result["path_length_m"], "{:.2f}", "m")
     add("ATE 4-DoF RMSE", result["ate_4dof"]["trans"]["rmse"], "{:.4f}", "m")

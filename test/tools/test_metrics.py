@@ -330,3 +330,79 @@ def test_offset_refinement_at_the_edge_of_the_overlap_warns_nothing(true_offset_
     else:
         assert a.offset_s == pytest.approx(4.99, abs=1e-9)  # beyond: the closest feasible offset
     assert a.overlap_s >= 0.5 * 9.99
+
+
+# --- time alignment on a signal without timing information; the warp's edge warning ---
+
+
+def _yaw_run(yaw_rate: np.ndarray, dt: float = 0.002) -> M.Trajectory:
+    t = np.arange(yaw_rate.size) * dt
+    yaw = np.cumsum(yaw_rate) * dt
+    p = np.column_stack([0.5 * t, np.zeros_like(t), np.full_like(t, 0.3)])
+    return M.Trajectory(t_s=t, p_world_base=p, quat_world_base_xyzw=Rotation.from_euler("z", yaw[:, None]).as_quat())
+
+
+def _ground_truth_of(est: M.Trajectory, lag_s: float, scale: float = 1.0, rate_hz: float = 100.0) -> M.Trajectory:
+    """Rows every 1/rate_hz s of nominal time; nominal t maps to estimate time lag_s + scale * t."""
+    t_nom = np.arange(0.0, (est.t_s[-1] - lag_s) / scale, 1.0 / rate_hz)
+    t_true = lag_s + scale * t_nom
+    yaw = np.interp(t_true, est.t_s, np.unwrap(M.yaw_of(est.quat_world_base_xyzw)))
+    p = np.column_stack([np.interp(t_true, est.t_s, est.p_world_base[:, k]) for k in range(3)])
+    q = Rotation.from_euler("z", yaw[:, None]).as_quat()
+    return M.Trajectory(t_s=t_nom, p_world_base=p, quat_world_base_xyzw=q)
+
+
+T_RUN = np.arange(0.0, 30.0, 0.002)
+TURNS = 0.5 * np.sin(2 * np.pi * T_RUN / 7.0) * (np.sin(2 * np.pi * T_RUN / 11.0) > 0)  # rad/s, turns of 3.5 s
+TROT_WOBBLE = 0.1 * np.sin(2 * np.pi * 2.0 * T_RUN)  # rad/s, 2 Hz stride
+
+
+def test_offset_with_turns_is_determined_and_recovered():
+    rng = np.random.default_rng(7)
+    est = _yaw_run(TURNS + TROT_WOBBLE + 0.002 * rng.standard_normal(T_RUN.size))
+    res = M.evaluate(est, _ground_truth_of(est, 0.2), time_alignment="offset")
+    assert res["time_alignment"]["offset_s"] == pytest.approx(0.2, abs=0.01)
+    assert "not_determined" not in res["time_alignment"]
+    assert "WARNING" not in M.format_table(res)
+
+
+@pytest.mark.parametrize("mode", ["offset", "offset+rate"])
+def test_straight_run_offset_is_reported_not_determined(mode):
+    rng = np.random.default_rng(8)
+    est = _yaw_run(0.001 * rng.standard_normal(T_RUN.size))  # yaw rate: noise only, no turns
+    res = M.evaluate(est, _ground_truth_of(est, 0.2), time_alignment=mode)
+    assert "hardly varies" in res["time_alignment"]["not_determined"]
+    table = M.format_table(res)
+    assert "WARNING: offset not determined" in table and "--time-align none" in table
+
+
+def test_periodic_gait_on_a_straight_line_is_reported_ambiguous():
+    rng = np.random.default_rng(9)
+    est = _yaw_run(TROT_WOBBLE + 0.002 * rng.standard_normal(T_RUN.size))  # std 0.07 rad/s, period 0.5 s
+    res = M.evaluate(est, _ground_truth_of(est, 0.2), time_alignment="offset")
+    why = res["time_alignment"]["not_determined"]
+    assert "fits almost as well" in why
+    # the runner-up is a whole number of strides (0.5 s) away, at least RUNNER_UP_MIN_DISTANCE_S
+    away = float(why.split("offset ")[1].split(" s away")[0])
+    assert abs(away) >= 1.0 and abs(away / 0.5 - round(away / 0.5)) < 0.05
+
+
+def test_warp_started_on_the_edge_of_the_rate_search_warns():
+    # true rate 1.25: outside offset+rate's +-10 %, so its search ends on the edge and the warp starts there
+    est = _yaw_run(TURNS + TROT_WOBBLE)
+    gt = _ground_truth_of(est, 0.5, scale=1.25)
+    res = M.evaluate(est, gt, time_alignment="warp", max_rate_deviation=0.1)
+    ta = res["time_alignment"]
+    assert ta["warp_start"]["scale"] == pytest.approx(1.1, abs=1e-3)
+    assert ta["at_search_bound"] is True
+    assert "WARNING: on the edge of its search range" in M.format_table(res)
+    # the same data within the search range: no warning
+    gt_ok = _ground_truth_of(est, 0.5, scale=1.05)
+    res_ok = M.evaluate(est, gt_ok, time_alignment="warp", max_rate_deviation=0.1)
+    assert res_ok["time_alignment"]["at_search_bound"] is False
+
+
+def test_time_alignment_dict_round_trip_keeps_the_diagnostics():
+    ta = M.TimeAlignment(offset_s=0.1, scale=1.02, not_determined="flat", warp_start=(0.2, 1.1))
+    back = M.TimeAlignment.from_dict(ta.as_dict())
+    assert (back.not_determined, back.warp_start) == ("flat", (0.2, 1.1))
