@@ -793,7 +793,9 @@ def rpe(
         max_pairs: start indices are strided to keep at most about this many pairs.
 
     Returns:
-        ``{"delta", "unit", "trans": stats (m), "trans_pct": stats of trans / travelled distance (%),
+        ``{"delta", "unit", "trans": stats (m), "trans_pct": stats of trans / travelled distance (%, per pair:
+        large on pairs that barely move), "mean_length_m": mean ground-truth travel of the pairs (m),
+        "trans_rmse_pct": 100 * trans RMSE / mean_length_m (%, NaN when the pairs do not move),
         "rot_deg": stats (deg)}``; ``n = 0`` when the trajectory is shorter than ``delta``.
     """
     n = len(gt)
@@ -808,7 +810,15 @@ def rpe(
     pg, pe = gt.p_world_base, est.p_world_base
     if len(i) == 0:
         empty = _stats(np.array([]))
-        return {"delta": delta, "unit": unit, "trans": empty, "trans_pct": empty, "rot_deg": empty}
+        return {
+            "delta": delta,
+            "unit": unit,
+            "trans": empty,
+            "trans_pct": empty,
+            "mean_length_m": float("nan"),
+            "trans_rmse_pct": float("nan"),
+            "rot_deg": empty,
+        }
     # relative motions in the frame of pose i
     dRg = Rg[i].inv() * Rg[j]
     dRe = Re[i].inv() * Re[j]
@@ -821,11 +831,15 @@ def rpe(
     dist = cum[j] - cum[i]
     with np.errstate(divide="ignore", invalid="ignore"):
         pct = np.where(dist > 1e-6, 100.0 * e_t / dist, np.nan)
+    trans = _stats(e_t)
+    mean_length = float(np.mean(dist))
     return {
         "delta": delta,
         "unit": unit,
-        "trans": _stats(e_t),
+        "trans": trans,
         "trans_pct": _stats(pct[np.isfinite(pct)]),
+        "mean_length_m": mean_length,
+        "trans_rmse_pct": 100.0 * trans["rmse"] / mean_length if mean_length > 1e-6 else float("nan"),
         "rot_deg": _stats(e_r),
     }
 
@@ -1050,12 +1064,23 @@ def _at_search_bound(offset_s: float, scale: float, max_offset_s: float, max_rat
     return abs(offset_s) >= max_offset_s * (1.0 - 1e-3) or abs(scale - 1.0) >= max_rate_deviation * (1.0 - 1e-3)
 
 
+def _rpe_pct(r: dict[str, Any]) -> str:
+    """``x.xx % of the y.yy m mean travel``: an RPE's translation RMSE over its pairs' mean ground-truth travel."""
+    pct, length = r.get("trans_rmse_pct", float("nan")), r.get("mean_length_m", float("nan"))
+    if pct != pct:
+        return "% n/a: the ground truth does not move"
+    return f"{pct:.2f} % of the {length:.3g} m mean travel"
+
+
 def format_table(result: dict[str, Any], *, title: str = "") -> str:
     """A plain-text table of the headline numbers of :func:`evaluate`'s result."""
     rows: list[tuple[str, str]] = []
 
-    def add(name: str, value: float, fmt: str = "{:.3f}", unit: str = "") -> None:
-        rows.append((name, (fmt.format(value) if value == value else "n/a") + (f" {unit}" if unit else "")))
+    def add(name: str, value: float, fmt: str = "{:.3f}", unit: str = "", why_nan: str = "") -> None:
+        if value != value:  # NaN: no unit after "n/a"
+            rows.append((name, "n/a" + (f" ({why_nan})" if why_nan else "")))
+        else:
+            rows.append((name, fmt.format(value) + (f" {unit}" if unit else "")))
 
     ta = result.get("time_alignment", {})
     if ta.get("mode", "none") != "none":
@@ -1079,7 +1104,7 @@ def format_table(result: dict[str, Any], *, title: str = "") -> str:
     add("duration", result["duration_s"], "{:.2f}", "s")
     add("path length", result["path_length_m"], "{:.2f}", "m")
     add("ATE 4-DoF RMSE", result["ate_4dof"]["trans"]["rmse"], "{:.4f}", "m")
-    add("ATE 4-DoF % of path", result["ate_4dof_pct"], "{:.2f}", "%")
+    add("ATE 4-DoF % of path", result["ate_4dof_pct"], "{:.2f}", "%", "the ground truth does not move")
     xyz = result["ate_4dof"]["rmse_xyz"]
     rows.append(("ATE 4-DoF x/y/z RMSE", f"{xyz[0]:.4f} / {xyz[1]:.4f} / {xyz[2]:.4f} m"))
     add("ATE 4-DoF rotation RMSE", result["ate_4dof"]["rot_deg"]["rmse"], "{:.2f}", "deg")
@@ -1089,7 +1114,7 @@ def format_table(result: dict[str, Any], *, title: str = "") -> str:
     add("final error (4-DoF aligned)", result["final_error_4dof_m"], "{:.4f}", "m")
     d = result["drift"]
     add("final drift (origin aligned)", d["final_error_m"], "{:.4f}", "m")
-    add("final drift % of path", d["final_drift_pct"], "{:.2f}", "%")
+    add("final drift % of path", d["final_drift_pct"], "{:.2f}", "%", "the ground truth does not move")
     add("final yaw error", d["final_yaw_error_deg"], "{:+.2f}", "deg")
     add("yaw drift", d["yaw_drift_deg_per_min"], "{:+.2f}", "deg/min")
     for r in result["rpe"]:
@@ -1098,7 +1123,7 @@ def format_table(result: dict[str, Any], *, title: str = "") -> str:
             rows.append(
                 (
                     label,
-                    f"{r['trans']['rmse']:.4f} m RMSE ({r['trans_pct']['mean']:.2f} %), {r['rot_deg']['rmse']:.2f} deg",
+                    f"{r['trans']['rmse']:.4f} m RMSE ({_rpe_pct(r)}), {r['rot_deg']['rmse']:.2f} deg",
                 )
             )
     v = result.get("velocity") or {}

@@ -406,3 +406,45 @@ def test_time_alignment_dict_round_trip_keeps_the_diagnostics():
     ta = M.TimeAlignment(offset_s=0.1, scale=1.02, not_determined="flat", warp_start=(0.2, 1.1))
     back = M.TimeAlignment.from_dict(ta.as_dict())
     assert (back.not_determined, back.warp_start) == ("flat", (0.2, 1.1))
+
+
+# --- RPE percentage = RMSE / mean travel of the pairs; n/a rows without a unit ---
+
+
+def _line(x: np.ndarray, t: np.ndarray) -> M.Trajectory:
+    p = np.column_stack([x, np.zeros_like(x), np.full_like(x, 0.3)])
+    return M.Trajectory(t_s=t, p_world_base=p, quat_world_base_xyzw=np.tile([0.0, 0.0, 0.0, 1.0], (t.size, 1)))
+
+
+def test_rpe_percentage_is_rmse_over_the_mean_travel_of_the_pairs():
+    t = np.arange(0.0, 20.0, 0.01)
+    gt = _line(1.0 * t, t)  # 1 m/s: every pair 1 s apart travels 1 m
+    est = _line(1.02 * t, t)  # 2 % too far: 0.02 m per 1 m
+    r = M.rpe(est, gt, delta=1.0, unit="s")
+    assert r["mean_length_m"] == pytest.approx(1.0, rel=1e-6)
+    assert r["trans_rmse_pct"] == pytest.approx(2.0, rel=1e-6)
+    row = next(line for line in M.format_table(M.evaluate(est, gt)).splitlines() if "RPE 1 s" in line)
+    assert "0.0200 m RMSE (2.00 % of the 1 m mean travel)" in row
+
+
+def test_rpe_percentage_does_not_blow_up_on_standing_pairs():
+    rng = np.random.default_rng(11)
+    t = np.arange(0.0, 20.0, 0.01)
+    x_gt = np.where(t < 10.0, t, 10.0 + 1e-5 * (t - 10.0))  # 10 s at 1 m/s, then creeping 10 um/s
+    est_x = np.where(t < 10.0, 1.02 * t, 10.2) + np.where(t < 10.0, 0.0, 1e-3 * rng.standard_normal(t.size))
+    r = M.rpe(_line(est_x, t), _line(x_gt, t), delta=1.0, unit="s")
+    # per pair: a standing pair's ~1.4 mm error over 10 um of travel is ~14000 %; the mean of those is huge
+    assert r["trans_pct"]["mean"] > 1000.0
+    # RMSE / mean travel: about half the pairs move 1 m with 0.02 m error, the rest ~0 m with ~1.4 mm:
+    # sqrt(0.5 * 0.02^2 + 0.5 * 0.0014^2) / 0.5 = 2.8 %, the pairs across t = 10 s in between
+    assert 2.0 < r["trans_rmse_pct"] < 3.5
+    assert r["mean_length_m"] == pytest.approx(0.5, abs=0.06)
+
+
+def test_percentages_of_a_ground_truth_that_does_not_move_are_na_without_a_unit():
+    t = np.arange(0.0, 5.0, 0.01)
+    gt = _line(np.zeros_like(t), t)
+    table = M.format_table(M.evaluate(_line(np.zeros_like(t), t), gt))
+    row = next(line for line in table.splitlines() if "ATE 4-DoF % of path" in line)
+    assert row.split("ATE 4-DoF % of path")[1].strip() == "n/a (the ground truth does not move)"
+    assert "RPE 1 s" in table and "% n/a: the ground truth does not move" in table
