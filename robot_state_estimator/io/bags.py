@@ -73,6 +73,10 @@ def _bag_paths(path: str | Path) -> list[Path]:
     path = Path(path)
     if not path.exists():
         raise BagError(f"bag not found: {path}")
+    if path.is_dir() and not (path / "metadata.yaml").exists():
+        files = sorted(p.name for p in path.iterdir() if p.suffix in (".mcap", ".db3", ".bag"))
+        hint = f"; it holds {', '.join(files)}: pass that file" if files else " (an empty folder?)"
+        raise BagError(f"{path} is a folder without metadata.yaml, not a rosbag2 bag{hint}")
     return [path]
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -913,7 +914,8 @@ def _replay_bag(
     present = bag.topics
     missing = [t for t in (opts.imu_topic, opts.joints_topic) if t not in present]
     if missing:
-        raise ReplayError(f"{input_path} lacks topics {missing}; it has {sorted(present)} (see --imu-topic ...)")
+        options = ", ".join(f"{t} (--{'imu' if t == opts.imu_topic else 'joints'}-topic)" for t in missing)
+        raise ReplayError(f"{input_path} lacks the input topics {options}; it has {sorted(present)}")
     topics = [opts.imu_topic]
     use_ff = opts.use_foot_forces == "yes" or (
         opts.use_foot_forces == "auto"
@@ -1144,10 +1146,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output-topics",
         nargs="+",
         choices=list(OUTPUT_GROUPS),
-        default=list(OUTPUT_GROUPS),
+        default=None,
         metavar="GROUP",
         help="what --output gets, any of: odometry (nav_msgs/Odometry), tf (/tf), wrenches (contact_wrench/<foot>), "
-        "contacts (contact_states)",
+        "contacts (contact_states); None: all four; needs --output",
     )
     parser.add_argument(
         "--output-compression",
@@ -1321,11 +1323,55 @@ def settings_source_line(input_path: Path, description: str, config_path: str | 
     return line
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """The checks of replay's options that need no input, before anything runs.
+
+    Raises:
+        ReplayError: ``--output-topics`` without ``--output``; a ``--time-span`` whose T1 is not after T0 or
+            not finite.
+    """
+    if getattr(args, "output_topics", None) is not None and not getattr(args, "output", None):
+        raise ReplayError("--output-topics chooses what the --output bag gets: pass --output DIR (no bag is written)")
+    span = getattr(args, "time_span", None)
+    if span is not None:
+        t0, t1 = (float(t) for t in span)
+        if not (np.isfinite(t0) and np.isfinite(t1)):
+            raise ReplayError(f"--time-span: T0 and T1 must be finite, got {t0} {t1}")
+        if not t1 > t0:
+            raise ReplayError(f"--time-span: T1 ({t1}) must be after T0 ({t0})")
+
+
+def kernels_need_compiling() -> bool:
+    """True when the estimator will compile its numba kernels at construction (a minute, once after an install or
+    an update): the kernels are used and a module defining them has no numba index file (``*.nbi`` in its
+    ``__pycache__``) at least as new as its source. False when unsure (a read-only package: numba then caches
+    elsewhere)."""
+    from robot_state_estimator.estimation import jit
+
+    if not jit.use_kernels():
+        return False
+    folder = Path(jit.__file__).resolve().parent
+    cache = folder / "__pycache__"
+    if not os.access(folder, os.W_OK):
+        return False
+    for source in folder.glob("*.py"):
+        try:
+            if source.name == "jit.py" or "\n@kernel" not in source.read_text():
+                continue
+            source_mtime = source.stat().st_mtime
+            if not any(f.stat().st_mtime >= source_mtime for f in cache.glob(f"{source.stem}.*.nbi")):
+                return True
+        except OSError:
+            return False
+    return False
+
+
 def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | None]:
     """Run replay from parsed arguments; returns the result and the metrics (or None)."""
     inp = Path(args.input)
     if not inp.exists():
         raise ReplayError(f"input not found: {inp}")
+    check_arguments(args)
     description = resolve_description(inp, args.description, args.robot)
     config_path = resolve_config(args.config, args.robot)
     settings, node_params = split_config(config_path)
@@ -1346,6 +1392,8 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
         output_topics=tuple(getattr(args, "output_topics", None) or OUTPUT_GROUPS),
         output_compression=getattr(args, "output_compression", None) or DEFAULT_OUTPUT_COMPRESSION,
     )
+    if kernels_need_compiling():
+        print("compiling the estimator's numba kernels (once after an install or update: about a minute)", flush=True)
     result = replay(inp, description=description, settings=settings, options=opts, output_bag=args.output)
     s = result.summary()
     writing = f", of which writing the output bag {s['write_wall_s']:.2f} s" if args.output else ""

@@ -197,7 +197,7 @@ def test_node_parameter_names_match_the_node():
 
 def test_replay_errors_name_the_problem(sim_run, tmp_path):
     run_dir, _ = sim_run
-    with pytest.raises(replay.ReplayError, match="lacks topics"):
+    with pytest.raises(replay.ReplayError, match=r"lacks the input topics /nope \(--imu-topic\)"):
         replay.replay(
             run_dir / "bag",
             description=str(run_dir / "robot_description.urdf"),

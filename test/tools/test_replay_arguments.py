@@ -1,0 +1,94 @@
+"""Replay's option checks that need no input run before the replay; hints name the option to change; a folder
+that is no bag says so; the numba compile of a first run is announced."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import pytest
+
+from robot_state_estimator.estimation import jit
+from robot_state_estimator.io import bags
+from robot_state_estimator.tools import cli, replay
+
+
+def _args(argv):
+    parser = argparse.ArgumentParser()
+    replay.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def _no_replay(*_a, **_k):
+    raise AssertionError("replay ran before the options were checked")
+
+
+def test_output_topics_without_output_is_refused_before_the_replay(sim_run, monkeypatch):
+    run_dir, _ = sim_run
+    monkeypatch.setattr(replay, "replay", _no_replay)
+    with pytest.raises(replay.ReplayError, match="--output-topics chooses what the --output bag gets: pass --output"):
+        replay.run_cli(_args([str(run_dir / "bag"), "--robot", "go1", "--output-topics", "odometry"]))
+
+
+@pytest.mark.parametrize(
+    ("span", "match"),
+    [(["5", "3"], r"T1 \(3.0\) must be after T0 \(5.0\)"), (["1", "inf"], "must be finite"), (["2", "2"], "after")],
+)
+def test_a_bad_time_span_is_refused_before_the_replay(sim_run, monkeypatch, span, match):
+    run_dir, _ = sim_run
+    monkeypatch.setattr(replay, "replay", _no_replay)
+    with pytest.raises(replay.ReplayError, match=match):
+        replay.run_cli(_args([str(run_dir / "bag"), "--robot", "go1", "--time-span", *span]))
+
+
+def test_a_missing_input_topic_names_its_option(sim_run):
+    run_dir, _ = sim_run
+    settings = replay.split_config(None)[0]
+    desc = str(run_dir / "robot_description.urdf")
+    with pytest.raises(replay.ReplayError, match=r"lacks the input topics /js \(--joints-topic\); it has"):
+        replay.replay(
+            run_dir / "bag", description=desc, settings=settings, options=replay.ReplayOptions(joints_topic="/js")
+        )
+    with pytest.raises(replay.ReplayError, match=r"topics /i \(--imu-topic\), /j \(--joints-topic\);"):
+        replay.replay(
+            run_dir / "bag",
+            description=desc,
+            settings=settings,
+            options=replay.ReplayOptions(imu_topic="/i", joints_topic="/j"),
+        )
+
+
+def test_a_folder_without_metadata_is_not_a_bag(tmp_path, capsys):
+    empty = tmp_path / "emptydir"
+    empty.mkdir()
+    with pytest.raises(
+        bags.BagError, match=r"emptydir is a folder without metadata.yaml, not a rosbag2 bag \(an empty"
+    ):
+        bags.BagReader(empty).__enter__()
+    (empty / "run.mcap").write_bytes(b"")
+    with pytest.raises(bags.BagError, match=r"it holds run\.mcap: pass that file"):
+        bags.bag_topics(empty)
+    assert cli.main(["replay", str(tmp_path / "emptydir"), "--robot", "go1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is a folder without metadata.yaml" in err[0]
+
+
+def test_kernels_need_compiling_without_a_fresh_numba_index(tmp_path, monkeypatch):
+    (tmp_path / "jit.py").write_text("")
+    (tmp_path / "k.py").write_text("from jit import kernel\n\n@kernel\ndef f(x):\n    return x\n")
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    monkeypatch.setattr(jit, "__file__", str(tmp_path / "jit.py"))
+    monkeypatch.setattr(jit, "use_kernels", lambda: True)
+    os.utime(tmp_path / "k.py", (1000, 1000))
+    assert replay.kernels_need_compiling()  # no index at all
+    index = cache / "k.f-4.py311.nbi"
+    index.write_bytes(b"")
+    os.utime(index, (999, 999))
+    assert replay.kernels_need_compiling()  # an index older than the source: stale
+    os.utime(index, (1001, 1001))
+    assert not replay.kernels_need_compiling()
+    monkeypatch.setattr(jit, "use_kernels", lambda: False)
+    os.utime(index, (999, 999))
+    assert not replay.kernels_need_compiling()  # numpy paths: nothing to compile
