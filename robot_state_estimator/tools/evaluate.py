@@ -99,16 +99,23 @@ def evaluate_files(
     ref = None
     where = Path(input_bag) if input_bag is not None else Path(estimate)
     span = est_span
+    # what "the replayed span" of replay's note is here
+    span_name = "the span of --input"
     if input_bag is not None and R_base_imu is not None:
         span, ref = input_gyro(input_bag, imu_topic, R_base_imu)
     elif input_bag is not None:
-        span = _span_of(Path(input_bag), imu_topic) or est_span
+        input_span = _span_of(Path(input_bag), imu_topic)
+        span = input_span or est_span
+        if input_span is None:
+            span_name = f"the estimate's span (no {imu_topic} in --input)"
     else:
         from robot_state_estimator.tools.csv_import import read_import_source
 
         info = read_import_source(where) if G.is_bag(where) or where.is_dir() else None
+        span_name = "the estimate's span (no --input)"
         if info and isinstance(info.get("span_s"), list) and len(info["span_s"]) == 2:
             span = (float(info["span_s"][0]), float(info["span_s"][1]))
+            span_name = "the span of the input recorded next to the estimate (import_source.yaml)"
     try:
         gt_span, span_note = replay.ground_truth_time_span(where, span, time_span_s)
     except replay.ReplayError as exc:
@@ -117,7 +124,7 @@ def evaluate_files(
     mode = replay.auto_time_alignment(gt) if time_alignment == "auto" else time_alignment
     if not gt.stamped:
         if notes is not None:
-            notes.append(span_note)
+            notes.append(span_note.replace("the replayed span", span_name))
         if ref is not None:
             ref, ref_note = replay.alignment_reference(Path(input_bag), span, R_base_imu, ref)  # type: ignore[arg-type]
             if notes is not None and ref_note:
@@ -142,7 +149,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("estimate", help="TUM file, or bag with an Odometry topic (--est-topic)")
     parser.add_argument("ground_truth", help="bag (Odometry topic --gt-topic), TUM file or unstamped mocap CSV")
     parser.add_argument("--est-topic", default="odometry", help="estimate nav_msgs/Odometry topic (bags)")
-    parser.add_argument("--gt-topic", default=G.DEFAULT_ODOM_TOPIC)
+    parser.add_argument(
+        "--gt-topic",
+        default=G.DEFAULT_ODOM_TOPIC,
+        help=f"ground-truth nav_msgs/Odometry topic (bags; default {G.DEFAULT_ODOM_TOPIC})",
+    )
     parser.add_argument(
         "--time-align",
         default="auto",
