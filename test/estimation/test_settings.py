@@ -175,3 +175,12 @@ def test_rcl_reads_exponent_numbers_as_doubles_like_load_settings(tmp_path: Path
         rclpy.shutdown(context=context)
     s = load_settings(path)
     assert (s.ekf.accel_noise_density, s.ekf.gyro_noise_density) == (0.02, 1000.0)
+
+
+def test_replay_set_overrides_take_exponent_numbers_and_refuse_nan() -> None:
+    from robot_state_estimator.tools.replay import apply_overrides
+
+    s, _ = apply_overrides(EstimatorSettings(), {}, ["ekf.accel_noise_density=2e-2", "ekf.gyro_noise_density=1e3"])
+    assert (s.ekf.accel_noise_density, s.ekf.gyro_noise_density) == (0.02, 1000.0)
+    with pytest.raises(SettingsError, match=r"^contact\.on_threshold must be finite, got nan"):
+        apply_overrides(EstimatorSettings(), {}, ["contact.on_threshold=.nan"])
