@@ -1,4 +1,5 @@
-"""The numeric ranges of the node's parameters, in one place without ROS imports.
+"""The numeric ranges of the node's parameters (and the frames that must not be empty), in one place without ROS
+imports.
 
 ``ros/parameters.py`` puts them into the parameter descriptors of the node (``ParamSpec.range``, enforced by
 rclpy when a value is set); the offline tools (``tools/replay.py``, ``--set`` and ``--config``) check the same
@@ -16,4 +17,7 @@ NODE_PARAMETER_RANGES: dict[str, tuple[float, float]] = {
     "contacts_rate_hz": (0.0, 10000.0),
 }
 
-__all__ = ["NODE_PARAMETER_RANGES"]
+#: Frame parameters that must not be empty (the odometry's and the TF's parent frame).
+NON_EMPTY_PARAMETERS: tuple[str, ...] = ("odom_frame",)
+
+__all__ = ["NODE_PARAMETER_RANGES", "NON_EMPTY_PARAMETERS"]

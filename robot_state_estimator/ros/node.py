@@ -44,6 +44,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
+from robot_state_estimator.common.node_ranges import NON_EMPTY_PARAMETERS
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.settings import settings_from_flat
 from robot_state_estimator.io.bags import default_typestore
@@ -109,6 +110,10 @@ class EstimatorNode(Node):
 
         p = declare_node_parameters(self)
         self._p = p
+        empty = [name for name in NON_EMPTY_PARAMETERS if not str(p[name]).strip()]
+        if empty:
+            self.destroy_node()
+            raise StartupError(f"parameters {empty} must not be empty (the parent frame of the odometry and the TF)")
         try:
             base = base_settings(p["robot"], p["config_file"])
             self._settings_values = declare_settings_parameters(self, base)

@@ -86,8 +86,6 @@ NODE_ONLY_PARAMETERS: dict[str, str] = {
     "qos_depth": "replay reads every message of the bag",
     "diagnostics_period_s": "replay publishes no diagnostics",
 }
-#: Frame parameters that must not be empty (the odometry's and the TF's parent frame).
-NON_EMPTY_PARAMETERS: tuple[str, ...] = ("odom_frame",)
 
 
 def check_node_params(params: dict[str, Any], source: str) -> None:
@@ -102,7 +100,7 @@ def check_node_params(params: dict[str, Any], source: str) -> None:
         ReplayError: a number outside its range, not a number or not finite; an empty ``odom_frame``; a frame
             that is not a string; ``use_foot_forces`` that is not a boolean.
     """
-    from robot_state_estimator.common.node_ranges import NODE_PARAMETER_RANGES
+    from robot_state_estimator.common.node_ranges import NODE_PARAMETER_RANGES, NON_EMPTY_PARAMETERS
 
     for name, value in params.items():
         rng = NODE_PARAMETER_RANGES.get(name)

@@ -351,3 +351,12 @@ def test_a_stop_during_start_up_ends_the_node_quietly(ros_domain_env: dict[str, 
             pytest.fail(f"{signal_name} after {delay_s} s: the node did not stop; output:\n{out}")
         assert proc.returncode == 0, (delay_s, out)
         assert "[FATAL]" not in out and "Traceback" not in out, (delay_s, out)
+
+
+def test_an_empty_odom_frame_ends_the_node_with_one_fatal_line(ros_domain_env: dict[str, str]) -> None:
+    cmd = [*_script("estimator_node", "robot_state_estimator.ros.entry"), "--ros-args", "-p", "robot:=go1"]
+    cmd += ["-p", "odom_frame:=''"]
+    proc = subprocess.run(cmd, env=ros_domain_env, capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert out.count("[FATAL]") == 1 and "['odom_frame'] must not be empty" in out and "Traceback" not in out, out
