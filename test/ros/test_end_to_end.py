@@ -304,16 +304,22 @@ def test_stream_of_bad_messages_is_survived(recorder, ros_domain_env, ros_contex
     assert node.clean_exit, node_log.read_text()
 
 
+def _start_failing(env: dict[str, str], parameter: str) -> str:
+    """Run ``estimator_node`` for go1 with ``-p parameter``, which must end its start-up: exit code 1, no
+    traceback. Returns its output."""
+    cmd = [*_script("estimator_node", "robot_state_estimator.ros.entry"), "--ros-args", "-p", "robot:=go1"]
+    proc = subprocess.run([*cmd, "-p", parameter], env=env, capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "Traceback" not in out, out
+    return out
+
+
 def test_a_parameter_out_of_its_range_ends_the_node_with_one_fatal_line(ros_domain_env: dict[str, str]) -> None:
     """``-p qos_depth:=0`` (the descriptor allows 1..10000): exit code 1 and a FATAL line naming the parameter and
     its range, not a traceback."""
-    cmd = [*_script("estimator_node", "robot_state_estimator.ros.entry"), "--ros-args", "-p", "robot:=go1"]
-    cmd += ["-p", "qos_depth:=0"]
-    proc = subprocess.run(cmd, env=ros_domain_env, capture_output=True, text=True, timeout=120)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out
+    out = _start_failing(ros_domain_env, "qos_depth:=0")
     assert "[FATAL]" in out and "qos_depth" in out and "Min: 1" in out, out
-    assert "Traceback" not in out, out
 
 
 def test_help_prints_the_usage_without_starting_the_node(ros_domain_env: dict[str, str]) -> None:
@@ -324,13 +330,8 @@ def test_help_prints_the_usage_without_starting_the_node(ros_domain_env: dict[st
 
 
 def test_an_integer_for_a_double_parameter_ends_the_node_with_one_fatal_line(ros_domain_env: dict[str, str]) -> None:
-    cmd = [*_script("estimator_node", "robot_state_estimator.ros.entry"), "--ros-args", "-p", "robot:=go1"]
-    cmd += ["-p", "odometry_rate_hz:=100"]
-    proc = subprocess.run(cmd, env=ros_domain_env, capture_output=True, text=True, timeout=120)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out
+    out = _start_failing(ros_domain_env, "odometry_rate_hz:=100")
     assert out.count("[FATAL]") == 1 and "odometry_rate_hz" in out and "100.0" in out, out
-    assert "Traceback" not in out, out
 
 
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
@@ -354,9 +355,5 @@ def test_a_stop_during_start_up_ends_the_node_quietly(ros_domain_env: dict[str, 
 
 
 def test_an_empty_odom_frame_ends_the_node_with_one_fatal_line(ros_domain_env: dict[str, str]) -> None:
-    cmd = [*_script("estimator_node", "robot_state_estimator.ros.entry"), "--ros-args", "-p", "robot:=go1"]
-    cmd += ["-p", "odom_frame:=''"]
-    proc = subprocess.run(cmd, env=ros_domain_env, capture_output=True, text=True, timeout=120)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 1, out
-    assert out.count("[FATAL]") == 1 and "['odom_frame'] must not be empty" in out and "Traceback" not in out, out
+    out = _start_failing(ros_domain_env, "odom_frame:=''")
+    assert out.count("[FATAL]") == 1 and "['odom_frame'] must not be empty" in out, out
