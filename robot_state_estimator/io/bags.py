@@ -17,7 +17,7 @@ import contextlib
 import functools
 import gc
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -67,6 +67,27 @@ class BagMessage:
         """``header.stamp`` in ns when the message has a header, else the log time."""
         header = getattr(self.msg, "header", None)
         return stamp_to_ns(header.stamp) if header is not None else self.log_time_ns
+
+
+def check_topic_types(path: str | Path, present: dict[str, str], expected: dict[str, tuple[str, str]]) -> None:
+    """Refuse topics whose message type is not the one a tool reads.
+
+    Args:
+        path: the bag (for the message).
+        present: topic -> ROS 2 type name of the bag's connections (``BagReader.topics``).
+        expected: topic -> (ROS 2 type name, what names the topic to the user, e.g. ``--imu-topic``); topics
+            absent from ``present`` are not checked.
+
+    Raises:
+        BagError: one line listing every topic of another type (topic, its type, the type needed, the option).
+    """
+    wrong = [
+        f"{topic} is {present[topic]}, not {msgtype} ({option})"
+        for topic, (msgtype, option) in expected.items()
+        if topic in present and present[topic] != msgtype
+    ]
+    if wrong:
+        raise BagError(f"bag {path}: {'; '.join(wrong)}")
 
 
 def _bag_paths(path: str | Path) -> list[Path]:
@@ -161,6 +182,9 @@ class StampOrdered:
         topic_index: (N,) index into ``topics`` of each message.
         log_time_ns: (N,) record time in the bag, ns.
         msgs: (N,) the rosbags message dataclasses.
+        steps_back: topic -> (how many times, largest step in ns) its ``header.stamp`` went back in recording
+            (log-time) order; topics whose stamps never go back are absent. The stamp order interleaves the
+            messages recorded before and after such a step.
     """
 
     topics: tuple[str, ...]
@@ -169,6 +193,7 @@ class StampOrdered:
     topic_index: list[int]
     log_time_ns: list[int]
     msgs: list[Any]
+    steps_back: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.msgs)
@@ -254,6 +279,7 @@ class BagReader:
                     msgs.append(msg)
         except Exception as exc:  # rosbags raises several unrelated error types
             raise BagError(f"cannot read bag {path}: {exc}") from exc
+        steps_back = _steps_back(keys, names)
         keys.sort()  # n is unique: the order of a stable sort on (stamp, topic rank, log time)
         return StampOrdered(
             topics=names,
@@ -262,7 +288,23 @@ class BagReader:
             topic_index=[k[4] for k in keys],
             log_time_ns=[k[2] for k in keys],
             msgs=[msgs[k[3]] for k in keys],
+            steps_back=steps_back,
         )
+
+
+def _steps_back(keys: list[tuple[int, int, int, int, int]], names: tuple[str, ...]) -> dict[str, tuple[int, int]]:
+    """Topic -> (count, largest ns) of header stamps earlier than the previous one of the same topic, in log-time
+    order (``keys``: (stamp, rank, log time, position, topic index) in the order read, which is rosbags' log-time
+    order)."""
+    last: dict[int, int] = {}
+    out: dict[str, tuple[int, int]] = {}
+    for stamp_ns, _rank, _log, _n, i in keys:
+        prev = last.get(i)
+        if prev is not None and stamp_ns < prev:
+            count, largest = out.get(names[i], (0, 0))
+            out[names[i]] = (count + 1, max(largest, prev - stamp_ns))
+        last[i] = stamp_ns
+    return out
 
 
 def read_stamp_ordered(path: str | Path, topics: Sequence[str] | None = None) -> StampOrdered:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,23 +154,81 @@ def read_table(path: str | Path, mapping: CsvMapping, *, rows: slice | None = No
     """The mapped columns of a CSV as float64 arrays (column name -> (N,)).
 
     Raises:
-        CsvImportError: a mapped column is missing (the message lists the header), or non-numeric cells.
+        CsvImportError: the file cannot be read as text or has no header line; a mapped column is missing (the
+            message lists the header); a cell that is not a number or a row with too few cells (the message names
+            its line and column).
     """
     path = Path(path)
-    with path.open(newline="") as f:
-        header = next(csv.reader(f, delimiter=mapping.delimiter))
+    try:
+        with path.open(newline="") as f:
+            header = next(csv.reader(f, delimiter=mapping.delimiter), None)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CsvImportError(f"cannot read CSV {path}: {exc}") from exc
+    if not header:
+        raise CsvImportError(f"CSV {path} is empty: expected a header line naming the columns, then one row per step")
     header = [h.strip() for h in header]
     missing = [c for c in mapping.columns() if c not in header]
     if missing:
         raise CsvImportError(f"{path}: columns {missing} not in the header {header}")
     wanted = sorted({header.index(c) for c in mapping.columns()})
     try:
-        data = np.loadtxt(path, delimiter=mapping.delimiter, skiprows=1, usecols=wanted, ndmin=2)
-    except ValueError as exc:
-        raise CsvImportError(f"{path}: {exc}") from exc
+        with warnings.catch_warnings():  # a file with no data rows: refused by the caller in one line
+            warnings.simplefilter("ignore", UserWarning)
+            data = np.loadtxt(path, delimiter=mapping.delimiter, skiprows=1, usecols=wanted, ndmin=2)
+    except (ValueError, OSError) as exc:
+        raise CsvImportError(f"{path}: {_first_bad_cell(path, mapping.delimiter, header, wanted) or exc}") from exc
+    if data.size == 0:
+        data = np.zeros((0, len(wanted)))
     if rows is not None:
         data = data[rows]
     return {header[c]: data[:, k] for k, c in enumerate(wanted)}
+
+
+def _first_bad_cell(path: Path, delimiter: str, header: list[str], wanted: list[int]) -> str | None:
+    """``line N, column 'c': ...`` for the first row lacking a wanted cell or with one that is not a number."""
+    try:
+        with path.open(newline="") as f:
+            for line, row in enumerate(csv.reader(f, delimiter=delimiter), 1):
+                if line == 1 or not row:
+                    continue
+                for c in wanted:
+                    if c >= len(row):
+                        return f"line {line} has {len(row)} cells, no column {header[c]!r} (cell {c + 1})"
+                    try:
+                        float(row[c])
+                    except ValueError:
+                        return f"line {line}, column {header[c]!r}: {row[c]!r} is not a number"
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def check_finite(path: str | Path, table: dict[str, np.ndarray], *, first_row: int = 0) -> None:
+    """Refuse a NaN or Inf in the mapped columns (it would reach the bag and be skipped there, or worse).
+
+    Args:
+        path: the CSV (for the message).
+        table: :func:`read_table` output (possibly a slice of rows).
+        first_row: 0-based index of the table's first row among the file's data rows (``--rows`` start).
+
+    Raises:
+        CsvImportError: naming the first such row's line (header = line 1; blank lines not counted), its column
+            and how many rows have one.
+    """
+    if not table:
+        return
+    names = list(table)
+    data = np.column_stack([table[c] for c in names])
+    bad = ~np.isfinite(data)
+    rows_bad = np.flatnonzero(bad.any(axis=1))
+    if not rows_bad.size:
+        return
+    k = int(rows_bad[0])
+    column = names[int(np.flatnonzero(bad[k])[0])]
+    raise CsvImportError(
+        f"{path} line {first_row + k + 2}, column {column!r}: {data[k, names.index(column)]} is not a finite number "
+        f"({rows_bad.size} such rows); fix the rows or import around them with --rows"
+    )
 
 
 @dataclass(frozen=True)
@@ -264,6 +323,7 @@ def import_csv(
     full = read_table(csv_path, mapping)
     n_source = len(full[mapping.time_column])
     table = {k: v[rows] for k, v in full.items()} if rows is not None else full
+    check_finite(csv_path, table, first_row=rows.indices(n_source)[0] if rows is not None else 0)
     samples = samples_from_table(table, mapping)
     if not samples:
         raise CsvImportError(f"{csv_path}: no rows to import")

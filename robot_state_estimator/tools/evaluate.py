@@ -48,9 +48,10 @@ def input_gyro(
     from robot_state_estimator.io import bags, messages
 
     try:
+        bags.check_topic_types(bag, bags.bag_topics(bag), {imu_topic: ("sensor_msgs/msg/Imu", "--imu-topic")})
         samples = [messages.imu_sample_from_msg(m.msg) for m in bags.read_messages(bag, [imu_topic])]
-    except bags.BagError as exc:
-        raise G.GroundTruthError(str(exc)) from exc
+    except (bags.BagError, messages.MessageError) as exc:
+        raise G.GroundTruthError(f"--input {bag}: {exc}") from exc
     samples = [s for s in samples if s.stamp_ns > 0]
     if not samples:
         raise G.GroundTruthError(f"--input {bag}: no IMU message on {imu_topic}")
@@ -197,7 +198,8 @@ def _R_base_imu(args: argparse.Namespace) -> np.ndarray | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the metrics table (and write JSON)."""
+    """Print the metrics table (and write JSON); returns 0, or 2 with one line naming the problem (the format and
+    exit code of the other sub-commands' errors, ``tools.cli``)."""
     from robot_state_estimator.tools.replay import ReplayError, to_jsonable
 
     notes: list[str] = []
@@ -219,8 +221,8 @@ def run(args: argparse.Namespace) -> int:
             notes=notes,
         )
     except (G.GroundTruthError, M.MetricsError, ReplayError) as exc:
-        print(f"evaluate: error: {exc}", file=sys.stderr)
-        return 1
+        print(f"robot-state-estimator evaluate: error: {exc}", file=sys.stderr)  # as tools.cli reports errors
+        return 2
     for line in notes:
         print(line)
     print(M.format_table(res, title=f"{args.estimate} against {gt.source}"))

@@ -11,6 +11,7 @@ TUM format (Sturm et al. 2012): one pose per line, ``timestamp tx ty tz qx qy qz
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,50 @@ def _dedup_increasing(t: NDArray[np.float64], *arrays: Any) -> tuple[Any, ...]:
 
 
 # ----------------------------------------------------------------------------------------------------- TUM
+def _loadtxt(path: Path, what: str, **kwargs: Any) -> np.ndarray:
+    """``np.loadtxt`` without numpy's warning for a file without data rows (the caller refuses it in one line).
+
+    Raises:
+        GroundTruthError: unreadable (missing, a folder, not text) or a cell that is not a number.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return np.loadtxt(path, ndmin=2, **kwargs)
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        raise GroundTruthError(f"cannot read {what} {path}: {exc}") from exc
+
+
+def _row_lines(path: Path, header_lines: int = 0) -> list[int]:
+    """1-based file line of each data row as ``np.loadtxt`` counts them (blank and ``#`` lines are not rows)."""
+    try:
+        return [
+            i
+            for i, text in enumerate(path.read_text().splitlines(), 1)
+            if i > header_lines and text.strip() and not text.lstrip().startswith("#")
+        ]
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def _check_increasing(path: Path, t: np.ndarray) -> None:
+    """Refuse rows whose time is before the previous row's (equal times are kept: the last row wins).
+
+    Raises:
+        GroundTruthError: the first such row, with its line, its time and the previous time, and how many.
+    """
+    back = np.flatnonzero(np.diff(t) < 0)
+    if not back.size:
+        return
+    k = int(back[0]) + 1
+    lines = _row_lines(path)
+    line = lines[k] if k < len(lines) else k + 1
+    raise GroundTruthError(
+        f"{path} line {line}: time {t[k]:.6f} s is before the previous row's {t[k - 1]:.6f} s ({back.size} such "
+        "rows); a trajectory file must be in time order"
+    )
+
+
 def _check_finite_rows(path: Path, data: np.ndarray, quat: np.ndarray, *, header_lines: int = 0) -> None:
     """Refuse a table with a non-finite number or a zero quaternion, naming the file's line (1-based; lines
     counted as ``np.loadtxt`` reads them: blank lines and ``#`` comments are not rows).
@@ -107,15 +152,9 @@ def _check_finite_rows(path: Path, data: np.ndarray, quat: np.ndarray, *, header
         return
     k = int(np.flatnonzero(bad)[0])
     line = k + 1 + header_lines
-    try:
-        rows = [
-            i
-            for i, text in enumerate(path.read_text().splitlines(), 1)
-            if i > header_lines and text.strip() and not text.lstrip().startswith("#")
-        ]
+    rows = _row_lines(path, header_lines)
+    if k < len(rows):
         line = rows[k]
-    except (OSError, IndexError, UnicodeDecodeError):
-        pass
     what = "a NaN or Inf number" if bad_value[k] else "a quaternion of zero length"
     raise GroundTruthError(f"{path} line {line}: {what} ({int(bad.sum())} such rows); remove or fix the row")
 
@@ -125,18 +164,18 @@ def load_tum(path: str | Path) -> GroundTruth:
 
     Raises:
         GroundTruthError: unreadable, not 8 columns, fewer than two poses, a row with a NaN/Inf number or a
-            zero quaternion (the message names its line).
+            zero quaternion, or a time before the previous row's (the message names its line).
     """
     path = Path(path)
-    try:
-        data = np.loadtxt(path, comments="#", ndmin=2)
-    except (OSError, ValueError) as exc:
-        raise GroundTruthError(f"cannot read TUM file {path}: {exc}") from exc
+    data = _loadtxt(path, "TUM file", comments="#")
+    if data.size == 0:
+        raise GroundTruthError(f"TUM file {path} has no poses (t x y z qx qy qz qw per line)")
     if data.shape[1] != 8 or len(data) < 2:
         raise GroundTruthError(
             f"TUM file {path} must have >= 2 lines of 8 numbers (t x y z qx qy qz qw); shape {data.shape}"
         )
     _check_finite_rows(path, data, data[:, 4:8])
+    _check_increasing(path, data[:, 0])
     t, p, q = _dedup_increasing(data[:, 0], data[:, 1:4], data[:, 4:8])
     q = q / np.linalg.norm(q, axis=1, keepdims=True)
     return GroundTruth(Trajectory(t, p, q), stamped=True, source=f"TUM {path}")
@@ -198,6 +237,9 @@ def load_odometry_topic(
             present = reader.topics
             if topic not in present:
                 raise GroundTruthError(f"bag {bag} has no ground-truth topic {topic}; topics: {sorted(present)}")
+            bags.check_topic_types(bag, present, {topic: ("nav_msgs/msg/Odometry", "the trajectory topic")})
+            if contacts_topic in present and present[contacts_topic] != "diagnostic_msgs/msg/DiagnosticArray":
+                contacts_topic = None  # not contact states: no ground-truth contacts
             wanted = [topic] + ([contacts_topic] if contacts_topic and contacts_topic in present else [])
             with bags.gc_paused():
                 ordered = reader.stamp_ordered(wanted)
@@ -256,10 +298,9 @@ def load_unstamped_csv(path: str | Path, t_start_s: float, t_end_s: float) -> Gr
             number or a zero quaternion (the message names its line).
     """
     path = Path(path)
-    try:
-        data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    except (OSError, ValueError) as exc:
-        raise GroundTruthError(f"cannot read ground-truth CSV {path}: {exc}") from exc
+    data = _loadtxt(path, "ground-truth CSV", delimiter=",", skiprows=1)
+    if data.size == 0:
+        raise GroundTruthError(f"ground-truth CSV {path} has no rows after its header line (seq,x,y,z,qx,qy,qz,qw)")
     if data.shape[1] < 8 or len(data) < 2:
         raise GroundTruthError(f"{path}: expected >= 2 rows of seq,x,y,z,qx,qy,qz,qw; shape {data.shape}")
     _check_finite_rows(path, data[:, 1:8], data[:, 4:8], header_lines=1)

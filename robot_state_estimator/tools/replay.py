@@ -645,6 +645,9 @@ class ReplayResult:
         metrics: ``metrics.evaluate`` output (+ contacts) when ground truth was given, else None.
         ground_truth: the loaded ground truth (time-aligned when an alignment was searched), or None.
         description: the robot description used.
+        steps_back: input topic -> (how many times, largest step in s) its header stamps went back in recording
+            order (``io.bags.StampOrdered.steps_back``); replay runs in stamp order, so the messages before and
+            after such a step are interleaved.
     """
 
     log: EstimateLog
@@ -666,6 +669,7 @@ class ReplayResult:
     input_topics: dict[str, str] = field(default_factory=dict)
     first_notes: dict[str, tuple[str, str]] = field(default_factory=dict)
     stream_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    steps_back: dict[str, tuple[int, float]] = field(default_factory=dict)
 
     def first_message(self, key: str) -> str:
         """The message of the first occurrence of a skip cause or core event ("" when none was noted)."""
@@ -675,7 +679,7 @@ class ReplayResult:
     def problem_lines(self) -> list[str]:
         """What to print after the summary line: per skip cause and per core event of level warn or error, its
         count and its first message; a WARNING for each stream of which more than half of the messages were
-        skipped."""
+        skipped; a WARNING for each input topic whose stamps go back in recording order."""
         lines = []
         for key, n in sorted(self.skipped.items()):
             lines.append(f"skipped {key}: {n}, first: {self.first_message(key) or '?'}")
@@ -689,6 +693,12 @@ class ReplayResult:
                     f"WARNING: {skipped} of {received} {STREAM_LABELS[stream]} messages skipped: the estimate "
                     "runs without most of this input (see the causes above)"
                 )
+        for topic, (n, largest_s) in sorted(self.steps_back.items()):
+            lines.append(
+                f"WARNING: the header stamps of {topic} go back {n} time(s) in recording order (largest step "
+                f"{largest_s:.3f} s): replay runs in stamp order, so messages recorded before and after are "
+                "interleaved; a recording that restarts or loops its clock should be cut there"
+            )
         return lines
 
     @property
@@ -924,6 +934,16 @@ def _replay_bag(
             raise ReplayError(f"{input_path} has no foot-sensor topic {opts.foot_forces_topic}")
         topics.append(opts.foot_forces_topic)
     topics.append(opts.joints_topic)
+    from robot_state_estimator.io import bags
+
+    joint_state = "sensor_msgs/msg/JointState"
+    expected = {
+        opts.imu_topic: ("sensor_msgs/msg/Imu", "--imu-topic"),
+        opts.joints_topic: (joint_state, "--joints-topic"),
+    }
+    if use_ff:
+        expected[opts.foot_forces_topic] = (joint_state, "--foot-forces-topic or --use-foot-forces no")
+    bags.check_topic_types(input_path, present, expected)
 
     desc = load_description(description)
     est = RobotStateEstimator.from_description(desc, settings)
@@ -1024,6 +1044,7 @@ def _replay_bag(
         input_topics=dict(present),
         first_notes=dict(driver.first_notes),
         stream_counts={k: (r, n) for k, (r, n) in driver.stream_counts.items()},
+        steps_back={t: (n, ns / NS_PER_S) for t, (n, ns) in msgs.steps_back.items()},
     )
 
 
@@ -1339,6 +1360,34 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise ReplayError(f"--time-span: T1 ({t1}) must be after T0 ({t0})")
 
 
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Refuse an output (``--output``, ``--tum``, ``--json``, ``--plots``) that would overwrite a file replay reads:
+    the input (a bag file, or a file of a bag directory), the ground truth, the description or the settings.
+
+    Raises:
+        ReplayError: the first such output, naming both options.
+    """
+    inputs: dict[Path, str] = {}
+    for option, value in (
+        ("the input", getattr(args, "input", None)),
+        ("--ground-truth", getattr(args, "ground_truth", None)),
+        ("--description", getattr(args, "description", None)),
+        ("--config", getattr(args, "config", None)),
+    ):
+        if not value or not Path(value).exists():
+            continue
+        path = Path(value).resolve()
+        inputs[path] = f"{option} {value}"
+        if path.is_dir():
+            inputs.update({f.resolve(): f"a file of {option} {value}" for f in path.iterdir() if f.is_file()})
+    for option in ("output", "tum", "json", "plots"):
+        value = getattr(args, option, None)
+        if value and Path(value).resolve() in inputs:
+            raise ReplayError(
+                f"--{option} {value} would overwrite {inputs[Path(value).resolve()]}: choose another path"
+            )
+
+
 def kernels_need_compiling() -> bool:
     """True when the estimator will compile its numba kernels at construction (a minute, once after an install or
     an update): the kernels are used and a module defining them has no numba index file (``*.nbi`` in its
@@ -1370,6 +1419,7 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
     if not inp.exists():
         raise ReplayError(f"input not found: {inp}")
     check_arguments(args)
+    check_output_paths(args)
     description = resolve_description(inp, args.description, args.robot)
     config_path = resolve_config(args.config, args.robot)
     settings, node_params = split_config(config_path)

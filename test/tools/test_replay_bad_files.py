@@ -1,0 +1,256 @@
+"""Bad input files as users give them to replay, evaluate and import-csv: each is one line naming the file and
+the problem with exit code 2 (no traceback), or a WARNING with counts when the run can go on; never an output
+written over an input."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+from robot_state_estimator.common.time import NS_PER_S
+from robot_state_estimator.io import bags
+from robot_state_estimator.tools import cli
+
+INPUTS = ["/imu/data", "/joint_states"]
+SPAN_NS = NS_PER_S  # the first second of the simulated run
+
+
+@pytest.fixture(scope="module")
+def first_second(sim_run):
+    """``(messages of /imu/data and /joint_states of the first second, the run's description)``."""
+    run_dir, _ = sim_run
+    msgs = bags.read_messages_in_stamp_order(run_dir / "bag", INPUTS)
+    return [m for m in msgs if m.stamp_ns - msgs[0].stamp_ns <= SPAN_NS], str(run_dir / "robot_description.urdf")
+
+
+def _write(path, items):
+    with bags.BagWriter(path) as bag:
+        for topic, msg, log_ns in items:
+            bag.write(topic, msg, log_ns)
+    return path
+
+
+def _restamped(msg, stamp_ns):
+    types = bags.default_types()
+    out = copy.copy(msg)
+    sec, nanosec = divmod(stamp_ns, NS_PER_S)
+    out.header = types.Header(stamp=types.Time(sec=sec, nanosec=nanosec), frame_id=msg.header.frame_id)
+    return out
+
+
+def _cli(capsys, argv):
+    rc = cli.main(argv)
+    out, err = capsys.readouterr()
+    return rc, out, err.strip().splitlines()
+
+
+def _one_error_line(err, command):
+    assert len(err) == 1, err
+    assert err[0].startswith(f"robot-state-estimator {command}: error: ")
+    return err[0]
+
+
+# ------------------------------------------------------------------------------------------------ replay
+def test_an_imu_topic_of_another_type_is_refused_naming_topic_type_and_option(first_second, tmp_path, capsys):
+    msgs, desc = first_second
+    vector3_stamped = bags.default_typestore().types["geometry_msgs/msg/Vector3Stamped"]
+    items = [
+        (m.topic, vector3_stamped(header=m.msg.header, vector=m.msg.angular_velocity), m.log_time_ns)
+        if m.topic == "/imu/data"
+        else (m.topic, m.msg, m.log_time_ns)
+        for m in msgs[:40]
+    ]
+    bag = _write(tmp_path / "bag", items)
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth"])
+    line = _one_error_line(err, "replay")
+    assert rc == 2
+    assert f"bag {bag}: /imu/data is geometry_msgs/msg/Vector3Stamped, not sensor_msgs/msg/Imu (--imu-topic)" in line
+
+
+def test_an_imu_topic_of_a_custom_type_is_refused(first_second, tmp_path, capsys):
+    msgs, desc = first_second
+    store = get_typestore(Stores.ROS2_KILTED)
+    store.register(get_types_from_msg("std_msgs/Header header\nfloat64 x\n", "my_msgs/msg/FancyImu"))
+    fancy = store.types["my_msgs/msg/FancyImu"]
+    bag = tmp_path / "bag"
+    with Writer(bag, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        conns = {
+            "/imu/data": w.add_connection("/imu/data", "my_msgs/msg/FancyImu", typestore=store),
+            "/joint_states": w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=store),
+        }
+        for m in msgs[:40]:
+            msg, msgtype = (
+                (fancy(header=m.msg.header, x=1.0), "my_msgs/msg/FancyImu")
+                if m.topic == "/imu/data"
+                else (
+                    m.msg,
+                    m.msgtype,
+                )
+            )
+            w.write(conns[m.topic], m.log_time_ns, store.serialize_cdr(msg, msgtype))
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth"])
+    assert rc == 2
+    assert "/imu/data is my_msgs/msg/FancyImu, not sensor_msgs/msg/Imu (--imu-topic)" in _one_error_line(err, "replay")
+
+
+def test_stamps_going_back_mid_bag_are_warned_about_per_topic(first_second, tmp_path, capsys):
+    msgs, desc = first_second
+    t0 = msgs[0].stamp_ns
+    # from 0.5 s on, every stamp 3 s earlier: a clock restarted while recording
+    items = [
+        (
+            m.topic,
+            _restamped(m.msg, m.stamp_ns - 3 * NS_PER_S if m.stamp_ns - t0 > NS_PER_S // 2 else m.stamp_ns),
+            m.log_time_ns,
+        )
+        for m in msgs
+    ]
+    bag = _write(tmp_path / "bag", items)
+    rc, out, _ = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth"])
+    assert rc == 0
+    warnings = [line for line in out.splitlines() if line.startswith("WARNING: the header stamps of")]
+    # the last stamp before the step is t0 + 0.5 s (1 kHz IMU, 1 kHz joints), the first after t0 + 0.501 s - 3 s
+    assert warnings == [
+        f"WARNING: the header stamps of {topic} go back 1 time(s) in recording order (largest step 2.999 s): replay "
+        "runs in stamp order, so messages recorded before and after are interleaved; a recording that restarts or "
+        "loops its clock should be cut there"
+        for topic in ("/imu/data", "/joint_states")
+    ]
+
+
+def test_stamps_in_order_give_no_stamp_warning(first_second, tmp_path):
+    msgs, _ = first_second
+    bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:100]])
+    assert bags.read_stamp_ordered(bag, INPUTS).steps_back == {}
+
+
+@pytest.mark.parametrize("option", ["--tum", "--json"])
+def test_an_output_file_over_the_input_is_refused_and_the_input_kept(first_second, tmp_path, capsys, option):
+    msgs, desc = first_second
+    bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:40]])
+    mcap = bag / "bag.mcap"
+    before = mcap.read_bytes()
+    rc, _, err = _cli(capsys, ["replay", str(mcap), "--description", desc, "--no-ground-truth", option, str(mcap)])
+    assert rc == 2
+    line = _one_error_line(err, "replay")
+    assert f"{option} {mcap} would overwrite the input {mcap}: choose another path" in line
+    assert mcap.read_bytes() == before
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth", option, str(mcap)])
+    assert rc == 2 and f"would overwrite a file of the input {bag}" in _one_error_line(err, "replay")
+    assert mcap.read_bytes() == before
+
+
+# ------------------------------------------------------------------------------------------ ground truth
+def _tum(path, t):
+    rows = [f"{x!r} {0.01 * k} 0 0 0 0 0 1" for k, x in enumerate(t)]
+    path.write_text("\n".join(["# t x y z qx qy qz qw", *rows]) + "\n")
+    return path
+
+
+def test_a_tum_file_going_back_in_time_is_refused_naming_its_line(tmp_path, capsys):
+    est = _tum(tmp_path / "est.tum", [1.0 + 0.01 * k for k in range(20)])
+    gt = _tum(tmp_path / "gt.tum", [1.0 + 0.01 * k for k in range(10)] + [1.0 + 0.01 * k for k in range(10)])
+    rc, _, err = _cli(capsys, ["evaluate", str(est), str(gt)])
+    assert rc == 2
+    # line 1 is the comment: the 11th pose (t = 1.0 after 1.09) is on line 12
+    assert (
+        f"{gt} line 12: time 1.000000 s is before the previous row's 1.090000 s (1 such rows); a trajectory file must "
+        "be in time order" in _one_error_line(err, "evaluate")
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("empty.tum", "", "TUM file {} has no poses (t x y z qx qy qz qw per line)"),
+        ("comments.tum", "# t x y z qx qy qz qw\n", "TUM file {} has no poses"),
+        ("seven.tum", "1 0 0 0 0 0 1\n2 0 0 0 0 0 1\n", "TUM file {} must have >= 2 lines of 8 numbers"),
+        ("gt.csv", "seq,x,y,z,qx,qy,qz,qw\n", "ground-truth CSV {} has no rows after its header line"),
+    ],
+)
+def test_empty_or_short_ground_truth_is_one_line_without_numpy_warnings(tmp_path, capsys, name, text, message):
+    est = _tum(tmp_path / "est.tum", [1.0 + 0.01 * k for k in range(20)])
+    gt = tmp_path / name
+    gt.write_text(text)
+    rc, _, err = _cli(capsys, ["evaluate", str(est), str(gt), "--time-span", "1", "2"])
+    assert rc == 2
+    assert message.format(gt) in _one_error_line(err, "evaluate")
+
+
+def test_a_ground_truth_topic_of_another_type_is_refused(first_second, tmp_path, capsys):
+    msgs, _ = first_second
+    bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:40]])
+    est = _tum(tmp_path / "est.tum", [1.0 + 0.01 * k for k in range(20)])
+    rc, _, err = _cli(capsys, ["evaluate", str(est), str(bag), "--gt-topic", "/imu/data"])
+    assert rc == 2
+    assert "/imu/data is sensor_msgs/msg/Imu, not nav_msgs/msg/Odometry" in _one_error_line(err, "evaluate")
+
+
+# ------------------------------------------------------------------------------------------- import-csv
+MAPPING = """time: {column: t, unit: s}
+imu:
+  angular_velocity: [wx, wy, wz]
+  linear_acceleration: [ax, ay, az]
+joints:
+  position: {a: qa}
+"""
+HEADER = "t,wx,wy,wz,ax,ay,az,qa"
+
+
+def _rows(n=10):
+    return [f"{1.0 + 0.0025 * k!r},0,0,0,0,0,9.81,0.1" for k in range(n)]
+
+
+def _import(tmp_path, capsys, csv_path):
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text(MAPPING)
+    return _cli(capsys, ["import-csv", str(csv_path), "--mapping", str(mapping), "--output", str(tmp_path / "out")])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "CSV {} is empty: expected a header line naming the columns"),
+        (bytes(range(256)) * 4, "cannot read CSV {}: 'utf-8' codec can't decode"),
+        # line 1 is the header: data row 3 is line 4
+        (
+            "\n".join([HEADER, *_rows()[:3], "1.0075,0,0,0,0,0,abc,0.1", *_rows()[4:]]).encode(),
+            "{}: line 5, column 'az': 'abc' is not a number",
+        ),
+        ("\n".join([HEADER, *_rows()[:2], "1.005,0,0,0,0,0,9.81", *_rows()[3:]]).encode(), "{}: line 4 has 7 cells"),
+        (
+            "\n".join([HEADER, *_rows()[:5], "1.0125,0,0,0,0,0,nan,0.1", *_rows()[6:]]).encode(),
+            "{} line 7, column 'az': nan is not a finite number (1 such rows)",
+        ),
+    ],
+    ids=["empty", "binary", "text_cell", "short_row", "nan_cell"],
+)
+def test_a_bad_csv_is_one_line_naming_the_file_and_line(tmp_path, capsys, content, message):
+    csv_path = tmp_path / "rec.csv"
+    csv_path.write_bytes(content)
+    rc, _, err = _import(tmp_path, capsys, csv_path)
+    assert rc == 2
+    assert message.format(csv_path) in _one_error_line(err, "import-csv")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_given_as_the_csv_is_one_line(tmp_path, capsys):
+    rc, _, err = _import(tmp_path, capsys, tmp_path)
+    assert rc == 2 and f"cannot read CSV {tmp_path}: " in _one_error_line(err, "import-csv")
+
+
+def test_rows_around_a_nan_row_import(tmp_path, capsys):
+    csv_path = tmp_path / "rec.csv"
+    rows = _rows()
+    rows[2] = rows[2].replace("9.81", "nan")
+    csv_path.write_text("\n".join([HEADER, *rows]) + "\n")
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text(MAPPING)
+    argv = ["import-csv", str(csv_path), "--mapping", str(mapping), "--output", str(tmp_path / "out"), "--rows", "3:"]
+    rc, out, err = _cli(capsys, argv)
+    assert rc == 0 and err == [] and "7 rows" in out
+    assert np.isfinite([m.msg.linear_acceleration.z for m in bags.read_messages(tmp_path / "out", ["/imu/data"])]).all()
