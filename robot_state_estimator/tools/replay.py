@@ -396,6 +396,8 @@ class ReplayDriver:
         self.first_notes: dict[str, tuple[str, str]] = {}
         #: stream ("imu", "joints", "foot_forces") -> [messages received, messages skipped]
         self.stream_counts: dict[str, list[int]] = {"imu": [0, 0], "joints": [0, 0], "foot_forces": [0, 0]}
+        #: stream -> cause or event key -> [messages of the stream skipped with it, its first message there]
+        self.skip_causes: dict[str, dict[str, list[Any]]] = {"imu": {}, "joints": {}, "foot_forces": {}}
 
     def _count(self, stream: str, out: Any) -> None:
         """Count one input of ``stream``; note the first message of each cause; skipped: the adapter refused
@@ -416,6 +418,18 @@ class ReplayDriver:
                 skipped = True
         if skipped:
             counts[1] += 1
+            causes = self.skip_causes[stream]
+            for note in notes:
+                causes.setdefault(note.key, [0, note.message])[0] += 1
+
+    def main_skip_cause(self, stream: str) -> tuple[str, str]:
+        """(key, first message on ``stream``) of the cause noted with most skipped messages of ``stream``, or
+        ("?", "?") when none was noted."""
+        causes = self.skip_causes[stream]
+        if not causes:
+            return "?", "?"
+        key = max(causes, key=lambda k: causes[k][0])
+        return key, str(causes[key][1])
 
     @property
     def skipped(self) -> Counter[str]:
@@ -1017,12 +1031,18 @@ def _replay_bag(
     total_s = open_s + clock() - t_start
     received, skipped = driver.stream_counts["joints"]
     if received and skipped == received:
-        causes = Counter(driver.skipped) + Counter({k: n for k, n in driver.events.items() if k in CORE_SKIP_EVENTS})
-        key = causes.most_common(1)[0][0] if causes else "?"
-        first = driver.first_notes.get(key, ("", "?"))[1]
+        key, first = driver.main_skip_cause("joints")
+        imu_received, imu_skipped = driver.stream_counts["imu"]
+        if imu_received and imu_skipped == imu_received:
+            imu_key, imu_first = driver.main_skip_cause("imu")
+            outcome = (
+                f"and all {imu_received} IMU samples of {opts.imu_topic} were skipped too ({imu_key}: {imu_first})"
+            )
+        else:
+            outcome = "the run would be IMU-only"
         raise ReplayError(
             f"no joint sample of {opts.joints_topic} reached the estimator: all {received} skipped ({key}: {first}); "
-            "the run would be IMU-only"
+            + outcome
         )
     stamps = msgs.stamp_ns
     span = (stamps[-1] - stamps[0]) / NS_PER_S if stamps else 0.0

@@ -128,6 +128,20 @@ def test_stamps_in_order_give_no_stamp_warning(first_second, tmp_path):
     assert bags.read_stamp_ordered(bag, INPUTS).steps_back == {}
 
 
+def test_all_zero_stamps_are_an_error_naming_the_cause_of_each_stream(first_second, tmp_path, capsys):
+    msgs, desc = first_second
+    bag = _write(tmp_path / "bag", [(m.topic, _restamped(m.msg, 0), m.log_time_ns) for m in msgs[:200]])
+    n_joint = sum(m.topic == "/joint_states" for m in msgs[:200])
+    n_imu = 200 - n_joint
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth"])
+    assert rc == 2
+    assert (
+        f"no joint sample of /joint_states reached the estimator: all {n_joint} skipped (stamp_zero: joint sample "
+        f"skipped: zero or negative stamp); and all {n_imu} IMU samples of /imu/data were skipped too (stamp_zero: "
+        "IMU sample skipped: zero or negative stamp)" in _one_error_line(err, "replay")
+    )
+
+
 @pytest.mark.parametrize("option", ["--tum", "--json"])
 def test_an_output_file_over_the_input_is_refused_and_the_input_kept(first_second, tmp_path, capsys, option):
     msgs, desc = first_second
