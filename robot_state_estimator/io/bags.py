@@ -366,8 +366,15 @@ class BagWriter:
         self.close()
 
     def open(self) -> None:
-        """Create the bag on disk."""
-        self._writer.open()
+        """Create the bag on disk.
+
+        Raises:
+            BagError: the folder cannot be created (a part of its path is a file, no permission, ...).
+        """
+        try:
+            self._writer.open()
+        except OSError as exc:
+            raise BagError(f"cannot create bag {self.path}: {exc}") from exc
         self._open = True
 
     def close(self) -> None:

@@ -197,6 +197,31 @@ def _R_base_imu(args: argparse.Namespace) -> np.ndarray | None:
     return np.asarray(load_description(path).imu.R_base_imu, dtype=float)
 
 
+def _check_json_path(args: argparse.Namespace) -> None:
+    """Refuse a ``--json`` that is one of the files read (the estimate, the ground truth, a file of ``--input``) or
+    that cannot be written (``ground_truth.output_path_problem``).
+
+    Raises:
+        GroundTruthError: naming the option and the file.
+    """
+    if not args.json:
+        return
+    target = Path(args.json).resolve()
+    for option, value in (
+        ("the estimate", args.estimate),
+        ("the ground truth", args.ground_truth),
+        ("--input", args.input),
+    ):
+        if not value or not Path(value).exists():
+            continue
+        path = Path(value).resolve()
+        if target == path or (path.is_dir() and target.parent == path and target.exists()):
+            raise G.GroundTruthError(f"--json {args.json} would overwrite {option} {value}: choose another path")
+    problem = G.output_path_problem(args.json)
+    if problem:
+        raise G.GroundTruthError(f"--json: {problem}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the metrics table (and write JSON); returns 0, or 2 with one line naming the problem (the format and
     exit code of the other sub-commands' errors, ``tools.cli``)."""
@@ -204,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
 
     notes: list[str] = []
     try:
+        _check_json_path(args)
         R = _R_base_imu(args)
         if args.input is not None and R is None:
             notes.append("no description for --input (--robot / --description): time alignment on the estimate")
@@ -227,5 +253,6 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     print(M.format_table(res, title=f"{args.estimate} against {gt.source}"))
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(to_jsonable(res), indent=2))
     return 0

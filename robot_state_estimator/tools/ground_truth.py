@@ -11,6 +11,7 @@ TUM format (Sturm et al. 2012): one pose per line, ``timestamp tx ty tz qx qy qz
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,26 @@ def is_bag(path: str | Path) -> bool:
     """True for a rosbag2 directory (with ``metadata.yaml``) or a ``.mcap``/``.db3``/ROS 1 ``.bag`` file."""
     p = Path(path)
     return (p.is_dir() and (p / "metadata.yaml").exists()) or p.suffix in BAG_SUFFIXES
+
+
+def output_path_problem(path: str | Path, *, folder: bool = False) -> str | None:
+    """Why an output file (or, with ``folder``, an output folder) cannot be written at ``path``, or None when it
+    can: the path is a folder (a file wanted) or a file (a folder wanted), a part of its parent path is a file, or
+    the nearest existing parent folder is not writable. Missing parent folders are fine (the tools create them).
+    """
+    path = Path(path)
+    if path.is_dir() and not folder:
+        return f"{path} is a folder, not a file"
+    if path.exists() and not path.is_dir() and folder:
+        return f"{path} is a file, not a folder"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, not a folder: cannot write {path}"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"folder {parent} is not writable: cannot write {path}"
+    return None
 
 
 def _dedup_increasing(t: NDArray[np.float64], *arrays: Any) -> tuple[Any, ...]:
@@ -182,13 +203,14 @@ def load_tum(path: str | Path) -> GroundTruth:
 
 
 def write_tum(path: str | Path, traj: Trajectory, *, header: str = "") -> None:
-    """Write ``traj`` as a TUM file (``t x y z qx qy qz qw``, evo-compatible).
+    """Write ``traj`` as a TUM file (``t x y z qx qy qz qw``, evo-compatible), creating missing parent folders.
 
     Stamps with 6 decimals: float64 seconds since 1970 resolve about 0.24 us, so more decimals would print
     rounding noise (``1700000000.099999905`` for a stamp of ...100000000 ns); positions and quaternions with 9
     significant digits.
     """
     data = np.column_stack([traj.t_s, traj.p_world_base, traj.quat_world_base_xyzw])
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     hdr = "timestamp tx ty tz qx qy qz qw" + (f"\n{header}" if header else "")
     np.savetxt(path, data, fmt=["%.6f"] + ["%.9g"] * 7, header=hdr)
 

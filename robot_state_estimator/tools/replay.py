@@ -40,7 +40,13 @@ import yaml
 
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.estimation.types import Estimate
-from robot_state_estimator.tools.ground_truth import GroundTruth, is_bag, load_ground_truth, write_tum
+from robot_state_estimator.tools.ground_truth import (
+    GroundTruth,
+    is_bag,
+    load_ground_truth,
+    output_path_problem,
+    write_tum,
+)
 from robot_state_estimator.tools.metrics import MetricsError, Trajectory
 
 #: Node parameters that may share a settings file with the estimator settings (``ros/parameters.py``'s
@@ -755,14 +761,20 @@ def split_config(path: str | Path | None) -> tuple[Any, dict[str, Any]]:
         ``(EstimatorSettings, node parameters found in the file)``.
 
     Raises:
-        ``estimation.errors.SettingsError``: invalid settings; ReplayError: a node parameter with a bad value
-        (:func:`check_node_params`).
+        ``estimation.errors.SettingsError``: the file cannot be read; ReplayError: an invalid setting (the message
+        starts with the file) or a node parameter with a bad value (:func:`check_node_params`).
     """
+    from robot_state_estimator.estimation.errors import SettingsError
     from robot_state_estimator.estimation.settings import load_settings
 
     if path is None:
         return load_settings(None), {}
-    settings = load_settings(path, ignore=NODE_PARAMETER_NAMES)
+    try:
+        settings = load_settings(path, ignore=NODE_PARAMETER_NAMES)
+    except SettingsError as exc:
+        if str(path) in str(exc):
+            raise
+        raise ReplayError(f"{path}: {exc}") from exc  # the file the bad setting is in
     doc = yaml.safe_load(Path(path).read_text()) or {}
     params: dict[str, Any] = {}
     for node_doc in doc.values() if isinstance(doc, dict) else ():
@@ -1381,11 +1393,12 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 
 def check_output_paths(args: argparse.Namespace) -> None:
-    """Refuse an output (``--output``, ``--tum``, ``--json``, ``--plots``) that would overwrite a file replay reads:
-    the input (a bag file, or a file of a bag directory), the ground truth, the description or the settings.
+    """Refuse an output (``--output``, ``--tum``, ``--json``, ``--plots``) that would overwrite a file replay reads
+    (the input, a bag file or a file of a bag directory, the ground truth, the description or the settings) or
+    that cannot be written (``ground_truth.output_path_problem``), before the replay runs.
 
     Raises:
-        ReplayError: the first such output, naming both options.
+        ReplayError: the first such output, naming its option (and the input's).
     """
     inputs: dict[Path, str] = {}
     for option, value in (
@@ -1402,10 +1415,15 @@ def check_output_paths(args: argparse.Namespace) -> None:
             inputs.update({f.resolve(): f"a file of {option} {value}" for f in path.iterdir() if f.is_file()})
     for option in ("output", "tum", "json", "plots"):
         value = getattr(args, option, None)
-        if value and Path(value).resolve() in inputs:
+        if not value:
+            continue
+        if Path(value).resolve() in inputs:
             raise ReplayError(
                 f"--{option} {value} would overwrite {inputs[Path(value).resolve()]}: choose another path"
             )
+        problem = output_path_problem(value, folder=option in ("output", "plots"))
+        if problem:
+            raise ReplayError(f"--{option}: {problem}")
 
 
 def kernels_need_compiling() -> bool:

@@ -5,6 +5,7 @@ written over an input."""
 from __future__ import annotations
 
 import copy
+import os
 
 import numpy as np
 import pytest
@@ -158,6 +159,57 @@ def test_an_output_file_over_the_input_is_refused_and_the_input_kept(first_secon
     assert mcap.read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    ("option", "target", "message"),
+    [
+        ("--tum", "a_file/x.tum", "--tum: {d}/a_file is a file, not a folder: cannot write {d}/a_file/x.tum"),
+        ("--json", "a_file/x.json", "--json: {d}/a_file is a file, not a folder: cannot write {d}/a_file/x.json"),
+        ("--output", "a_file/out", "--output: {d}/a_file is a file, not a folder: cannot write {d}/a_file/out"),
+        ("--plots", "a_file", "--plots: {d}/a_file is a file, not a folder"),
+        ("--tum", "", "--tum: {d} is a folder, not a file"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_the_replay(
+    first_second, tmp_path, capsys, option, target, message
+):
+    msgs, desc = first_second
+    bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:40]])
+    (tmp_path / "a_file").write_text("")
+    argv = ["replay", str(bag), "--description", desc, "--no-ground-truth", option, str(tmp_path / target)]
+    rc, out, err = _cli(capsys, argv)
+    assert rc == 2 and "replayed" not in out
+    assert message.format(d=tmp_path) in _one_error_line(err, "replay")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_an_output_in_a_read_only_folder_is_refused_before_the_replay(first_second, tmp_path, capsys):
+    msgs, desc = first_second
+    bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:40]])
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--tum", str(ro / "x.tum")])
+    assert rc == 2
+    assert f"--tum: folder {ro} is not writable: cannot write {ro / 'x.tum'}" in _one_error_line(err, "replay")
+
+
+def test_a_missing_output_folder_is_created(first_second, tmp_path, capsys):
+    msgs, desc = first_second
+    bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs])
+    tum = tmp_path / "new" / "deeper" / "est.tum"
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth", "--tum", str(tum)])
+    assert (rc, err) == (0, [])
+    assert len(np.loadtxt(tum, ndmin=2)) > 0
+
+
+def test_a_bad_setting_in_the_config_names_the_file(first_second, tmp_path, capsys):
+    _, desc = first_second
+    config = tmp_path / "settings.yaml"
+    config.write_text("robot_state_estimator:\n  ros__parameters:\n    ekf:\n      gyro_noise_density: abc\n")
+    rc, _, err = _cli(capsys, ["replay", str(tmp_path), "--description", desc, "--config", str(config)])
+    assert rc == 2
+    assert f"{config}: ekf.gyro_noise_density must be a number, got 'abc'" in _one_error_line(err, "replay")
+
+
 # ------------------------------------------------------------------------------------------ ground truth
 def _tum(path, t):
     rows = [f"{x!r} {0.01 * k} 0 0 0 0 0 1" for k, x in enumerate(t)]
@@ -193,6 +245,16 @@ def test_empty_or_short_ground_truth_is_one_line_without_numpy_warnings(tmp_path
     rc, _, err = _cli(capsys, ["evaluate", str(est), str(gt), "--time-span", "1", "2"])
     assert rc == 2
     assert message.format(gt) in _one_error_line(err, "evaluate")
+
+
+def test_evaluate_refuses_a_json_over_an_input_and_keeps_it(tmp_path, capsys):
+    est = _tum(tmp_path / "est.tum", [1.0 + 0.01 * k for k in range(20)])
+    gt = _tum(tmp_path / "gt.tum", [1.0 + 0.01 * k for k in range(20)])
+    before = gt.read_text()
+    rc, out, err = _cli(capsys, ["evaluate", str(est), str(gt), "--json", str(gt)])
+    assert rc == 2 and out == ""
+    assert f"--json {gt} would overwrite the ground truth {gt}: choose another path" in _one_error_line(err, "evaluate")
+    assert gt.read_text() == before
 
 
 def test_a_ground_truth_topic_of_another_type_is_refused(first_second, tmp_path, capsys):
@@ -250,6 +312,16 @@ def test_a_bad_csv_is_one_line_naming_the_file_and_line(tmp_path, capsys, conten
     assert rc == 2
     assert message.format(csv_path) in _one_error_line(err, "import-csv")
     assert not (tmp_path / "out").exists()
+
+
+def test_an_import_into_a_path_under_a_file_is_one_line(tmp_path, capsys):
+    csv_path = tmp_path / "rec.csv"
+    csv_path.write_text("\n".join([HEADER, *_rows()]) + "\n")
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text(MAPPING)
+    out = csv_path / "bag"
+    rc, _, err = _cli(capsys, ["import-csv", str(csv_path), "--mapping", str(mapping), "--output", str(out)])
+    assert rc == 2 and f"cannot create bag {out}: " in _one_error_line(err, "import-csv")
 
 
 def test_a_folder_given_as_the_csv_is_one_line(tmp_path, capsys):
