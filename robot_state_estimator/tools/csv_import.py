@@ -155,12 +155,12 @@ def read_table(path: str | Path, mapping: CsvMapping, *, rows: slice | None = No
 
     Raises:
         CsvImportError: the file cannot be read as text or has no header line; a mapped column is missing (the
-            message lists the header); a cell that is not a number or a row with too few cells (the message names
-            its line and column).
+            message lists the header) or named twice in the header; a cell that is not a number or a row with too
+            few cells (the message names its line and column).
     """
     path = Path(path)
     try:
-        with path.open(newline="") as f:
+        with path.open(newline="", encoding="utf-8-sig") as f:  # utf-8-sig: a byte-order mark is not in the name
             header = next(csv.reader(f, delimiter=mapping.delimiter), None)
     except (OSError, UnicodeDecodeError) as exc:
         raise CsvImportError(f"cannot read CSV {path}: {exc}") from exc
@@ -170,6 +170,11 @@ def read_table(path: str | Path, mapping: CsvMapping, *, rows: slice | None = No
     missing = [c for c in mapping.columns() if c not in header]
     if missing:
         raise CsvImportError(f"{path}: columns {missing} not in the header {header}")
+    repeated = sorted({c for c in mapping.columns() if header.count(c) > 1})
+    if repeated:
+        raise CsvImportError(
+            f"{path}: the header names the mapped columns {repeated} more than once: which one is meant?"
+        )
     wanted = sorted({header.index(c) for c in mapping.columns()})
     try:
         with warnings.catch_warnings():  # a file with no data rows: refused by the caller in one line
@@ -187,7 +192,7 @@ def read_table(path: str | Path, mapping: CsvMapping, *, rows: slice | None = No
 def _first_bad_cell(path: Path, delimiter: str, header: list[str], wanted: list[int]) -> str | None:
     """``line N, column 'c': ...`` for the first row lacking a wanted cell or with one that is not a number."""
     try:
-        with path.open(newline="") as f:
+        with path.open(newline="", encoding="utf-8-sig") as f:
             for line, row in enumerate(csv.reader(f, delimiter=delimiter), 1):
                 if line == 1 or not row:
                     continue
@@ -413,7 +418,7 @@ def read_source_gyro(info: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | No
         return None
     try:
         delimiter = str(cols.get("delimiter", ","))
-        with source.open(newline="") as f:
+        with source.open(newline="", encoding="utf-8-sig") as f:
             header = [h.strip() for h in next(csv.reader(f, delimiter=delimiter))]
         names = [str(cols["time"]), *(str(c) for c in cols["angular_velocity"])]
         data = np.loadtxt(source, delimiter=delimiter, skiprows=1, usecols=[header.index(c) for c in names], ndmin=2)

@@ -216,16 +216,30 @@ def write_tum(path: str | Path, traj: Trajectory, *, header: str = "") -> None:
 
 
 # ------------------------------------------------------------------------------------------------ bags
-def trajectory_from_odometry(rows: list[dict[str, Any]]) -> Trajectory:
+def trajectory_from_odometry(rows: list[dict[str, Any]], *, source: str = "Odometry") -> Trajectory:
     """Odometry rows (``messages.odometry_arrays_from_msg``) -> :class:`Trajectory` with covariances.
 
+    Args:
+        rows: the messages' arrays.
+        source: what the rows are, for the messages (e.g. ``bag:topic``).
+
     Raises:
-        GroundTruthError: fewer than two rows.
+        GroundTruthError: fewer than two rows; a row with a NaN/Inf position or orientation or a zero quaternion
+            (the message gives how many and the stamp of the first).
     """
     if len(rows) < 2:
-        raise GroundTruthError(f"need at least two Odometry messages, got {len(rows)}")
+        raise GroundTruthError(f"{source}: need at least two Odometry messages, got {len(rows)}")
     t = np.array([r["stamp_ns"] for r in rows], dtype=np.int64)
     t_s = (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S
+    pose = np.array([np.concatenate((r["p_world_base"], r["quat_world_base_xyzw"])) for r in rows])
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(pose).all(axis=1) | ~(np.linalg.norm(pose[:, 3:], axis=1) > 0)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise GroundTruthError(
+            f"{source}: {int(bad.sum())} of {len(rows)} Odometry messages have a NaN/Inf pose or a zero quaternion "
+            f"(first at stamp {t_s[k]:.6f} s: position {pose[k, :3].tolist()}, quaternion xyzw {pose[k, 3:].tolist()})"
+        )
     t_s, p, q, v, pc, tc = _dedup_increasing(
         t_s,
         np.array([r["p_world_base"] for r in rows]),
@@ -268,7 +282,7 @@ def load_odometry_topic(
     except bags.BagError as exc:
         raise GroundTruthError(str(exc)) from exc
     rows = [messages.odometry_arrays_from_msg(m) for i, m in zip(ordered.topic_index, ordered.msgs) if i == 0]
-    traj = trajectory_from_odometry(rows)
+    traj = trajectory_from_odometry(rows, source=f"bag {bag} topic {topic}")
     contacts = None
     if len(wanted) == 2:
         contacts = _contacts_from_msgs([m for i, m in zip(ordered.topic_index, ordered.msgs) if i == 1])

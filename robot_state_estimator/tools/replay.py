@@ -1056,6 +1056,12 @@ def _replay_bag(
             f"no joint sample of {opts.joints_topic} reached the estimator: all {received} skipped ({key}: {first}); "
             + outcome
         )
+    imu_received, imu_skipped = driver.stream_counts["imu"]
+    if imu_received and imu_skipped == imu_received:
+        key, first = driver.main_skip_cause("imu")
+        raise ReplayError(
+            f"no IMU sample of {opts.imu_topic} reached the estimator: all {imu_received} skipped ({key}: {first})"
+        )
     stamps = msgs.stamp_ns
     span = (stamps[-1] - stamps[0]) / NS_PER_S if stamps else 0.0
     return ReplayResult(
@@ -1494,6 +1500,11 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
     )
     for line in result.problem_lines():
         print(line)
+    if len(result.log) < 2:
+        raise ReplayError(
+            f"the estimator produced {len(result.log)} estimates from the {s['n_inputs']} messages "
+            f"({s['input_duration_s']:.2f} s) of {inp}: too short a run, or most of it skipped (see above)"
+        )
     traj = result.log.trajectory()
     if args.tum:
         write_tum(args.tum, traj, header=f"robot_state_estimator replay of {inp}")

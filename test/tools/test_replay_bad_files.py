@@ -123,6 +123,35 @@ def test_stamps_going_back_mid_bag_are_warned_about_per_topic(first_second, tmp_
     ]
 
 
+def test_an_imu_stream_all_skipped_is_an_error_naming_its_cause(first_second, tmp_path, capsys):
+    msgs, desc = first_second
+    items = []
+    for m in msgs[:400]:
+        msg = m.msg
+        if m.topic == "/imu/data":
+            msg = copy.deepcopy(msg)
+            msg.linear_acceleration.x = float("nan")
+        items.append((m.topic, msg, m.log_time_ns))
+    bag = _write(tmp_path / "bag", items)
+    n_imu = sum(m.topic == "/imu/data" for m in msgs[:400])
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth"])
+    assert rc == 2
+    assert (
+        f"no IMU sample of /imu/data reached the estimator: all {n_imu} skipped (imu_not_finite: IMU sample skipped: "
+        "linear_acceleration is not finite: [nan," in _one_error_line(err, "replay")
+    )
+
+
+def test_a_run_too_short_for_an_estimate_says_so(first_second, tmp_path, capsys):
+    msgs, desc = first_second
+    bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:40]])
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth"])
+    assert rc == 2
+    assert f"the estimator produced 0 estimates from the 40 messages (0.02 s) of {bag}: too short a run" in (
+        _one_error_line(err, "replay")
+    )
+
+
 def test_stamps_in_order_give_no_stamp_warning(first_second, tmp_path):
     msgs, _ = first_second
     bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:100]])
@@ -257,6 +286,38 @@ def test_evaluate_refuses_a_json_over_an_input_and_keeps_it(tmp_path, capsys):
     assert gt.read_text() == before
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "count"),
+    [
+        ("position.x", float("nan"), "5 of 100"),
+        ("orientation.w", float("inf"), "5 of 100"),
+        ("orientation", 0.0, "100 of 100"),
+    ],
+)
+def test_ground_truth_odometry_with_a_bad_pose_is_refused_with_counts(sim_run, tmp_path, capsys, field, value, count):
+    run_dir, _ = sim_run
+    odom = list(bags.read_messages(run_dir / "bag", ["/ground_truth/odom"]))[:100]
+    with bags.BagWriter(tmp_path / "gt") as bag:
+        for k, m in enumerate(odom):
+            msg = copy.deepcopy(m.msg)
+            pose = msg.pose.pose
+            if field == "orientation":  # every message: a zero quaternion
+                pose.orientation.x = pose.orientation.y = pose.orientation.z = pose.orientation.w = value
+            elif k % 20 == 3:  # messages 3, 23, 43, 63, 83
+                part, axis = field.split(".")
+                setattr(getattr(pose, part), axis, value)
+            bag.write(m.topic, msg, m.log_time_ns)
+    first = odom[0 if field == "orientation" else 3].stamp_ns
+    est = _tum(tmp_path / "est.tum", [first / NS_PER_S + 0.01 * k for k in range(20)])
+    rc, _, err = _cli(capsys, ["evaluate", str(est), str(tmp_path / "gt"), "--gt-topic", "/ground_truth/odom"])
+    assert rc == 2
+    line = _one_error_line(err, "evaluate")
+    assert (
+        f"bag {tmp_path / 'gt'} topic /ground_truth/odom: {count} Odometry messages have a NaN/Inf pose or a zero "
+        f"quaternion (first at stamp {first // NS_PER_S}.{first % NS_PER_S // 1000:06d} s: " in line
+    )
+
+
 def test_a_ground_truth_topic_of_another_type_is_refused(first_second, tmp_path, capsys):
     msgs, _ = first_second
     bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:40]])
@@ -322,6 +383,23 @@ def test_an_import_into_a_path_under_a_file_is_one_line(tmp_path, capsys):
     out = csv_path / "bag"
     rc, _, err = _cli(capsys, ["import-csv", str(csv_path), "--mapping", str(mapping), "--output", str(out)])
     assert rc == 2 and f"cannot create bag {out}: " in _one_error_line(err, "import-csv")
+
+
+def test_a_csv_with_a_byte_order_mark_imports(tmp_path, capsys):
+    csv_path = tmp_path / "rec.csv"
+    csv_path.write_bytes(b"\xef\xbb\xbf" + ("\n".join([HEADER, *_rows()]) + "\n").encode())
+    rc, out, err = _import(tmp_path, capsys, csv_path)
+    assert (rc, err) == (0, []) and "10 rows" in out
+
+
+def test_a_mapped_column_named_twice_in_the_header_is_refused(tmp_path, capsys):
+    csv_path = tmp_path / "rec.csv"
+    csv_path.write_text("\n".join([HEADER + ",qa", *(r + ",0.2" for r in _rows())]) + "\n")
+    rc, _, err = _import(tmp_path, capsys, csv_path)
+    assert rc == 2
+    assert f"{csv_path}: the header names the mapped columns ['qa'] more than once" in _one_error_line(
+        err, "import-csv"
+    )
 
 
 def test_a_folder_given_as_the_csv_is_one_line(tmp_path, capsys):
