@@ -91,6 +91,7 @@ from robot_state_estimator.estimation.ekf import (
     OUTPUT_SIZE,
     BaseEkf,
     UpdateResult,
+    check_pose,
     imu_noise_from_spec,
     leg_results,
 )
@@ -531,6 +532,51 @@ class RobotStateEstimator:
         self._qdot_joints = v[6:].copy()
         self._last_imu_stamp_ns = int(stamp_ns)
         return self._make_estimate()
+
+    def set_pose(
+        self,
+        p_world_base: FloatArray,
+        R_world_base: FloatArray,
+        pose_covariance: FloatArray | None = None,
+    ) -> Estimate | None:
+        """Re-seat the base pose (``base_link`` in ``odom``) at the filter's current stamp.
+
+        The meaning of robot_localization's ``set_pose`` topic (the pose of the base in ``odom``), for this filter:
+        position and attitude are overwritten, the velocity in the base frame and the IMU biases are kept (unlike
+        robot_localization, which also zeroes its velocities: a walking robot keeps walking while it is re-seated;
+        :meth:`reset` starts from rest), and the pose covariance is the one given
+        (:meth:`BaseEkf.set_pose`: converted exactly to the filter's right attitude perturbation, the pose's
+        cross-covariances with the other states zeroed; None or all zeros: the settings' ``ekf.initial_*_std``).
+        The filter goes on from there: the next estimate (at the next IMU or joint stamp) propagates from the new
+        pose. No time travel: the pose applies at the filter's stamp, whatever time it was meant for. The
+        contact detectors, the held joint samples and the joint state are unchanged.
+
+        Before the filter is initialised (at the start, after :meth:`reset`, while the first IMU samples are
+        averaged) there is no state to re-seat: nothing changes and None is returned (the pose is not kept
+        for later; the initialisation sets roll and pitch from gravity, yaw 0 and ``ekf.initial_position``).
+
+        Args:
+            p_world_base: (3,) m, base origin in W (``odom``).
+            R_world_base: (3, 3) rotation matrix of the base attitude (``R_WB``: base axes in W).
+            pose_covariance: (6, 6) or (36,) row-major, ROS order ``x, y, z, rot x, rot y, rot z`` (m^2, m rad,
+                rad^2; the rotation about the fixed W axes, as ``nav_msgs/Odometry`` publishes it), symmetric
+                positive semi-definite; None or all zeros: from the settings.
+
+        Returns:
+            The estimate at the filter's stamp with the new pose (no feet: not a joint step), or None when the
+            filter is not initialised (nothing changed).
+
+        Raises:
+            ValueError: a non-finite or wrongly shaped position, a matrix that is not a rotation (not orthonormal
+                to 1e-6, or a reflection), a covariance that is not finite, symmetric and positive semi-definite;
+                the message names the problem and nothing is changed.
+        """
+        ekf = self.ekf
+        if not ekf.initialized:
+            check_pose(p_world_base, R_world_base, pose_covariance)  # a bad pose is refused whenever it comes
+            return None
+        ekf.set_pose(p_world_base, R_world_base, pose_covariance)
+        return self._finish_step(())
 
     # ------------------------------------------------------------------------------------------------------
     # IMU
