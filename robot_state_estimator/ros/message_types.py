@@ -5,6 +5,10 @@ package; it is given a namespace whose attributes are the message classes (rclpy
 in the offline tools). Field names are identical in both worlds.
 
 ``TFMessage`` is None when ``tf2_msgs`` is not installed (see ``tf_publisher``).
+
+The node's command interfaces (not built by ``io.messages``, so not in :class:`MessageTypes`) are here too:
+``PoseWithCovarianceStamped`` (the ``set_pose`` topic) and ``Trigger`` (the ``~/reset`` service; None when
+``std_srvs`` is not installed: the node then starts without the service and says so).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from geometry_msgs.msg import (
     Point,
     Pose,
     PoseWithCovariance,
+    PoseWithCovarianceStamped,
     Quaternion,
     Transform,
     TransformStamped,
@@ -35,6 +40,11 @@ try:  # generated into the venv by scripts/; always present on a ROS 2 install
     from tf2_msgs.msg import TFMessage
 except ImportError:  # pragma: no cover - depends on the environment
     TFMessage = None
+
+try:  # ros-std-srvs (requirements.txt); a package.xml dependency on a ROS 2 install
+    from std_srvs.srv import Trigger
+except ImportError:  # pragma: no cover - depends on the environment
+    Trigger = None
 
 
 def rclpy_types() -> MessageTypes:
@@ -66,3 +76,5 @@ def rclpy_types() -> MessageTypes:
 
 #: The shared instance (frozen; message classes are module attributes, so sharing it is safe).
 TYPES = rclpy_types()
+
+__all__ = ["TYPES", "PoseWithCovarianceStamped", "TFMessage", "Trigger", "rclpy_types"]

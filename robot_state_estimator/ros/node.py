@@ -5,6 +5,11 @@ best-effort publishers): ``imu/data`` (sensor_msgs/Imu), ``joint_states`` (senso
 optionally ``foot_forces`` (sensor_msgs/JointState, name = foot frames, effort = values), and the
 ``robot_description`` topic (std_msgs/String, transient local) when no description parameter is given.
 
+Commands: ``set_pose`` (geometry_msgs/PoseWithCovarianceStamped, reliable; robot_localization's topic of the
+same name and meaning) re-seats the pose of ``base_frame`` in ``odom_frame`` at the filter's current stamp
+(``RobotStateEstimator.set_pose``; ``header.frame_id`` must be ``odom_frame`` or empty, the stamp is not used);
+the ``~/reset`` service (std_srvs/Trigger) resets the filter as time going backwards does.
+
 Outputs, stamped with the stamp of the measurement that produced them (never ``now()``): ``odometry``
 (nav_msgs/Odometry), the TF ``odom_frame -> tf_child_frame`` on ``/tf``, ``contact_wrench/<foot>``
 (geometry_msgs/WrenchStamped in the foot frame), ``contact_states`` (diagnostic_msgs/DiagnosticArray, one
@@ -34,6 +39,7 @@ import time
 import warnings
 from typing import Any
 
+import numpy as np
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
@@ -41,6 +47,7 @@ from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValu
 from rclpy.executors import ExternalShutdownException
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
+from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
@@ -51,7 +58,7 @@ from robot_state_estimator.io.bags import default_typestore
 from robot_state_estimator.io.messages import TYPE_NAMES
 from robot_state_estimator.io.stream import LOST_KEYS, AdapterSettings, EstimatorStream, Outputs
 from robot_state_estimator.ros.diagnostics import DiagnosticsBuilder, DiagnosticsState, covariances_ok
-from robot_state_estimator.ros.message_types import TYPES
+from robot_state_estimator.ros.message_types import TYPES, PoseWithCovarianceStamped, Trigger
 from robot_state_estimator.ros.outputs import OutputMessages
 from robot_state_estimator.ros.parameters import (
     NODE_PARAMETERS,
@@ -60,7 +67,7 @@ from robot_state_estimator.ros.parameters import (
     declare_settings_parameters,
     parameter_values,
 )
-from robot_state_estimator.ros.qos import description_qos, diagnostics_qos, output_qos, sensor_qos
+from robot_state_estimator.ros.qos import command_qos, description_qos, diagnostics_qos, output_qos, sensor_qos
 from robot_state_estimator.ros.reporting import ThrottledReporter
 from robot_state_estimator.ros.spin import spin
 from robot_state_estimator.ros.tf_publisher import TfPublisher, TfUnavailableError, make_transform_broadcaster
@@ -76,6 +83,32 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
         return exc.args[0]
     return str(exc)
+
+
+#: a set_pose quaternion whose norm differs from 1 by more than this is refused (smaller differences: normalised)
+QUATERNION_NORM_TOLERANCE = 1e-3
+
+
+def _pose_of_msg(pose: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``geometry_msgs/Pose`` -> ``(p (3,) m, R (3, 3) rotation matrix)``, float64.
+
+    Raises:
+        ValueError: a non-finite position or orientation, or an orientation whose norm is not 1 within
+            ``QUATERNION_NORM_TOLERANCE`` (e.g. all zeros); the message names the field.
+    """
+    pos, o = pose.position, pose.orientation
+    p = np.array((pos.x, pos.y, pos.z), dtype=float)
+    if not np.isfinite(p).all():
+        raise ValueError(f"pose.pose.position is not finite: {p.tolist()}")
+    quat_xyzw = np.array((o.x, o.y, o.z, o.w), dtype=float)
+    if not np.isfinite(quat_xyzw).all():
+        raise ValueError(f"pose.pose.orientation is not finite: {quat_xyzw.tolist()}")
+    norm = float(np.linalg.norm(quat_xyzw))
+    if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
+        raise ValueError(
+            f"pose.pose.orientation (x y z w) {quat_xyzw.tolist()} is not a unit quaternion: norm {norm:.6g}"
+        )
+    return p, Rotation.from_quat(quat_xyzw / norm).as_matrix()
 
 
 class StartupError(RuntimeError):
@@ -168,6 +201,18 @@ class EstimatorNode(Node):
             self._foot_forces_sub = self.create_subscription(
                 JointState, "foot_forces", self._on_foot_forces, sensor_qos(depth), raw=True
             )
+
+        # commands (not hot: rare, served by the spin loop's fallback executor, between two sensor callbacks)
+        self._set_pose_sub = self.create_subscription(
+            PoseWithCovarianceStamped, "set_pose", self._on_set_pose, command_qos()
+        )
+        #: the outcome of the last set_pose message or reset request (what was logged; tests)
+        self.last_command_note = ""
+        self._reset_srv = None
+        if Trigger is not None:
+            self._reset_srv = self.create_service(Trigger, "~/reset", self._on_reset)
+        else:  # pragma: no cover - depends on the environment
+            self.get_logger().warning("std_srvs is not installed: no ~/reset service (pip install ros-std-srvs)")
 
         self._description_sub = None
         try:
@@ -357,6 +402,95 @@ class EstimatorNode(Node):
             )
             return
         self._feed(EstimatorStream.on_foot_forces_msg, msg, "foot-force")
+
+    # ------------------------------------------------------------------------------------------ commands
+
+    def _on_reset(self, request: Any, response: Any) -> Any:
+        """``~/reset`` (std_srvs/Trigger): reset the estimator as time going backwards does.
+
+        The core's ``reset`` event is logged and counted at once (``resets``, ``last_reset_reason`` of the
+        diagnostics) and the outputs restart (the next estimate is published whatever its stamp). Refused
+        (``success`` False) while no description is loaded: there is no estimator to reset.
+        """
+        est, stream = self._est, self._stream
+        if est is None or stream is None:
+            response.success = False
+            response.message = (
+                "nothing to reset: no robot description loaded yet (the estimator starts when one is loaded)"
+            )
+            self._report.warn("reset_refused", f"reset refused: {response.message}", count=False)
+            self.last_command_note = response.message
+            return response
+        srv = self._reset_srv
+        reason = f"requested on the {srv.service_name if srv is not None else '~/reset'} service"
+        est.reset(reason)
+        stream.restart_outputs()
+        events = est.pop_events()  # the core's "reset" event: logged and counted now, not at the next sample
+        stream.events.update(event.key for event in events)
+        self._log_notes(events)
+        es = self._settings.ekf
+        moving = (
+            f", or from a moving robot after ekf.init_timeout_s = {es.init_timeout_s:g} s of IMU time"
+            if es.init_timeout_s > 0.0
+            else ""
+        )
+        response.success = True
+        response.message = (
+            f"estimator reset ({reason}): it initialises again from the next {es.init_imu_samples} IMU samples of "
+            f"a robot standing still{moving} (roll and pitch from gravity, yaw 0, position ekf.initial_position "
+            f"{list(es.initial_position)}, the height from the stance feet); odometry resumes then"
+        )
+        self.last_command_note = response.message
+        return response
+
+    def _on_set_pose(self, msg: Any) -> None:
+        """``set_pose`` (geometry_msgs/PoseWithCovarianceStamped): re-seat the pose of the base in ``odom_frame``
+        at the filter's current stamp (``RobotStateEstimator.set_pose``); warn and ignore a message in another
+        frame, a non-finite pose, a quaternion that is not unit (to 1e-3), a covariance that is not symmetric
+        positive semi-definite, or one that arrives before the filter is initialised."""
+        odom = str(self._p["odom_frame"])
+        est = self._est
+        if est is None:
+            self._command_warn("no_description", "set_pose ignored: no robot description yet")
+            return
+        frame = msg.header.frame_id
+        if frame and frame != odom:
+            self._command_warn(
+                "set_pose_frame_id",
+                f"set_pose ignored: header.frame_id {frame!r} is not the odom_frame {odom!r} (the pose of "
+                f"{self._base_frame!r} in {odom!r} is expected; an empty frame_id means {odom!r})",
+            )
+            return
+        try:
+            p_world_base, R_world_base = _pose_of_msg(msg.pose.pose)
+            estimate = est.set_pose(p_world_base, R_world_base, np.asarray(msg.pose.covariance, dtype=float))
+        except ValueError as exc:
+            self._command_warn("set_pose_invalid", f"set_pose ignored: {exc}")
+            return
+        except Exception as exc:  # the node never dies on one message (as core_error for the sensor inputs)
+            self._report.error("core_error", f"set_pose failed ({type(exc).__name__}: {exc}); the pose is unchanged")
+            self.last_command_note = f"set_pose failed: {exc}"
+            return
+        if estimate is None:
+            self._command_warn(
+                "set_pose_uninitialized",
+                "set_pose ignored: the filter is not initialised yet (it initialises from the first "
+                f"{self._settings.ekf.init_imu_samples} IMU samples; send the pose again once odometry is published)",
+            )
+            return
+        self._diag.last_estimate = estimate
+        x, y, z = p_world_base.tolist()
+        yaw = float(Rotation.from_matrix(R_world_base).as_euler("ZYX")[0])
+        self.last_command_note = (
+            f"pose set at stamp {estimate.stamp_ns} ns: {self._base_frame} at ({x:.3f}, {y:.3f}, {z:.3f}) m in "
+            f"{odom}, yaw {yaw:.4f} rad"
+        )
+        self.get_logger().info(self.last_command_note)
+
+    def _command_warn(self, key: str, message: str) -> None:
+        """A refused command: warn (throttled per key), count under ``key`` (``rejected.<key>``), keep the note."""
+        self._report.warn(key, message)
+        self.last_command_note = message
 
     def _feed(self, handler: Any, msg: Any, what: str) -> None:
         """Pass one message through the stream's rules and the core; log its notes, publish its outputs."""

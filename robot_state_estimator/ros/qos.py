@@ -8,6 +8,10 @@
 - ``robot_description`` input: reliable, transient local, depth 1, as robot_state_publisher publishes it.
 - ``/tf``: reliable, volatile, keep last 100 (tf2_ros ``TransformBroadcaster`` default).
 - ``/diagnostics``: reliable, keep last 10 (diagnostic_updater default).
+- ``set_pose`` input: reliable, keep last 10, volatile (``command_qos``): a command must not be dropped, and
+  ``ros2 topic pub``, RViz's pose tools and robot_localization users publish reliably (a best-effort publisher
+  does not match it). Volatile: a pose sent before the node started is not applied late.
+- ``~/reset`` service: rclpy's default service QoS.
 """
 
 from __future__ import annotations
@@ -57,6 +61,12 @@ def tf_qos() -> QoSProfile:
         reliability=ReliabilityPolicy.RELIABLE,
         durability=DurabilityPolicy.VOLATILE,
     )
+
+
+def command_qos(depth: int = 10) -> QoSProfile:
+    """Reliable, keep-last ``depth``, volatile: the ``set_pose`` command input (every pose sent is applied, in
+    order; a best-effort publisher does not match)."""
+    return output_qos(depth)
 
 
 def diagnostics_qos() -> QoSProfile:
