@@ -19,6 +19,7 @@ IMPORT_TO_KEY = {
     "geometry_msgs": "geometry_msgs",
     "nav_msgs": "nav_msgs",
     "diagnostic_msgs": "diagnostic_msgs",
+    "std_srvs": "std_srvs",
     "rosgraph_msgs": "rosgraph_msgs",
     "rcl_interfaces": "rcl_interfaces",
     "tf2_msgs": "tf2_msgs",
