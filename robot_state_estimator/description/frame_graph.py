@@ -21,6 +21,13 @@ from .errors import DescriptionError, ErrorCode, Problem
 MODEL_FRAME = "__model__"
 
 
+def _chain_text(names: list[str], keep: int = 5) -> str:
+    """``a -> b -> c``, with the middle of a long chain left out (a cycle can run through thousands of frames)."""
+    if len(names) <= 2 * keep + 1:
+        return " -> ".join(names)
+    return " -> ".join([*names[:keep], f"... ({len(names) - 2 * keep} more)", *names[-keep:]])
+
+
 @dataclass
 class FrameNode:
     """One vertex.
@@ -131,7 +138,7 @@ class FrameGraph:
                 return cur
             if cur in seen or node.attached_to == cur:
                 first = self.nodes[name]
-                chain = " -> ".join([*seen, cur])
+                chain = _chain_text([*seen, cur])
                 raise DescriptionError(
                     Problem(ErrorCode.FRAME_ATTACHED_TO_CYCLE, f"attached_to cycle: {chain}", **self._where(first))
                 )
@@ -155,7 +162,34 @@ class FrameGraph:
                 ``POSE_RELATIVE_TO_CYCLE``.
         """
         self._require(name, ErrorCode.POSE_RELATIVE_TO_INVALID)
-        return self._pose_in_root(name, [])
+        # Resolve the relative_to chain from its top down, so that each _pose_in_root finds its relative_to
+        # cached: a chain of thousands of frames (a cable of links each posed relative to the previous one) would
+        # exceed Python's recursion limit otherwise.
+        chain = [name]
+        on_chain = {name}
+        cur = name
+        while cur not in self._pose_cache:
+            rel = self.nodes[cur].relative_to
+            if rel is None or rel not in self.nodes:
+                break
+            if rel in on_chain:
+                # the cycle alone, from its least name: one problem per cycle, whichever frame leads to it
+                cycle = chain[chain.index(rel) :]
+                k = cycle.index(min(cycle))
+                cycle = cycle[k:] + cycle[:k]
+                raise DescriptionError(
+                    Problem(
+                        ErrorCode.POSE_RELATIVE_TO_CYCLE,
+                        "relative_to cycle: " + _chain_text([*cycle, cycle[0]]),
+                        **self._where(self.nodes[cycle[0]]),
+                    )
+                )
+            chain.append(rel)
+            on_chain.add(rel)
+            cur = rel
+        for k in range(len(chain) - 1, -1, -1):
+            X = self._pose_in_root(chain[k], chain[:k])
+        return X
 
     def _pose_in_root(self, name: str, stack: list[str]) -> pin.SE3:
         if name in self._pose_cache:

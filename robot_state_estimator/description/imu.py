@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ErrorCode, ProblemList, warn
-from .pose import PoseTextError, parse_bool, parse_vector3
+from .pose import PoseTextError, parse_bool, parse_sdf_double, parse_vector3, shown
 from .types import Localization, NoiseSpec, NoiseType
 
 NOISE_FIELDS = (
@@ -76,12 +76,14 @@ def _warn(message: str, where: dict) -> None:
 
 
 def _float(elem: ET.Element | None, default: float, what: str, problems: ProblemList, where: dict) -> float:
+    """The number in ``elem``'s text (``default`` when absent or empty); a problem when it is not one finite
+    number (:func:`~.pose.parse_sdf_double`)."""
     if elem is None or elem.text is None or not elem.text.strip():
         return default
     try:
-        return float(elem.text.strip())
-    except ValueError:
-        problems.add(ErrorCode.ELEMENT_INVALID, f"{what} {elem.text.strip()!r} is not a number", **where)
+        return parse_sdf_double(elem.text, what=what)
+    except PoseTextError as exc:
+        problems.add(ErrorCode.ELEMENT_INVALID, str(exc), **where)
         return default
 
 
@@ -126,7 +128,7 @@ def parse_noise(elem: ET.Element | None, problems: ProblemList, where: dict, *, 
     except ValueError:
         problems.add(
             ErrorCode.ELEMENT_INVALID,
-            f"{what}: type {type_text!r} is not one of none, gaussian, gaussian_quantized",
+            f"{what}: type {shown(type_text)} is not one of none, gaussian, gaussian_quantized",
             **where,
         )
         ntype = NoiseType.NONE
@@ -152,7 +154,7 @@ def _legacy_axes(noise: ET.Element, block: str, problems: ProblemList, where: di
     try:
         ntype = NoiseType(type_text)
     except ValueError:
-        problems.add(ErrorCode.ELEMENT_INVALID, f"legacy imu noise type {type_text!r} unknown", **where)
+        problems.add(ErrorCode.ELEMENT_INVALID, f"legacy imu noise type {shown(type_text)} unknown", **where)
         ntype = NoiseType.NONE
     sub = noise.find(block)
     values = {
@@ -224,7 +226,7 @@ def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: dict, *, 
             except ValueError:
                 problems.add(
                     ErrorCode.ELEMENT_INVALID,
-                    f"localization {loc.text.strip()!r} is not one of {[m.value for m in Localization]}",
+                    f"localization {shown(loc.text.strip())} is not one of {[m.value for m in Localization]}",
                     **where,
                 )
         for tag in ("custom_rpy", "grav_dir_x"):

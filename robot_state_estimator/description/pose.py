@@ -19,6 +19,17 @@ class PoseTextError(ValueError):
     """Pose text that is not 6 (euler) / 7 (quaternion) finite numbers, or bad attributes."""
 
 
+#: Longest text quoted whole in a message (a mutated or entity-expanded value can be kilobytes long).
+SHOWN_CHARS = 60
+
+
+def shown(text: str | None, limit: int = SHOWN_CHARS) -> str:
+    """``repr(text)``, cut to ``limit`` characters with the total length said, for error messages."""
+    if text is None or len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
 def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
     """(3, 3) rotation ``Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes X, Y, Z; angles in rad)."""
     return np.asarray(pin.rpy.rpyToMatrix(float(roll), float(pitch), float(yaw)))
@@ -42,14 +53,14 @@ def _numbers(text: str | None, what: str) -> list[float]:
     values = []
     for p in parts:
         if _C_NON_FINITE.match(p):
-            raise PoseTextError(f"{what} {text!r} has a non-finite number")
+            raise PoseTextError(f"{what} {shown(text)} has a non-finite number")
         if not _C_DECIMAL.match(p):
-            raise PoseTextError(f"{what} {text!r} is not a list of numbers ({p!r})")
+            raise PoseTextError(f"{what} {shown(text)} is not a list of numbers ({shown(p)})")
         v = float(p)
         mantissa = p.lower().split("e")[0]
         if not math.isfinite(v) or (abs(v) < sys.float_info.min and any(c in "123456789" for c in mantissa)):
             # std::stod: out_of_range (ERANGE) on overflow and on underflow (a non-zero number read as 0 or subnormal)
-            raise PoseTextError(f"{what} {text!r} has a number out of the range of a double ({p!r})")
+            raise PoseTextError(f"{what} {shown(text)} has a number out of the range of a double ({shown(p)})")
         values.append(v)
     return values
 
@@ -64,8 +75,31 @@ def parse_vector3(text: str | None, *, what: str = "vector", default: tuple[floa
         return np.array(default, dtype=float)
     values = _numbers(text, what)
     if len(values) != 3:
-        raise PoseTextError(f"{what} {text!r} needs 3 numbers, got {len(values)}")
+        raise PoseTextError(f"{what} {shown(text)} needs 3 numbers, got {len(values)}")
     return np.array(values, dtype=float)
+
+
+def parse_sdf_double(text: str | None, *, what: str = "number", default: float | None = None) -> float:
+    """One SDFormat ``double`` (an element's text), read as libsdformat's ``std::stod`` reads it, but whole and
+    finite: the grammar of :func:`parse_vector3`'s numbers (C decimal, surrounding whitespace trimmed).
+
+    ``std::stod`` would also read ``nan``, ``inf`` and the leading number of ``1abc``; those are refused here,
+    as in poses, since a non-finite noise, mass or limit is never what the author meant.
+
+    Args:
+        text: the text; empty or None gives ``default``.
+        what: names the value in messages.
+        default: value for an empty text (None: an empty text is refused).
+
+    Raises:
+        PoseTextError: not exactly one finite number.
+    """
+    if (text is None or not text.strip()) and default is not None:
+        return default
+    values = _numbers(text, what)
+    if len(values) != 1:
+        raise PoseTextError(f"{what} {shown(text)} needs 1 number, got {len(values)}")
+    return values[0]
 
 
 def parse_pose(text: str | None, *, rotation_format: str | None = None, degrees: str | None = None) -> pin.SE3:
@@ -92,21 +126,21 @@ def parse_pose(text: str | None, *, rotation_format: str | None = None, degrees:
     values = _numbers(text, "pose")
     if fmt == "euler_rpy":
         if len(values) != 6:
-            raise PoseTextError(f"pose {text!r} needs 6 numbers (x y z roll pitch yaw), got {len(values)}")
+            raise PoseTextError(f"pose {shown(text)} needs 6 numbers (x y z roll pitch yaw), got {len(values)}")
         angles = np.radians(values[3:]) if deg else np.array(values[3:])
         return pin.SE3(rpy_to_matrix(*angles), np.array(values[:3]))
     if fmt == "quat_xyzw":
         if deg:
             raise PoseTextError('degrees="true" is only allowed with rotation_format="euler_rpy"')
         if len(values) != 7:
-            raise PoseTextError(f"pose {text!r} needs 7 numbers (x y z qx qy qz qw), got {len(values)}")
+            raise PoseTextError(f"pose {shown(text)} needs 7 numbers (x y z qx qy qz qw), got {len(values)}")
         q = np.array(values[3:])
         norm = np.linalg.norm(q)
         if norm < 1e-12:
-            raise PoseTextError(f"pose {text!r} has a zero quaternion")
+            raise PoseTextError(f"pose {shown(text)} has a zero quaternion")
         quat = pin.Quaternion(q[3] / norm, q[0] / norm, q[1] / norm, q[2] / norm)  # (w, x, y, z)
         return pin.SE3(quat.matrix(), np.array(values[:3]))
-    raise PoseTextError(f"unknown rotation_format {fmt!r} (expected euler_rpy or quat_xyzw)")
+    raise PoseTextError(f"unknown rotation_format {shown(fmt)} (expected euler_rpy or quat_xyzw)")
 
 
 def parse_bool(text: str | None, *, default: bool, what: str = "boolean") -> bool:
@@ -122,7 +156,7 @@ def parse_bool(text: str | None, *, default: bool, what: str = "boolean") -> boo
         return True
     if t in ("false", "0"):
         return False
-    raise PoseTextError(f"{what} {text!r} is not a boolean (true/false/1/0)")
+    raise PoseTextError(f"{what} {shown(text)} is not a boolean (true/false/1/0)")
 
 
 #: A number as urdfdom (``urdf::strToDouble``, ``std::istream >> double`` in the C locale, the whole text
@@ -140,10 +174,10 @@ def parse_urdf_double(text: str | None, *, what: str = "number") -> float:
         PoseTextError: ``text`` is None, not such a number, or overflows a double.
     """
     if text is None or not _URDF_DOUBLE.match(text):
-        raise PoseTextError(f"{what} {text!r} is not a number")
+        raise PoseTextError(f"{what} {shown(text)} is not a number")
     value = float(text)
     if not math.isfinite(value):
-        raise PoseTextError(f"{what} {text!r} overflows a double")
+        raise PoseTextError(f"{what} {shown(text)} overflows a double")
     return value
 
 
@@ -162,7 +196,7 @@ def parse_urdf_vector(text: str | None, n: int = 3, *, what: str = "vector", cou
     values = [parse_urdf_double(p, what=f"{what} component") for p in pieces]
     allowed = counts or (n,)
     if len(values) not in allowed:
-        raise PoseTextError(f"{what} {text!r} needs {n} numbers, got {len(values)}")
+        raise PoseTextError(f"{what} {shown(text)} needs {n} numbers, got {len(values)}")
     return np.array(values, dtype=float)
 
 

@@ -27,7 +27,8 @@ import pinocchio as pin
 
 from .errors import ErrorCode, ProblemList
 from .frame_graph import MODEL_FRAME, FrameGraph, FrameNode
-from .pose import PoseTextError, parse_bool, parse_pose, parse_vector3
+from .imu import is_imu_sensor
+from .pose import PoseTextError, parse_bool, parse_pose, parse_sdf_double, parse_vector3, shown
 from .xml_input import XmlDocument, load_xml, resolve_uri
 
 
@@ -102,6 +103,7 @@ class _Builder:
         self.joints: dict[str, SdfJoint] = {}
         self.sensors: list[SdfSensor] = []
         self.frames: list[str] = []
+        self.sensor_names: dict[str, set[str]] = {}  # host link / joint -> names of its sensors
 
     # ------------------------------------------------------------------ helpers
     def doc_version(self, doc: XmlDocument) -> tuple[int, int]:
@@ -348,9 +350,9 @@ class _Builder:
                     e = lim.find(tag)
                     if e is not None and e.text and e.text.strip():
                         try:
-                            val = float(e.text)
-                        except ValueError:
-                            self.problems.add(ErrorCode.ELEMENT_INVALID, f"joint {full!r}: limit {tag}", **w)
+                            val = parse_sdf_double(e.text, what=f"limit {tag}")
+                        except PoseTextError as exc:
+                            self.problems.add(ErrorCode.ELEMENT_INVALID, f"joint {full!r}: {exc}", **w)
                             continue
                         if tag == "lower":
                             lower = val
@@ -377,6 +379,18 @@ class _Builder:
                     **self.where(doc, elem, inner + elem.get("name", "")),
                 )
         sname = inner + elem.get("name", "")
+        taken = self.sensor_names.setdefault(host, set())
+        # libsdformat loadUniqueRepeated<Sensor> refuses a second sensor of one name on a link / joint; checked
+        # for IMUs only, the sensors read here (as for URDF, where Talos has two depth cameras of one name)
+        if elem.get("name", "").strip() and sname in taken and is_imu_sensor(elem):
+            self.problems.add(
+                ErrorCode.DUPLICATE_NAME,
+                f"sensor with name {shown(elem.get('name'))} already exists in {host!r}",
+                **self.where(doc, elem, sname),
+            )
+            return
+        if is_imu_sensor(elem):
+            taken.add(sname)
         raw, rel = self.pose_of(doc, elem, sname)
         self.sensors.append(
             SdfSensor(
@@ -413,7 +427,8 @@ class _Builder:
         if not (1, 5) <= iv <= (1, 11):
             self.problems.add(
                 ErrorCode.VERSION_DEPRECATED if iv < (1, 5) else ErrorCode.ATTRIBUTE_INVALID,
-                f"included {uri!r} ({idoc.file}) is SDFormat {idoc.root.get('version')!r}: not supported (1.5 to 1.11)",
+                f"included {uri!r} ({idoc.file}) is SDFormat {shown(idoc.root.get('version'))}: not supported "
+                "(1.5 to 1.11)",
                 **w,
             )
             return None

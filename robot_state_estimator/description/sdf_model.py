@@ -30,7 +30,7 @@ from .errors import DescriptionError, ErrorCode, Problem, ProblemList, warn
 from .frame_graph import FrameGraph
 from .imu import default_frame_id, gz_frame_id, is_imu_sensor, parse_imu_fields
 from .imu_frames import accepted_imu_frame_ids
-from .pose import PoseTextError, parse_pose
+from .pose import PoseTextError, parse_pose, parse_sdf_double, shown
 from .sdf_frames import SdfModelFrames, build_model_frames, version_tuple
 from .types import ImuSpec
 from .xml_input import XmlDocument
@@ -80,12 +80,10 @@ def _inertia(link_inertial: ET.Element | None, problems: ProblemList, where: dic
 
     def num(path: str, default: float) -> float:
         t = link_inertial.findtext(path)
-        if t is None or not t.strip():
-            return default
         try:
-            return float(t)
-        except ValueError:
-            problems.add(ErrorCode.ELEMENT_INVALID, f"inertial {path} {t!r} is not a number", **where)
+            return parse_sdf_double(t, what=f"inertial {path}", default=default)
+        except PoseTextError as exc:
+            problems.add(ErrorCode.ELEMENT_INVALID, str(exc), **where)
             return default
 
     mass = num("mass", 1.0)
@@ -104,7 +102,31 @@ def _inertia(link_inertial: ET.Element | None, problems: ProblemList, where: dic
         except PoseTextError as exc:
             problems.add(ErrorCode.ELEMENT_INVALID, f"inertial pose: {exc}", **where)
     R = X.rotation
-    return pin.Inertia(mass, X.translation.copy(), R @ I_com @ R.T)
+    # libsdformat Link::Load: a mass matrix gz-math calls invalid is LINK_INERTIA_INVALID ("A link named ... has
+    # invalid inertia"); a negative mass or a moment matrix that is not positive semi-definite is one.
+    eig = np.linalg.eigvalsh(I_com)
+    wrong = []
+    if mass < 0.0:
+        wrong.append(f"mass {mass!r} kg < 0")
+    if eig[0] < -1e-12 * max(1.0, float(np.max(np.abs(eig)))):
+        values = ", ".join(f"{v:.6g}" for v in eig)
+        wrong.append(f"the moments of inertia are not positive semi-definite (eigenvalues {values} kg m^2)")
+    if wrong:
+        problems.add(
+            ErrorCode.LINK_INERTIA_INVALID,
+            f"link {where.get('name', '')!r} has invalid inertia: {' and '.join(wrong)}",
+            **where,
+        )
+        return pin.Inertia(1.0, np.zeros(3), np.eye(3))
+    try:
+        return pin.Inertia(mass, X.translation.copy(), R @ I_com @ R.T)
+    except (RuntimeError, ValueError) as exc:  # pinocchio's own checks of the 3d inertia
+        problems.add(
+            ErrorCode.LINK_INERTIA_INVALID,
+            f"link {where.get('name', '')!r} has invalid inertia: pinocchio refuses it ({exc})",
+            **where,
+        )
+        return pin.Inertia(1.0, np.zeros(3), np.eye(3))
 
 
 def _joint_model(jtype: str, axis: np.ndarray):
@@ -150,44 +172,52 @@ def build_pinocchio_model(frames: SdfModelFrames, base: str, problems: ProblemLi
         lst.sort()
     limits: list[tuple[int, float | None, float | None]] = []
 
-    def visit(link: str) -> None:
+    # Depth first from the base, children in joint-name order (an explicit stack: a chain of thousands of links
+    # would exceed Python's recursion limit).
+    pending = [iter(children.get(base, []))]
+    at = [base]
+    while pending:
+        jname = next(pending[-1], None)
+        if jname is None:
+            pending.pop()
+            at.pop()
+            continue
+        link = at[-1]
         jid_p, jframe_p, fid_p = support[link]
-        for jname in children.get(link, []):
-            j = frames.joints[jname]
-            child = g.frame_body(j.child)
-            where = {"element": "joint", "name": jname, "line": j.line, "file": file}
-            if child in support:
-                problems.add(
-                    ErrorCode.JOINT_CHILD_LINK_INVALID,
-                    f"joint {jname!r}: child link {child!r} already connected (kinematic loop or the base as a "
-                    "child); the tree must start at the base link",
-                    **where,
-                )
-                continue
-            X_p_j = g.resolve_pose(jname, jframe_p)
-            if j.type == "fixed":
-                fid = model.addFrame(pin.Frame(jname, jid_p, fid_p, X_p_j, pin.FrameType.FIXED_JOINT))
-                support[child] = (jid_p, jframe_p, fid)
-                add_body(child, jid_p, jframe_p, fid)
-            elif j.type in ("revolute", "continuous", "prismatic"):
-                axis = g.resolve_pose(j.axis_expressed_in, jname).rotation @ j.axis_xyz
-                axis = axis / np.linalg.norm(axis)
-                jid = model.addJoint(jid_p, _joint_model(j.type, axis), X_p_j, jname)
-                fid = model.addJointFrame(jid, fid_p)
-                support[child] = (jid, jname, fid)
-                add_body(child, jid, jname, fid)
-                if j.type != "continuous":
-                    limits.append((jid, j.limit_lower, j.limit_upper))
-            else:
-                problems.add(
-                    ErrorCode.ELEMENT_INVALID,
-                    f"joint {jname!r}: type {j.type!r} is not supported (revolute, continuous, prismatic, fixed)",
-                    **where,
-                )
-                continue
-            visit(child)
-
-    visit(base)
+        j = frames.joints[jname]
+        child = g.frame_body(j.child)
+        where = {"element": "joint", "name": jname, "line": j.line, "file": file}
+        if child in support:
+            problems.add(
+                ErrorCode.JOINT_CHILD_LINK_INVALID,
+                f"joint {jname!r}: child link {child!r} already connected (kinematic loop or the base as a "
+                "child); the tree must start at the base link",
+                **where,
+            )
+            continue
+        X_p_j = g.resolve_pose(jname, jframe_p)
+        if j.type == "fixed":
+            fid = model.addFrame(pin.Frame(jname, jid_p, fid_p, X_p_j, pin.FrameType.FIXED_JOINT))
+            support[child] = (jid_p, jframe_p, fid)
+            add_body(child, jid_p, jframe_p, fid)
+        elif j.type in ("revolute", "continuous", "prismatic"):
+            axis = g.resolve_pose(j.axis_expressed_in, jname).rotation @ j.axis_xyz
+            axis = axis / np.linalg.norm(axis)
+            jid = model.addJoint(jid_p, _joint_model(j.type, axis), X_p_j, jname)
+            fid = model.addJointFrame(jid, fid_p)
+            support[child] = (jid, jname, fid)
+            add_body(child, jid, jname, fid)
+            if j.type != "continuous":
+                limits.append((jid, j.limit_lower, j.limit_upper))
+        else:
+            problems.add(
+                ErrorCode.ELEMENT_INVALID,
+                f"joint {jname!r}: type {j.type!r} is not supported (revolute, continuous, prismatic, fixed)",
+                **where,
+            )
+            continue
+        pending.append(iter(children.get(child, [])))
+        at.append(child)
     for link in frames.links:
         if link not in support:
             problems.add(
@@ -240,7 +270,7 @@ def read_sdf(doc: XmlDocument, *, model_name: str | None = None, base_link: str 
         raise DescriptionError(
             Problem(
                 code,
-                f"SDFormat version {vtext!r} is not supported (1.5 to 1.11)",
+                f"SDFormat version {shown(vtext)} is not supported (1.5 to 1.11)",
                 "sdf",
                 line=doc.line(doc.root),
                 file=doc.file,

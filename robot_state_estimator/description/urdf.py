@@ -301,9 +301,21 @@ def _parse_gazebo_imu_fields(
     """The IMU sensors of the ``<gazebo>`` blocks with their fields and raw poses; their problems (names,
     references, noise, numbers, pose text) go to ``problems``, in the same stage as the URDF's own."""
     out: list[_GazeboImu] = []
+    taken: set[tuple[str | None, str]] = set()  # (reference, sensor name)
     for g in doc.root.findall("gazebo"):
         ref = g.get("reference")
         for e in g.findall("sensor"):  # sensor.sdf: name and type required (libsdformat ATTRIBUTE_MISSING)
+            sensor_name = (e.get("name") or "").strip()
+            if sensor_name and (ref, sensor_name) in taken and is_imu_sensor(e):
+                # the blocks of one reference end up in one link, where libsdformat's loadUniqueRepeated<Sensor>
+                # refuses a second sensor of that name; checked for IMUs only, the sensors read here (Talos has
+                # two depth cameras of one name, which Gazebo reports and we ignore)
+                problems.add(
+                    ErrorCode.DUPLICATE_NAME,
+                    f"sensor with name {sensor_name!r} already exists in <gazebo reference={ref!r}>",
+                    **_where(doc, e, sensor_name),
+                )
+            taken.add((ref, sensor_name))
             for attr in ("name", "type"):
                 if not (e.get(attr) or "").strip():
                     problems.add(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from .errors import ErrorCode, ProblemList
-from .pose import PoseTextError, parse_urdf_double, parse_urdf_vector
+from .pose import SHOWN_CHARS, PoseTextError, parse_urdf_double, parse_urdf_vector
 from .xml_input import XmlDocument
 
 #: Optional number attributes of the children of a ``<joint>`` (urdfdom ``joint.cpp``).
@@ -91,9 +91,11 @@ class _Checker:
         consequence: str,
     ) -> None:
         hint = _GRAMMAR + "; " if "not a number" in reason else ""
+        # control characters escaped (one line per problem), a long text cut
+        cut = repr(text[:SHOWN_CHARS])[1:-1] + (f"... ({len(text)} characters)" if len(text) > SHOWN_CHARS else "")
         self.problems.add(
             ErrorCode.PARAMETER_ERROR,
-            f'{owner} {name!r}: <{path} {attr}="{text}">: {reason} ({hint}{consequence})',
+            f'{owner} {name!r}: <{path} {attr}="{cut}">: {reason} ({hint}{consequence})',
             **self.where(owner, name, elem),
         )
 

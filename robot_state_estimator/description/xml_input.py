@@ -178,6 +178,13 @@ def read_text(source: str | os.PathLike[str]) -> tuple[str, Path | None]:
         DescriptionError: ``FILE_READ`` (missing/unreadable file), ``URI_LOOKUP``, ``XML_ERROR`` (xacro).
     """
     path: Path | None = None
+    if not isinstance(source, os.PathLike) and not str(source).strip("\ufeff \t\r\n"):
+        raise DescriptionError(
+            Problem(
+                ErrorCode.XML_ERROR,
+                f"the description is empty ({_shown(str(source))}): pass the XML, a file path or a package:// URI",
+            )
+        )
     if isinstance(source, os.PathLike) or not _looks_like_xml(str(source)):
         text_src = str(source).strip()
         if "://" in text_src:
@@ -235,6 +242,14 @@ def expand_xacro(text: str, path: Path | None) -> str:
             raise DescriptionError(Problem(code, f"xacro failed: {msg}", file=str(path) if path else None)) from exc
 
 
+class _EntityDeclared(Exception):
+    """Raised from expat's entity declaration handler to stop the parse (see :func:`parse_xml`)."""
+
+    def __init__(self, name: str, line: int) -> None:
+        super().__init__(name)
+        self.name, self.line = name, line
+
+
 def _qualify(name: str) -> str:
     # expat with namespace_separator "}" gives "uri}local"; ElementTree spells it "{uri}local".
     return "{" + name if "}" in name else name
@@ -243,8 +258,12 @@ def _qualify(name: str) -> str:
 def parse_xml(text: str, path: Path | None = None) -> XmlDocument:
     """Parse XML text keeping each element's line number.
 
+    A DOCTYPE is accepted, but not one that declares entities (``<!ENTITY e "0.5">``): expat would expand
+    ``&e;`` while tinyxml2, which libsdformat, urdfdom and so pinocchio read XML with, leaves it as written,
+    so the same file would mean two things (and a ``SYSTEM`` entity would silently read as empty).
+
     Raises:
-        DescriptionError: ``XML_ERROR`` with expat's message and line.
+        DescriptionError: ``XML_ERROR`` with expat's message and line, or naming a declared entity.
     """
     from xml.parsers import expat
 
@@ -256,12 +275,27 @@ def parse_xml(text: str, path: Path | None = None) -> XmlDocument:
         elem = builder.start(_qualify(tag), {_qualify(k): v for k, v in attrs.items()})
         lines[id(elem)] = parser.CurrentLineNumber
 
+    def entity_declared(name: str, is_parameter: bool, *_: object) -> None:
+        raise _EntityDeclared(("%" if is_parameter else "") + name, parser.CurrentLineNumber)
+
     parser.StartElementHandler = start
     parser.EndElementHandler = lambda tag: builder.end(_qualify(tag))
     parser.CharacterDataHandler = builder.data
+    parser.EntityDeclHandler = entity_declared
     try:
         parser.Parse(_without_leading_declaration(text).encode("utf-8") if isinstance(text, str) else text, True)
         root = builder.close()
+    except _EntityDeclared as exc:
+        raise DescriptionError(
+            Problem(
+                ErrorCode.XML_ERROR,
+                f"the DOCTYPE declares the entity {exc.name!r}: entity declarations are not supported, as libsdformat "
+                "and urdfdom read XML with tinyxml2, which does not expand them (they would read "
+                f"'&{exc.name.lstrip('%')};' as written); write the values themselves, or use xacro properties",
+                line=exc.line,
+                file=str(path) if path else None,
+            )
+        ) from None
     except expat.ExpatError as exc:
         raise DescriptionError(
             Problem(
