@@ -517,8 +517,8 @@ class EstimatorNode(Node):
                 self._report.error(event.key, event.message)
             elif event.level == "info":
                 self._report.info(event.key, event.message)
-            else:
-                self._report.warn(event.key, event.message)
+            else:  # a reset is no rejected sample: it is counted in the diagnostics' resets, with its reason
+                self._report.warn(event.key, event.message, count=event.key != "reset")
             if event.key == "reset":
                 self._diag.resets += 1
                 self._diag.last_reset_reason = event.message
