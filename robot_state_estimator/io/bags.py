@@ -90,6 +90,18 @@ def check_topic_types(path: str | Path, present: dict[str, str], expected: dict[
         raise BagError(f"bag {path}: {'; '.join(wrong)}")
 
 
+#: rosbags' words for a file that ends early or is no bag at all (mcap, ROS 1 bag, sqlite3)
+_DAMAGE_WORDS = ("magic is invalid", "truncated record", "damaged", "disk image is malformed", "not a database")
+
+
+def _damage_hint(exc: BaseException) -> str:
+    """A hint for the user when rosbags' message says the file is cut short or not a bag, else ""."""
+    text = str(exc).lower()
+    if any(word in text for word in _DAMAGE_WORDS):
+        return " (the file is incomplete, e.g. a recording that was not closed or a partial copy, or is not a bag)"
+    return ""
+
+
 def _bag_paths(path: str | Path) -> list[Path]:
     path = Path(path)
     if not path.exists():
@@ -113,7 +125,7 @@ def bag_topics(path: str | Path) -> dict[str, str]:
     except BagError:
         raise
     except Exception as exc:  # rosbags raises several unrelated error types
-        raise BagError(f"cannot read bag {path}: {exc}") from exc
+        raise BagError(f"cannot read bag {path}: {exc}{_damage_hint(exc)}") from exc
 
 
 def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iterator[BagMessage]:
@@ -135,7 +147,7 @@ def read_messages(path: str | Path, topics: Iterable[str] | None = None) -> Iter
     except BagError:
         raise
     except Exception as exc:
-        raise BagError(f"cannot read bag {path}: {exc}") from exc
+        raise BagError(f"cannot read bag {path}: {exc}{_damage_hint(exc)}") from exc
 
 
 def read_messages_in_stamp_order(path: str | Path, topics: Sequence[str] | None = None) -> list[BagMessage]:
@@ -231,7 +243,7 @@ class BagReader:
         except BagError:
             raise
         except Exception as exc:  # rosbags raises several unrelated error types
-            raise BagError(f"cannot read bag {self.path}: {exc}") from exc
+            raise BagError(f"cannot read bag {self.path}: {exc}{_damage_hint(exc)}") from exc
         self._reader = reader
         self.topics = {c.topic: c.msgtype for c in reader.connections}
         return self
@@ -278,7 +290,7 @@ class BagReader:
                     keys.append((stamp_ns, rank.get(topic, 0), log_ns, n, index[topic]))
                     msgs.append(msg)
         except Exception as exc:  # rosbags raises several unrelated error types
-            raise BagError(f"cannot read bag {path}: {exc}") from exc
+            raise BagError(f"cannot read bag {path}: {exc}{_damage_hint(exc)}") from exc
         steps_back = _steps_back(keys, names)
         keys.sort()  # n is unique: the order of a stable sort on (stamp, topic rank, log time)
         return StampOrdered(

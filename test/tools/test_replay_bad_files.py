@@ -98,6 +98,37 @@ def test_an_imu_topic_of_a_custom_type_is_refused(first_second, tmp_path, capsys
     assert "/imu/data is my_msgs/msg/FancyImu, not sensor_msgs/msg/Imu (--imu-topic)" in _one_error_line(err, "replay")
 
 
+@pytest.mark.parametrize("fraction", [0.0, 0.01, 0.5, 0.99])
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_a_truncated_bag_file_is_one_line_saying_it_is_incomplete(first_second, tmp_path, capsys, storage, fraction):
+    msgs, desc = first_second
+    with bags.BagWriter(tmp_path / "bag", storage=storage) as bag:
+        for m in msgs[:200]:
+            bag.write(m.topic, m.msg, m.log_time_ns)
+    (full,) = [f for f in (tmp_path / "bag").iterdir() if f.suffix in (".mcap", ".db3")]
+    data = full.read_bytes()
+    cut = tmp_path / f"cut{full.suffix}"
+    cut.write_bytes(data[: max(10, int(len(data) * fraction))])
+    rc, out, err = _cli(capsys, ["replay", str(cut), "--description", desc, "--no-ground-truth"])
+    assert rc == 2 and "replayed" not in out
+    line = _one_error_line(err, "replay")
+    assert f"cannot read bag {cut}: " in line
+    assert line.endswith(
+        "(the file is incomplete, e.g. a recording that was not closed or a partial copy, or is not a bag)"
+    )
+
+
+def test_a_bag_folder_whose_metadata_names_a_missing_file_is_one_line(first_second, tmp_path, capsys):
+    msgs, desc = first_second
+    bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:40]])
+    (bag / "bag.mcap").unlink()
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth"])
+    assert rc == 2
+    assert f"cannot read bag {bag}: Some database files are missing: ['{bag / 'bag.mcap'}']" in (
+        _one_error_line(err, "replay")
+    )
+
+
 def test_stamps_going_back_mid_bag_are_warned_about_per_topic(first_second, tmp_path, capsys):
     msgs, desc = first_second
     t0 = msgs[0].stamp_ns
