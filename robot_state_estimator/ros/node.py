@@ -505,7 +505,8 @@ class EstimatorNode(Node):
             try:
                 self._publish(out)
             except RCLError as exc:  # e.g. RMW_FASTRTPS_PUBLICATION_MODE=ASYNCHRONOUS with its queue full
-                self._report.warn("publish_failed", f"an output was not published: {exc}", count=False)
+                if self.context.ok():  # not while shutting down (SIGTERM): the context is invalid then
+                    self._report.warn("publish_failed", f"an output was not published: {exc}", count=False)
 
     def _log_notes(self, notes: Any) -> None:
         """Log (throttled per cause) and count the stream's notes: its own causes and the core's events."""

@@ -357,3 +357,19 @@ def test_a_stop_during_start_up_ends_the_node_quietly(ros_domain_env: dict[str, 
 def test_an_empty_odom_frame_ends_the_node_with_one_fatal_line(ros_domain_env: dict[str, str]) -> None:
     out = _start_failing(ros_domain_env, "odom_frame:=''")
     assert out.count("[FATAL]") == 1 and "['odom_frame'] must not be empty" in out, out
+
+
+def test_sigterm_while_streaming_ends_the_node_quietly(trot_run, recorder, ros_domain_env, tmp_path) -> None:
+    """SIGTERM (systemd, ``ros2 launch`` on shutdown) while inputs stream: exit 0, and no warning about a
+    publish on the context the signal shut down (``publish_failed``) or traceback in the log."""
+    env = ros_domain_env
+    node_log, player_log = tmp_path / "node.log", tmp_path / "player.log"
+    with process(_node_cmd(), env, node_log) as node:
+        recorder.wait_for_node(node, node_log)
+        with process(_player_cmd(trot_run["bag"], "--repeat", "100"), env, player_log):
+            assert spin_until(recorder.executor, lambda: len(recorder.out["odometry"]) > 200, timeout_s=30)
+            node.send_signal(signal.SIGTERM)
+            node.wait(timeout=10)
+    log = node_log.read_text()
+    assert node.returncode == 0, log
+    assert "publish_failed" not in log and "Traceback" not in log, log
