@@ -1484,6 +1484,18 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
         output_topics=tuple(getattr(args, "output_topics", None) or OUTPUT_GROUPS),
         output_compression=getattr(args, "output_compression", None) or DEFAULT_OUTPUT_COMPRESSION,
     )
+    # A ground-truth file that needs nothing from the replay is loaded (and so checked) before it: a bad file
+    # then ends the command at once rather than after a long replay. Unstamped CSV rows are checked with a
+    # placeholder span and spread over the replayed span afterwards.
+    gt_before: GroundTruth | None = None
+    spec_before = None if args.no_ground_truth else args.ground_truth
+    if spec_before is not None and str(spec_before) not in ("bag", "topic"):
+        if Path(spec_before).suffix.lower() == ".csv":
+            load_ground_truth(spec_before, time_span_s=(0.0, 1.0))
+        else:
+            gt_before = load_ground_truth(
+                spec_before, input_bag=inp, topic=args.gt_topic, contacts_topic=args.gt_contacts_topic
+            )
     if kernels_need_compiling():
         print("compiling the estimator's numba kernels (once after an install or update: about a minute)", flush=True)
     result = replay(inp, description=description, settings=settings, options=opts, output_bag=args.output)
@@ -1513,7 +1525,9 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
         spec = args.ground_truth
         if spec is None and is_bag(inp) and args.gt_topic in result.input_topics:
             spec = "bag"
-        if spec is not None:
+        if gt_before is not None:
+            gt = gt_before
+        elif spec is not None:
             span, span_note = ground_truth_time_span(inp, result.input_span_s, getattr(args, "time_span", None))
             gt = load_ground_truth(
                 spec,

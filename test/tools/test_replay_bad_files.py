@@ -292,6 +292,25 @@ def test_a_tum_file_going_back_in_time_is_refused_naming_its_line(tmp_path, caps
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [
+        ("gt.tum", "2 0 0 0 0 0 0 1\n1 0 0 0 0 0 0 1\n", "{} line 2: time 1.000000 s is before the previous row's"),
+        ("gt.csv", "", "ground-truth CSV {} has no rows after its header line"),
+        ("missing.tum", None, "ground truth not found: {}"),
+    ],
+)
+def test_replay_checks_a_ground_truth_file_before_the_replay(first_second, tmp_path, capsys, name, text, message):
+    msgs, desc = first_second
+    bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:40]])
+    gt = tmp_path / name
+    if text is not None:
+        gt.write_text(text)
+    rc, out, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--ground-truth", str(gt)])
+    assert rc == 2 and "replayed" not in out
+    assert message.format(gt) in _one_error_line(err, "replay")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
         ("empty.tum", "", "TUM file {} has no poses (t x y z qx qy qz qw per line)"),
         ("comments.tum", "# t x y z qx qy qz qw\n", "TUM file {} has no poses"),
         ("seven.tum", "1 0 0 0 0 0 1\n2 0 0 0 0 0 1\n", "TUM file {} must have >= 2 lines of 8 numbers"),
