@@ -236,10 +236,22 @@ def expand_xacro(text: str, path: Path | None) -> str:
                 xacro.process_doc(doc)
             return doc.toprettyxml(indent="  ")
         except Exception as exc:  # xacro raises many types (XacroException, ExpatError, NameError...)
-            msg = str(exc) or type(exc).__name__
+            msg = " ".join((str(exc) or type(exc).__name__).split())  # one line (xacro's can span several)
+            if isinstance(exc, RecursionError):  # a macro that calls itself, directly or not
+                msg = f"a macro expands into itself without end ({msg})"
+            if len(msg) > 500:
+                msg = msg[:500] + f"... ({len(msg)} characters)"
             not_found = "PackageNotFound" in type(exc).__name__ or "PackageNotFoundError" in msg
             code = ErrorCode.URI_LOOKUP if not_found else ErrorCode.XML_ERROR
-            raise DescriptionError(Problem(code, f"xacro failed: {msg}", file=str(path) if path else None)) from exc
+            line = getattr(exc, "lineno", None)  # expat's, for XML that is not well-formed
+            raise DescriptionError(
+                Problem(
+                    code,
+                    f"xacro failed: {msg}",
+                    line=line if isinstance(line, int) else None,
+                    file=str(path) if path else None,
+                )
+            ) from exc
 
 
 class _EntityDeclared(Exception):
