@@ -1007,6 +1007,13 @@ def _replay_bag(
             out.close()
         raise
     read_s = open_s + clock() - t0
+    counts = Counter(msgs.topic_index)
+    empty = [t for t in (opts.imu_topic, opts.joints_topic) if not counts[msgs.topics.index(t)]]
+    if empty:
+        if out is not None:
+            out.close()
+        options = ", ".join(f"{t} (--{'imu' if t == opts.imu_topic else 'joints'}-topic)" for t in empty)
+        raise ReplayError(f"{input_path} has no messages on {options}")
     by_index = {
         opts.imu_topic: driver.imu,
         opts.joints_topic: driver.joints,

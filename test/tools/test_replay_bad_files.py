@@ -183,6 +183,19 @@ def test_a_run_too_short_for_an_estimate_says_so(first_second, tmp_path, capsys)
     )
 
 
+def test_input_topics_without_messages_are_named(first_second, tmp_path, capsys):
+    _, desc = first_second
+    bag = tmp_path / "bag"
+    with Writer(bag, version=9, storage_plugin=StoragePlugin.MCAP) as w:  # connections, no message
+        w.add_connection("/imu/data", "sensor_msgs/msg/Imu", typestore=bags.default_typestore())
+        w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=bags.default_typestore())
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth"])
+    assert rc == 2
+    assert f"{bag} has no messages on /imu/data (--imu-topic), /joint_states (--joints-topic)" in (
+        _one_error_line(err, "replay")
+    )
+
+
 def test_stamps_in_order_give_no_stamp_warning(first_second, tmp_path):
     msgs, _ = first_second
     bag = _write(tmp_path / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:100]])
