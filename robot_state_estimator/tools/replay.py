@@ -27,6 +27,7 @@ import argparse
 import gc
 import json
 import os
+import shutil
 import sys
 import time
 from collections import Counter
@@ -907,12 +908,15 @@ def replay(
 
     Raises:
         ReplayError: unreadable input, missing topics, an output bag that exists already or unknown output
-            topics.
+            topics; a run that fails after making ``output_bag`` removes it again.
     """
     from robot_state_estimator.io import bags
 
     clock = time.perf_counter
     t_start = clock()
+    # the output bag is made by this call (OutputBag refuses an existing path): removed again when the replay
+    # fails, so that the same command can run again once the problem is fixed (kept on Ctrl-C)
+    made_output = output_bag is not None and not Path(output_bag).exists()
     try:
         with bags.BagReader(input_path) as bag:  # opened once: its topics, then its messages
             open_s = clock() - t_start
@@ -926,8 +930,12 @@ def replay(
                 on_estimate=on_estimate,
                 open_s=open_s,
             )
-    except bags.BagError as exc:
-        raise ReplayError(str(exc)) from exc
+    except Exception as exc:
+        if made_output and output_bag is not None and Path(output_bag).is_dir():
+            shutil.rmtree(output_bag, ignore_errors=True)
+        if isinstance(exc, bags.BagError):
+            raise ReplayError(str(exc)) from exc
+        raise
 
 
 def _replay_bag(

@@ -189,8 +189,9 @@ def test_input_topics_without_messages_are_named(first_second, tmp_path, capsys)
     with Writer(bag, version=9, storage_plugin=StoragePlugin.MCAP) as w:  # connections, no message
         w.add_connection("/imu/data", "sensor_msgs/msg/Imu", typestore=bags.default_typestore())
         w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=bags.default_typestore())
-    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth"])
-    assert rc == 2
+    out = tmp_path / "out"
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth", "--output", str(out)])
+    assert rc == 2 and not out.exists()  # the output bag made for the run is removed again
     assert f"{bag} has no messages on /imu/data (--imu-topic), /joint_states (--joints-topic)" in (
         _one_error_line(err, "replay")
     )
