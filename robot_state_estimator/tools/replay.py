@@ -700,7 +700,8 @@ class ReplayResult:
     def problem_lines(self) -> list[str]:
         """What to print after the summary line: per skip cause and per core event of level warn or error, its
         count and its first message; a WARNING for each stream of which more than half of the messages were
-        skipped; a WARNING for each input topic whose stamps go back in recording order."""
+        skipped; a WARNING for each input topic whose stamps go back in recording order by ``STEP_BACK_WARN_S`` or
+        more (a note for smaller steps)."""
         lines = []
         for key, n in sorted(self.skipped.items()):
             lines.append(f"skipped {key}: {n}, first: {self.first_message(key) or '?'}")
@@ -715,6 +716,12 @@ class ReplayResult:
                     "runs without most of this input (see the causes above)"
                 )
         for topic, (n, largest_s) in sorted(self.steps_back.items()):
+            if largest_s < STEP_BACK_WARN_S:  # e.g. two publishers on one topic: put in order, nothing lost
+                lines.append(
+                    f"note: the header stamps of {topic} go back {n} time(s) in recording order by at most "
+                    f"{largest_s * 1e3:.1f} ms; replayed in stamp order"
+                )
+                continue
             lines.append(
                 f"WARNING: the header stamps of {topic} go back {n} time(s) in recording order (largest step "
                 f"{largest_s:.3f} s): replay runs in stamp order, so messages recorded before and after are "
@@ -752,6 +759,11 @@ class ReplayResult:
             "streams": {k: {"received": r, "skipped": n} for k, (r, n) in self.stream_counts.items() if r},
             "resets": self.resets,
         }
+
+
+#: a step back of a topic's header stamps (in recording order) from this size on is a WARNING (a restarted or
+#: looping clock), below it a note (jitter between publishers of one topic), s
+STEP_BACK_WARN_S = 0.1
 
 
 # --------------------------------------------------------------------------------------------- set-up
