@@ -758,6 +758,7 @@ class ReplayResult:
             "first_messages": {k: m for k, (_level, m) in self.first_notes.items()},
             "streams": {k: {"received": r, "skipped": n} for k, (r, n) in self.stream_counts.items() if r},
             "resets": self.resets,
+            "stamp_steps_back": {t: {"count": n, "largest_s": x} for t, (n, x) in self.steps_back.items()},
         }
 
 

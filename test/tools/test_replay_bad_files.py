@@ -5,6 +5,7 @@ written over an input."""
 from __future__ import annotations
 
 import copy
+import json
 import os
 
 import numpy as np
@@ -142,8 +143,12 @@ def test_stamps_going_back_mid_bag_are_warned_about_per_topic(first_second, tmp_
         for m in msgs
     ]
     bag = _write(tmp_path / "bag", items)
-    rc, out, _ = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth"])
+    doc = tmp_path / "run.json"
+    rc, out, _ = _cli(capsys, ["replay", str(bag), "--description", desc, "--no-ground-truth", "--json", str(doc)])
     assert rc == 0
+    steps = json.loads(doc.read_text())["run"]["stamp_steps_back"]
+    assert steps.keys() == {"/imu/data", "/joint_states"}
+    assert all(s["count"] == 1 and s["largest_s"] == pytest.approx(2.999, abs=1e-9) for s in steps.values())
     warnings = [line for line in out.splitlines() if line.startswith("WARNING: the header stamps of")]
     # the last stamp before the step is t0 + 0.5 s (1 kHz IMU, 1 kHz joints), the first after t0 + 0.501 s - 3 s
     assert warnings == [
