@@ -45,7 +45,7 @@ _C_NON_FINITE = re.compile(r"[+-]?(?:inf(?:inity)?|nan)\Z", re.IGNORECASE)
 _C_SPACE = re.compile(r"[ \t\n\v\f\r]+")
 
 
-def _numbers(text: str | None, what: str) -> list[float]:
+def _numbers(text: str | None, what: str, noun: str = "a list of numbers") -> list[float]:
     """The whitespace-separated numbers of ``text`` as libsdformat reads them (``ParsePoseUsingStringStream``:
     ``std::stod`` per token, finite, not out of range); a token that is not a whole number is refused (where
     ``stod`` would read its leading part: ``1abc`` as 1)."""
@@ -55,7 +55,7 @@ def _numbers(text: str | None, what: str) -> list[float]:
         if _C_NON_FINITE.match(p):
             raise PoseTextError(f"{what} {shown(text)} has a non-finite number")
         if not _C_DECIMAL.match(p):
-            raise PoseTextError(f"{what} {shown(text)} is not a list of numbers ({shown(p)})")
+            raise PoseTextError(f"{what} {shown(text)} is not {noun} ({shown(p)})")
         v = float(p)
         mantissa = p.lower().split("e")[0]
         if not math.isfinite(v) or (abs(v) < sys.float_info.min and any(c in "123456789" for c in mantissa)):
@@ -96,7 +96,7 @@ def parse_sdf_double(text: str | None, *, what: str = "number", default: float |
     """
     if (text is None or not text.strip()) and default is not None:
         return default
-    values = _numbers(text, what)
+    values = _numbers(text, what, "a number")
     if len(values) != 1:
         raise PoseTextError(f"{what} {shown(text)} needs 1 number, got {len(values)}")
     return values[0]

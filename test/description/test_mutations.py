@@ -347,7 +347,7 @@ def line_of(text: str, needle: str) -> int:
 
 @pytest.mark.parametrize(
     ("value", "reason"),
-    [("nan", "non-finite"), ("inf", "non-finite"), ("1e400", "out of the range"), ("abc", "not a list of numbers")],
+    [("nan", "non-finite"), ("inf", "non-finite"), ("1e400", "out of the range"), ("abc", "is not a number")],
 )
 def test_a_non_finite_sdf_inertia_is_refused_by_name_not_by_pinocchio(value, reason):
     # was RuntimeError("The 3d inertia should be symmetric.") from pinocchio.Inertia for nan
