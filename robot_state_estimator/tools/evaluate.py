@@ -32,7 +32,9 @@ def load_estimate(path: str | Path, topic: str) -> M.Trajectory:
         GroundTruthError: unreadable file or missing topic.
     """
     if G.is_bag(path):
-        return G.load_odometry_topic(path, topic, contacts_topic=None).trajectory
+        return G.load_odometry_topic(
+            path, topic, contacts_topic=None, role="estimate topic", option="--est-topic"
+        ).trajectory
     return G.load_tum(path).trajectory
 
 

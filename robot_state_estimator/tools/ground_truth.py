@@ -252,7 +252,12 @@ def trajectory_from_odometry(rows: list[dict[str, Any]], *, source: str = "Odome
 
 
 def load_odometry_topic(
-    bag: str | Path, topic: str = DEFAULT_ODOM_TOPIC, *, contacts_topic: str | None = DEFAULT_CONTACTS_TOPIC
+    bag: str | Path,
+    topic: str = DEFAULT_ODOM_TOPIC,
+    *,
+    contacts_topic: str | None = DEFAULT_CONTACTS_TOPIC,
+    role: str = "ground-truth topic",
+    option: str = "--gt-topic",
 ) -> GroundTruth:
     """Ground truth from a ``nav_msgs/Odometry`` topic of a bag (and contacts from a contact-state topic).
 
@@ -261,6 +266,8 @@ def load_odometry_topic(
         topic: the Odometry topic.
         contacts_topic: a ``diagnostic_msgs/DiagnosticArray`` contact-state topic (layout of
             ``io.messages.contact_states_msg``), read when present in the bag; None to skip.
+        role: what the topic is to the user, for the messages (e.g. ``estimate topic``).
+        option: the command-line option that names the topic, for the messages.
 
     Raises:
         GroundTruthError: the bag lacks the topic or holds fewer than two messages.
@@ -272,8 +279,8 @@ def load_odometry_topic(
         with bags.BagReader(bag) as reader:
             present = reader.topics
             if topic not in present:
-                raise GroundTruthError(f"bag {bag} has no ground-truth topic {topic}; topics: {sorted(present)}")
-            bags.check_topic_types(bag, present, {topic: ("nav_msgs/msg/Odometry", "the trajectory topic")})
+                raise GroundTruthError(f"bag {bag} has no {role} {topic} ({option}); topics: {sorted(present)}")
+            bags.check_topic_types(bag, present, {topic: ("nav_msgs/msg/Odometry", f"the {role}, {option}")})
             if contacts_topic in present and present[contacts_topic] != "diagnostic_msgs/msg/DiagnosticArray":
                 contacts_topic = None  # not contact states: no ground-truth contacts
             wanted = [topic] + ([contacts_topic] if contacts_topic and contacts_topic in present else [])

@@ -409,7 +409,13 @@ def test_a_ground_truth_topic_of_another_type_is_refused(first_second, tmp_path,
     est = _tum(tmp_path / "est.tum", [1.0 + 0.01 * k for k in range(20)])
     rc, _, err = _cli(capsys, ["evaluate", str(est), str(bag), "--gt-topic", "/imu/data"])
     assert rc == 2
-    assert "/imu/data is sensor_msgs/msg/Imu, not nav_msgs/msg/Odometry" in _one_error_line(err, "evaluate")
+    line = _one_error_line(err, "evaluate")
+    assert "/imu/data is sensor_msgs/msg/Imu, not nav_msgs/msg/Odometry (the ground-truth topic, --gt-topic)" in line
+    rc, _, err = _cli(capsys, ["evaluate", str(bag), str(est)])  # the bag as the estimate: no odometry topic
+    assert rc == 2
+    assert f"bag {bag} has no estimate topic odometry (--est-topic); topics: ['/imu/data', '/joint_states']" in (
+        _one_error_line(err, "evaluate")
+    )
 
 
 # ------------------------------------------------------------------------------------------- import-csv
