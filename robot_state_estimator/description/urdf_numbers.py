@@ -148,6 +148,14 @@ class _Checker:
             )
         else:
             value = self.scalar(mass, "value", "link", name, "inertial><mass", why) or 0.0
+            if value < 0.0:
+                # urdfdom and pinocchio take it; Gazebo does not (libsdformat's Link::Load after its URDF
+                # conversion: "has invalid inertia"), and the foot forces from the gravity torques would be wrong
+                self.problems.add(
+                    ErrorCode.LINK_INERTIA_INVALID,
+                    f"link {name!r} has invalid inertia: <inertial><mass value> {value!r} kg < 0",
+                    **self.where("link", name, mass),
+                )
         inertia = inertial.find("inertia")
         if inertia is None:
             self.problems.add(
@@ -174,7 +182,8 @@ def check_urdf_numbers(doc: XmlDocument, problems: ProblemList) -> dict[str, flo
 
     Args:
         doc: the URDF document.
-        problems: collects ``PARAMETER_ERROR`` (malformed number, rgba outside [0, 1]), ``ATTRIBUTE_MISSING``
+        problems: collects ``PARAMETER_ERROR`` (malformed number, rgba outside [0, 1]), ``LINK_INERTIA_INVALID``
+            (a negative mass), ``ATTRIBUTE_MISSING``
             / ``ELEMENT_MISSING`` (``<inertial>`` without ``<mass value>``, ``<inertia>`` or one of its six
             attributes); the location is the link / joint by name and the line of the offending element.
 

@@ -73,6 +73,17 @@ def test_single_link_bad_mass_is_refused(mass):
     assert f'<inertial><mass value="{mass}">' in p.message and "mass 0" in p.message
 
 
+def test_negative_mass_is_refused_as_gazebo_does():
+    inertial = f'<inertial>\n<mass value="-1.5"/><inertia {INERTIA}/></inertial>'
+    src = f'<robot name="r">\n<link name="a">{inertial}</link>\n</robot>'
+    # What pinocchio alone does: a body of -1.5 kg (libsdformat's Link::Load refuses it: "invalid inertia")
+    assert pin.buildModelFromXML(src, pin.JointModelFreeFlyer()).inertias[1].mass == -1.5
+    p = only_problem(src)
+    assert p.code is ErrorCode.LINK_INERTIA_INVALID
+    assert (p.element, p.name, p.line) == ("link", "a", 3)
+    assert "-1.5 kg < 0" in p.message
+
+
 def test_go1_trunk_mass_typo_names_file_and_line(tmp_path):
     text, _ = read_text("config/robots/go1.urdf.xacro")
     assert text.count('<mass value="5.204"/>') == 1  # the trunk's mass in example-robot-data's go1.urdf
