@@ -99,55 +99,101 @@ def load_mapping(path: str | Path) -> CsvMapping:
     """Parse a mapping YAML.
 
     Raises:
-        CsvImportError: missing keys, wrong lengths, unknown time unit, velocity/effort for unknown joints.
+        CsvImportError: unreadable YAML; a missing key or a value of the wrong kind (the message names the key, what
+            it must be and what it is); wrong numbers of IMU columns; no joint in ``joints.position``; an unknown
+            time unit; velocity/effort for other joints than ``joints.position``.
     """
     path = Path(path)
     try:
         doc = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise CsvImportError(f"cannot read mapping {path}: {exc}") from exc
-    try:
-        t = doc["time"]
-        unit = t.get("unit", "s")
-        if unit not in UNITS_NS:
-            raise CsvImportError(f"{path}: time.unit {unit!r} not one of {sorted(UNITS_NS)}")
-        im = doc["imu"]
-        av, la = tuple(im["angular_velocity"]), tuple(im["linear_acceleration"])
-        ori = im.get("orientation")
-        if len(av) != 3 or len(la) != 3 or (ori is not None and len(ori) != 4):
-            raise CsvImportError(f"{path}: imu needs 3 angular_velocity, 3 linear_acceleration, 4 orientation columns")
-        imu = ImuColumns(
-            topic=im.get("topic", "/imu/data"),
-            frame_id=str(im.get("frame_id", "")),
-            angular_velocity=av,  # type: ignore[arg-type]
-            linear_acceleration=la,  # type: ignore[arg-type]
-            orientation=tuple(ori) if ori else None,  # type: ignore[arg-type]
-            angular_velocity_stddev=float(im.get("angular_velocity_stddev", 0.0)),
-            linear_acceleration_stddev=float(im.get("linear_acceleration_stddev", 0.0)),
-        )
-        j = doc["joints"]
-        position = dict(j["position"])
-        velocity = dict(j.get("velocity") or {})
-        effort = dict(j.get("effort") or {})
-        for name, d in (("velocity", velocity), ("effort", effort)):
-            if d and set(d) != set(position):
-                raise CsvImportError(f"{path}: joints.{name} must map the same joints as joints.position")
-        ff = doc.get("foot_forces") or {}
-        return CsvMapping(
-            time_column=str(t["column"]),
-            time_scale_ns=UNITS_NS[unit],
-            time_offset_s=float(t.get("offset_s", 0.0)),
-            imu=imu,
-            joints_topic=j.get("topic", "/joint_states"),
-            position=position,
-            velocity=velocity,
-            effort=effort,
-            foot_topic=ff.get("topic", "/foot_forces"),
-            feet=dict(ff.get("feet") or {}),
-            delimiter=str((doc.get("csv") or {}).get("delimiter", ",")),
-        )
-    except (KeyError, TypeError) as exc:
-        raise CsvImportError(f"{path}: missing or malformed key {exc}") from exc
+
+    column_types = (str, int)  # a header name YAML reads as a number (e.g. 1) is the same column name
+
+    def fail(key: str, what: str, value: Any) -> CsvImportError:
+        return CsvImportError(f"{path}: {key} must be {what}, got {value!r}")
+
+    def section(parent: Any, key: str, *, required: bool = True) -> dict[str, Any]:
+        value = parent.get(key) if isinstance(parent, dict) else None
+        if value is None and not required:
+            return {}
+        if not isinstance(value, dict):
+            raise fail(key, "a mapping of keys", value)
+        return value
+
+    def column_list(sec: dict[str, Any], key: str, sizes: tuple[int, ...]) -> tuple[str, ...]:
+        value = sec.get(key)
+        if (
+            not isinstance(value, list)
+            or len(value) not in sizes
+            or not all(isinstance(c, column_types) for c in value)
+        ):
+            raise fail(f"imu.{key}", f"a list of {' or '.join(map(str, sizes))} column names", value)
+        return tuple(str(c) for c in value)
+
+    def name_map(sec: dict[str, Any], key: str, section_name: str) -> dict[str, str]:
+        value = sec.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict) or not all(isinstance(c, column_types) for c in value.values()):
+            raise fail(f"{section_name}.{key}", "a mapping of name: column", value)
+        return {str(k): str(v) for k, v in value.items()}
+
+    def number(sec: dict[str, Any], key: str) -> float:
+        value = sec.get(key.rsplit(".", 1)[-1], 0.0)
+        try:  # a string too: YAML 1.1 reads 1e-3 (no dot) as one
+            number = float(value) if not isinstance(value, bool) else float("nan")
+        except (TypeError, ValueError):
+            number = float("nan")
+        if not np.isfinite(number):
+            raise fail(key, "a finite number", value)
+        return number
+
+    if not isinstance(doc, dict):
+        raise fail("the mapping", "a YAML mapping with time, imu and joints", doc)
+    t = section(doc, "time")
+    unit = t.get("unit", "s")
+    if unit not in UNITS_NS:
+        raise CsvImportError(f"{path}: time.unit {unit!r} not one of {sorted(UNITS_NS)}")
+    if not isinstance(t.get("column"), column_types):
+        raise fail("time.column", "a column name", t.get("column"))
+    im = section(doc, "imu")
+    av = column_list(im, "angular_velocity", (3,))
+    la = column_list(im, "linear_acceleration", (3,))
+    ori = column_list(im, "orientation", (4,)) if im.get("orientation") is not None else None
+    imu = ImuColumns(
+        topic=str(im.get("topic", "/imu/data")),
+        frame_id=str(im.get("frame_id", "")),
+        angular_velocity=av,  # type: ignore[arg-type]
+        linear_acceleration=la,  # type: ignore[arg-type]
+        orientation=ori,  # type: ignore[arg-type]
+        angular_velocity_stddev=number(im, "imu.angular_velocity_stddev"),
+        linear_acceleration_stddev=number(im, "imu.linear_acceleration_stddev"),
+    )
+    j = section(doc, "joints")
+    position = name_map(j, "position", "joints")
+    if not position:
+        raise fail("joints.position", "a mapping of at least one joint name: column", j.get("position"))
+    velocity = name_map(j, "velocity", "joints")
+    effort = name_map(j, "effort", "joints")
+    for name, d in (("velocity", velocity), ("effort", effort)):
+        if d and set(d) != set(position):
+            raise CsvImportError(f"{path}: joints.{name} must map the same joints as joints.position")
+    ff = section(doc, "foot_forces", required=False)
+    return CsvMapping(
+        time_column=str(t["column"]),
+        time_scale_ns=UNITS_NS[unit],
+        time_offset_s=number(t, "time.offset_s"),
+        imu=imu,
+        joints_topic=str(j.get("topic", "/joint_states")),
+        position=position,
+        velocity=velocity,
+        effort=effort,
+        foot_topic=str(ff.get("topic", "/foot_forces")),
+        feet=name_map(ff, "feet", "foot_forces"),
+        delimiter=str(section(doc, "csv", required=False).get("delimiter", ",")),
+    )
 
 
 def read_table(path: str | Path, mapping: CsvMapping, *, rows: slice | None = None) -> dict[str, np.ndarray]:

@@ -15,7 +15,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.io import bags
-from robot_state_estimator.tools import cli
+from robot_state_estimator.tools import cli, csv_import
 
 INPUTS = ["/imu/data", "/joint_states"]
 SPAN_NS = NS_PER_S  # the first second of the simulated run
@@ -491,6 +491,37 @@ def test_a_mapped_column_named_twice_in_the_header_is_refused(tmp_path, capsys):
     assert f"{csv_path}: the header names the mapped columns ['qa'] more than once" in _one_error_line(
         err, "import-csv"
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("time: {column: t, unit: s}", "time: t", "time must be a mapping of keys, got 't'"),
+        ("[wx, wy, wz]", "wx", "imu.angular_velocity must be a list of 3 column names, got 'wx'"),
+        ("{a: qa}", "[qa]", "joints.position must be a mapping of name: column, got ['qa']"),
+        ("{a: qa}", "{}", "joints.position must be a mapping of at least one joint name: column, got {}"),
+        ("unit: s}", "unit: s, offset_s: abc}", "time.offset_s must be a finite number, got 'abc'"),
+        ("time: {column: t, unit: s}\n", "", "time must be a mapping of keys, got None"),
+    ],
+)
+def test_a_bad_mapping_names_the_key(tmp_path, capsys, old, new, message):
+    csv_path = tmp_path / "rec.csv"
+    csv_path.write_text("\n".join([HEADER, *_rows()]) + "\n")
+    mapping = tmp_path / "m.yaml"
+    assert old in MAPPING
+    mapping.write_text(MAPPING.replace(old, new))
+    argv = ["import-csv", str(csv_path), "--mapping", str(mapping), "--output", str(tmp_path / "out")]
+    rc, _, err = _cli(capsys, argv)
+    assert rc == 2
+    assert f"{mapping}: {message}" in _one_error_line(err, "import-csv")
+
+
+def test_a_mapping_number_written_without_a_dot_is_read(tmp_path, capsys):
+    csv_path = tmp_path / "rec.csv"
+    csv_path.write_text("\n".join([HEADER, *_rows()]) + "\n")
+    mapping = tmp_path / "m.yaml"
+    mapping.write_text(MAPPING.replace("unit: s}", "unit: s, offset_s: 1e-3}"))  # YAML 1.1: the string '1e-3'
+    assert csv_import.load_mapping(mapping).time_offset_s == 1e-3
 
 
 def test_a_folder_given_as_the_csv_is_one_line(tmp_path, capsys):
