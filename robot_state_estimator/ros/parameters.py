@@ -34,6 +34,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from robot_state_estimator.common.node_ranges import NODE_PARAMETER_RANGES
+from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.settings import (
     ContactSettings,
     EkfSettings,
@@ -240,10 +241,18 @@ def base_settings(robot: str, config_file: str) -> EstimatorSettings:
     """Defaults of the settings parameters: the settings file's values over the built-in defaults.
 
     Raises:
-        SettingsError: the file is unreadable or invalid (the message names the key).
+        SettingsError: the file is unreadable or invalid (the message starts with the file's path and names the
+            key).
     """
     path = settings_file_for(robot, config_file)
-    return load_settings(path, ignore=NODE_PARAMETERS) if path is not None else EstimatorSettings()
+    if path is None:
+        return EstimatorSettings()
+    try:
+        return load_settings(path, ignore=NODE_PARAMETERS)
+    except SettingsError as exc:
+        if str(path) in str(exc):
+            raise
+        raise SettingsError(f"{path}: {exc}") from exc
 
 
 def declare_settings_parameters(node: Node, base: EstimatorSettings) -> dict[str, Any]:

@@ -187,3 +187,15 @@ def test_foot_frames_given_on_the_command_line_is_kept(ros_domain_env) -> None:
     finally:
         node.destroy_node()
         context.try_shutdown()
+
+
+def test_a_bad_value_in_config_file_is_refused_naming_the_file(tmp_path: Path) -> None:
+    """The settings file's error starts with its path (the node's FATAL line shows it), as replay's does."""
+    from robot_state_estimator.estimation.errors import SettingsError
+    from robot_state_estimator.ros.parameters import base_settings
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("/**/robot_state_estimator:\n  ros__parameters:\n    ekf.foot_gate_nis: -1.0\n")
+    with pytest.raises(SettingsError) as info:
+        base_settings("go1", str(bad))
+    assert str(info.value).startswith(f"{bad}: ") and "ekf.foot_gate_nis" in str(info.value)
