@@ -82,13 +82,36 @@ def imu_frame_mismatch(
 ) -> str:
     """Why ``frame`` does not denote S: ``"S is rotated by ... in frame 'base'"``, ``"frame 'x' is not on
     the IMU's rigid body"``; "" when ``frame`` is not a link or ``<frame>`` of ``graph`` (or is S)."""
+    what = f"the IMU frame S of sensor {sensor!r}" if sensor else "the IMU frame S"
+    return frame_mismatch(graph, model, link, X_link_imu, frame, what, "S", "the IMU's link")
+
+
+def frame_mismatch(
+    graph: FrameGraph,
+    model: pin.Model | None,
+    link: str,
+    X_link_target: pin.SE3,
+    frame: str,
+    what: str,
+    short: str,
+    link_role: str,
+) -> str:
+    """Why the link or ``<frame>`` ``frame`` of ``graph`` does not denote a target frame T (``X_link_target``
+    in ``link``): ``"<kind> 'x' is not <what>: <short> is offset by ... in 'x'"``, or that ``frame`` moves
+    relative to ``link`` (another pinocchio joint); "" when ``frame`` coincides with T (within
+    :data:`IMU_FRAME_TOL`) or is no link or ``<frame>`` of ``graph``.
+
+    Args:
+        what: how T is named in the message (``"the base link 'trunk'"``).
+        short: T's short name in the message (``"S"``, ``"the base link"``).
+        link_role: how ``link`` is named (``"the IMU's link"``).
+    """
     node = graph.nodes.get(frame)
     if node is None or node.kind not in _FRAME_KINDS:
         return ""
-    what = f"the IMU frame S of sensor {sensor!r}" if sensor else "the IMU frame S"
     if _support_joint(graph, model, frame) != _support_joint(graph, model, link):
-        return f"{node.kind} {frame!r} is not {what}: it moves relative to the IMU's link {link!r}"
-    offset = describe_offset(graph.resolve_pose(link, frame) * X_link_imu)
+        return f"{node.kind} {frame!r} is not {what}: it moves relative to {link_role} {link!r}"
+    offset = describe_offset(graph.resolve_pose(link, frame) * X_link_target)
     if not offset:
         return ""
-    return f"{node.kind} {frame!r} is not {what}: S is {offset} in {frame!r}"
+    return f"{node.kind} {frame!r} is not {what}: {short} is {offset} in {frame!r}"

@@ -98,6 +98,24 @@ class RobotDescription:
             return ""
         return imu_frame_mismatch(self.graph, self.model, imu.link, imu.pose_in_link, frame_id, imu.name)
 
+    def base_frame_mismatch(self, frame: str) -> str:
+        """Why ``frame`` cannot name the floating base B when it is a link or ``<frame>`` of the description
+        that does not coincide with :attr:`base_link` (B's offset and rotation in it, or that it moves relative
+        to B); "" when it coincides with B, or names no frame of the description (``base_link`` for a base
+        link called ``trunk``: a name the odometry and the TF may give B, as REP-105 names it).
+
+        The node and replay refuse such an output frame (``base_frame``, ``tf_child_frame``): the odometry
+        would label B's pose and twist with the name of another frame of the robot's TF tree.
+        """
+        from .imu_frames import frame_mismatch
+
+        if self.base_link not in self.graph:
+            return ""
+        what = f"the base link {self.base_link!r}"
+        return frame_mismatch(
+            self.graph, self.model, self.base_link, pin.SE3.Identity(), frame, what, "the base link", "the base link"
+        )
+
     def resolve_pose(self, frame: str, relative_to: str = MODEL_FRAME) -> pin.SE3:
         """``X_relative_to_frame`` (m, SE3) at the zero configuration, with libsdformat's semantics.
 

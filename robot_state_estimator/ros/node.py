@@ -269,13 +269,20 @@ class EstimatorNode(Node):
             warnings.simplefilter("always", DescriptionWarning)
             desc = load_description(source)
             est = RobotStateEstimator.from_description(desc, self._settings)
+        for name in ("base_frame", "tf_child_frame"):  # B's names in the outputs: not another frame of the robot
+            why = desc.base_frame_mismatch(str(self._p[name]))
+            if why:
+                raise ValueError(
+                    f"{name} {self._p[name]!r}: {why}; the odometry and the TF are the pose of the base link, so "
+                    "name it, a frame that coincides with it, or a name that is not in the description "
+                    f"(e.g. base_link), or leave {name} empty"
+                )
         self.description_warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
         for text in self.description_warnings:
             self.get_logger().warning(f"[description] {text}")
         stream = EstimatorStream(est, desc, self._settings, AdapterSettings.from_params(self._p))
         self._desc, self._est = desc, est
-        if not self._base_frame:
-            self._base_frame = desc.base_link
+        self._base_frame = str(self._p["base_frame"]) or desc.base_link  # this description's base link
         feet = list(self._settings.foot_frames) or list(desc.foot_frames())
         for foot in feet:
             if foot not in self._wrench_pubs:

@@ -995,6 +995,13 @@ def _replay_bag(
     desc = load_description(description)
     est = RobotStateEstimator.from_description(desc, settings)
     params = {**NODE_DEFAULTS, **opts.node_params}
+    for name in ("base_frame", "tf_child_frame"):  # as the node: B's names in the outputs, no other robot frame
+        why = desc.base_frame_mismatch(str(params[name]))
+        if why:
+            raise ReplayError(
+                f"{name} {params[name]!r}: {why}; the odometry and the TF are the pose of the base link, so name "
+                f"it, a frame that coincides with it, or a name that is not in the description, or leave {name} empty"
+            )
     log = EstimateLog()
     out = None
     if output_bag is not None:

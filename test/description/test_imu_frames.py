@@ -112,3 +112,23 @@ def test_urdf_gazebo_imu_problems_listed_with_urdf_problems():
         load(src)
     assert info.value.codes == [ErrorCode.PARAMETER_ERROR, ErrorCode.PARAMETER_ERROR]
     assert "mass" in info.value.problems[0].message and "stddev" in info.value.problems[1].message
+
+
+def test_base_frame_names_the_base_link_or_a_coinciding_frame_or_no_frame_of_the_robot():
+    """RobotDescription.base_frame_mismatch: the output frames of B (base_frame, tf_child_frame). Go1: trunk is
+    fixed to base at the identity; imu_link is at (-0.01592, -0.06659, -0.00617) in it, so base is at minus that
+    in imu_link; the feet move. ANYmal C: imu_link at (0.2488, 0.00835, 0.04628), yaw +90 deg in base, so base is
+    rotated by -90 deg about z and at R^T (-t) = (-0.00835, 0.2488, -0.04628) in imu_link."""
+    go1 = load("config/robots/go1.urdf.xacro")
+    for name in ("base", "trunk", "base_link", "", "odom_base"):
+        assert go1.base_frame_mismatch(name) == "", name
+    assert go1.base_frame_mismatch("imu_link") == (
+        "link 'imu_link' is not the base link 'base': the base link is offset by (0.01592, 0.06659, 0.00617) m "
+        "in 'imu_link'"
+    )
+    assert go1.base_frame_mismatch("FL_foot") == (
+        "link 'FL_foot' is not the base link 'base': it moves relative to the base link 'base'"
+    )
+    anymal = load("config/robots/anymal_c.urdf.xacro")
+    msg = anymal.base_frame_mismatch("imu_link")
+    assert "rotated by 90 deg about (0, -0, -1) and offset by (-0.00835, 0.2488, -0.04628) m in 'imu_link'" in msg

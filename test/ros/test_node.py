@@ -633,3 +633,21 @@ def test_description_warnings_are_logged_and_kept(ros_context, tmp_path) -> None
         assert "localization" in node.description_warnings[0]
     finally:
         node.destroy_node()
+
+
+@pytest.mark.parametrize("name", ["base_frame", "tf_child_frame"])
+def test_an_output_frame_that_is_another_frame_of_the_robot_fails_at_start(ros_context, name: str) -> None:
+    """base_frame / tf_child_frame name B in the outputs: a name of the description that is not B (imu_link: B is
+    at (0.01592, 0.06659, 0.00617) m in it, from the Go1 URDF's imu_joint) would label B's pose with another
+    frame of the robot's TF tree; a name the description does not have (base_link) renames B."""
+    with pytest.raises(StartupError) as info:
+        EstimatorNode(
+            context=ros_context,
+            parameter_overrides=[Parameter("robot", value="go1"), Parameter(name, value="imu_link")],
+        )
+    assert f"{name} 'imu_link': link 'imu_link' is not the base link 'base'" in str(info.value)
+    assert "offset by (0.01592, 0.06659, 0.00617) m" in str(info.value)
+    node = EstimatorNode(
+        context=ros_context, parameter_overrides=[Parameter("robot", value="go1"), Parameter(name, value="base_link")]
+    )
+    node.destroy_node()

@@ -92,3 +92,16 @@ def test_kernels_need_compiling_without_a_fresh_numba_index(tmp_path, monkeypatc
     monkeypatch.setattr(jit, "use_kernels", lambda: False)
     os.utime(index, (999, 999))
     assert not replay.kernels_need_compiling()  # numpy paths: nothing to compile
+
+
+def test_an_output_frame_that_is_another_frame_of_the_robot_is_refused(sim_run) -> None:
+    """As the node: base_frame / tf_child_frame may not name a frame of the description other than the base (a
+    foot moves relative to it); a name the description does not have renames the base."""
+    run_dir, _ = sim_run
+    settings = replay.split_config(None)[0]
+    desc = str(run_dir / "robot_description.urdf")
+    options = replay.ReplayOptions(node_params={**replay.NODE_DEFAULTS, "tf_child_frame": "FL_foot"})
+    with pytest.raises(
+        replay.ReplayError, match=r"^tf_child_frame 'FL_foot': link 'FL_foot' is not the base link 'base': it moves"
+    ):
+        replay.replay(run_dir / "bag", description=desc, settings=settings, options=options)
