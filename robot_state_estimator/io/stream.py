@@ -445,15 +445,18 @@ class EstimatorStream:
         if sample.names != self._checked_joint_names:  # the names of a stream rarely change: check them once
             names = set(sample.names)
             missing = self.model_joints - names
-            if missing:
-                return self._skip(
-                    "joint_missing_names", f"joint sample skipped: missing joints {sorted(missing)}", notes=notes
-                )
             unknown = names - self.model_joints
+            if missing:
+                # a misspelt name is both: name the message's names the model lacks too
+                extra = f"; the message's joints {sorted(unknown)} are not in the model" if unknown else ""
+                return self._skip(
+                    "joint_missing_names", f"joint sample skipped: missing joints {sorted(missing)}{extra}", notes=notes
+                )
             if unknown and not self._ignore_unknown_joints:
                 return self._skip(
                     "joint_unknown_names",
-                    f"joint sample skipped: joints {sorted(unknown)} are not in the model",
+                    f"joint sample skipped: joints {sorted(unknown)} are not in the model (set ignore_unknown_joints "
+                    "to use the model's joints of such messages)",
                     notes=notes,
                 )
             self._checked_joint_names = sample.names

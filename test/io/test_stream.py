@@ -247,6 +247,16 @@ def test_joint_name_rules():
     assert core.calls == [("joints", T0, "")]
 
 
+def test_a_misspelt_joint_is_named_with_the_missing_one():
+    st, _ = make()
+    (note,) = st.on_joints(joints(T0, names=("a", "bb"))).notes
+    assert (
+        note.message == "joint sample skipped: missing joints ['b']; the message's joints ['bb'] are not in the model"
+    )
+    (note,) = st.on_joints(joints(T0 + 1, names=("a", "b", "gripper"))).notes
+    assert "joints ['gripper'] are not in the model (set ignore_unknown_joints" in note.message
+
+
 def test_unknown_joint_names_pass_to_the_core_with_ignore_unknown_joints():
     st, core = make()
     st.set_core(core, settings(ignore_unknown_joints=True))
