@@ -59,13 +59,24 @@ def _is_user_error(exc: BaseException) -> bool:
     return False
 
 
+class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's defaults in the help, except where there is nothing to say: a default of None or False (a
+    required option, a flag, a default the help text explains itself) or a help text that already gives it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default is None or action.default is False or "default" in text.lower():
+            return text
+        return super()._get_help_string(action)
+
+
 def _run(command: str, argv: list[str]) -> int:
     module_name, help_text = SUBCOMMANDS[command]
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(
         prog=f"robot-state-estimator {command}",
         description=help_text,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsHelpFormatter,
     )
     module.add_arguments(parser)
     args = parser.parse_args(argv)

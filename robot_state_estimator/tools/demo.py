@@ -113,7 +113,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``robot-state-estimator demo``."""
     parser.add_argument("--output", default="out/demo", help="folder for bags, metrics and plots")
     parser.add_argument("--duration", type=float, default=20.0, help="s of simulated trot")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random draw of the simulated run")
     parser.add_argument("--fresh", action="store_true", help="regenerate the simulated run and the imported bag")
     parser.add_argument("--no-real", action="store_true", help="skip the real Go1 run")
     parser.add_argument("--go1-data", help=f"folder of the real Go1 trot (None: found as {GO1_DATA_REL})")
