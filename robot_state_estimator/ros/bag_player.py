@@ -215,7 +215,7 @@ class BagPlayer:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bag_player", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="bag_player", description=__doc__.splitlines()[0].replace("``", ""))
     parser.add_argument("bag", type=Path, help="rosbag2 directory or file (mcap, sqlite3) or ROS 1 bag")
     speed = parser.add_mutually_exclusive_group()
     speed.add_argument("--rate", type=float, default=1.0, help="playback speed factor (default 1)")
