@@ -149,16 +149,18 @@ class StampLossCounter:
 
     Attributes:
         period_ns: the current period estimate (0 until ``LOSS_WINDOW`` differences were seen).
+        gap_ns: the stamp difference of the last loss counted (0 before any).
         lost: lost samples so far.
     """
 
-    __slots__ = ("_diffs", "_last", "_threshold_ns", "_unstamped", "key", "lost", "period_ns", "what")
+    __slots__ = ("_diffs", "_last", "_threshold_ns", "_unstamped", "gap_ns", "key", "lost", "period_ns", "what")
 
     def __init__(self, key: str, what: str) -> None:
         self.key = key
         self.what = what
         self.lost = 0
         self.period_ns = 0
+        self.gap_ns = 0
         self._threshold_ns = 0  # 1.5 periods; 0 = no period yet
         self._last: int | None = None
         self._diffs: list[int] = []
@@ -198,16 +200,19 @@ class StampLossCounter:
             if n <= 0:
                 return 0
             self.lost += n
+            self.gap_ns = d
             return n
         return 0
 
     def note(self, n: int, stamp_ns: int) -> Event:
-        """The warning for ``n`` samples lost before ``stamp_ns``."""
-        period_s = self.period_ns / NS_PER_S
+        """The warning for ``n`` samples lost before ``stamp_ns``: the gap in the stamps, and its possible causes
+        (the loss is inferred from the stamps alone, so a sender whose stamps jitter looks the same)."""
         return Event(
             self.key,
-            f"{n} {self.what} samples lost before stamp {stamp_ns / NS_PER_S:.6f} s (period {period_s * 1e3:.3g} ms; "
-            f"{self.lost} so far): the input queue overflows or the sender drops them; {_LOSS_HINT}",
+            f"{n} {self.what} samples lost before stamp {stamp_ns // NS_PER_S}.{stamp_ns % NS_PER_S:09d} s: a gap "
+            f"of {self.gap_ns / 1e6:.3g} ms in the stamps, {self.period_ns / 1e6:.3g} ms apart usually "
+            f"({self.lost} so far). Possible causes: the input queue overflows ({_LOSS_HINT}), the sender or the "
+            "link drops samples, or the sender's stamps jitter (stamped when published instead of when measured)",
         )
 
 

@@ -16,12 +16,16 @@ robot (model name of the description):
   from the entry of the input's callback to the odometry publish, meaningful for any stamps). Level WARN when
   samples were lost or rejected since the previous report or no IMU arrived while the description is loaded;
   ERROR without a description.
-- ``<node>: filter``: ``status``, ``resets``, ``last_reset_reason``, ``last_stamp_s``,
+- ``<node>: filter``: ``status``, ``resets``, ``last_reset_reason``, ``last_stamp_s`` (the stamp of the last
+  estimate, seconds with 9 decimals: exact to the nanosecond, also for wall-clock stamps),
   ``position_std_m``, ``velocity_std_m_s``, ``attitude_std_rad`` (square roots of the largest diagonal
   element of each covariance block), ``covariance_ok``, ``accel_bias``, ``gyro_bias``. Level WARN when the
   status is not ``ok`` or a covariance was not finite/positive definite, OK otherwise.
-- ``<node>: contacts``: ``feet_in_contact``, then per foot ``<foot>.in_contact``, ``<foot>.force_z_n``,
-  ``<foot>.nis``, ``<foot>.updates_rejected``. Level OK.
+- ``<node>: contacts``: ``feet_in_contact``, ``no_contact_s`` (estimate time since the last estimate with a
+  foot in contact, 0 while one is), then per foot ``<foot>.in_contact``, ``<foot>.force_z_n``,
+  ``<foot>.nis``, ``<foot>.updates_rejected``. Level WARN when no foot has been in contact for more than
+  ``NO_CONTACT_WARN_S`` of estimate time (the filter runs on the IMU alone: ``no_contact_message``), OK
+  otherwise.
 
 Rates are computed over the interval between two reports (``diagnostics_period`` parameter).
 """
@@ -63,6 +67,32 @@ REJECT_KEYS: tuple[str, ...] = (
     "estimate_not_finite",
     "core_error",
 )
+
+
+#: s of estimate time: no foot in contact for longer than this makes the contacts status WARN (the filter then runs
+#: on the IMU alone and its position and velocity drift). Longer than a flight phase of a running gait (0.1-0.3 s)
+#: or a jump; a robot that is lifted or carried, or a contact detector that never fires, passes it.
+NO_CONTACT_WARN_S = 1.0
+
+
+def no_contact_message(no_contact_s: float) -> str:
+    """The contacts status message (and the node's ``no_contact`` warning) for ``no_contact_s`` s without any foot
+    in contact."""
+    return (
+        f"no foot in contact for {no_contact_s:.1f} s of estimate time: the filter runs on the IMU alone (its "
+        "position and velocity drift); unless the robot is lifted, check that joint_states carries efforts "
+        "(contact.source auto uses the torques when efforts are present, else the kinematic detector), "
+        "contact.source, and the thresholds (contact.on_threshold/off_threshold with contact.threshold_mode, "
+        "contact.sensor_*_threshold for foot_forces, contact.kinematic_*_height_m)"
+    )
+
+
+def format_stamp_s(stamp_ns: int) -> str:
+    """A stamp in ns as seconds with 9 decimals, exact (``1796020000123456789`` -> ``'1796020000.123456789'``):
+    a float formatted with ``%.6g`` keeps only 6 significant digits (1.79602e+09 s for a wall-clock stamp)."""
+    sign = "-" if stamp_ns < 0 else ""
+    sec, nsec = divmod(abs(int(stamp_ns)), 10**9)
+    return f"{sign}{sec}.{nsec:09d}"
 
 
 @dataclass
@@ -152,6 +182,9 @@ class DiagnosticsState:
     foot_rejected_updates: Counter[str] = field(default_factory=Counter)
     has_description: bool = False
     lost: Counter[str] = field(default_factory=Counter)  # the stream's lost-sample counts (io.stream.LOST_KEYS)
+    # stamp (ns) of the first estimate with feet of the current stretch without any foot in contact; None while a
+    # foot is in contact (or before any estimate with feet)
+    no_contact_since_ns: int | None = None
     latency: LatencyRing = field(default_factory=LatencyRing)  # input stamp -> odometry publish (wall clock)
     processing: LatencyRing = field(default_factory=LatencyRing)  # callback entry -> odometry publish
 
@@ -263,8 +296,9 @@ class DiagnosticsBuilder:
             level, message = (
                 WARN,
                 (
-                    f"{new_lost} input samples lost since the last report (raise qos_depth, lower the input rate, "
-                    "or set odometry_rate_hz/contacts_rate_hz)"
+                    f"{new_lost} input samples lost since the last report, from gaps in the stamps (a queue "
+                    "overflowing: raise qos_depth, lower the input rate, or set odometry_rate_hz/contacts_rate_hz; "
+                    "or the sender drops samples, or its stamps jitter)"
                 ),
             )
             if new_rejects > 0:
@@ -295,7 +329,7 @@ class DiagnosticsBuilder:
             return math.sqrt(float(np.max(d))) if np.all(np.isfinite(d)) and np.all(d >= 0) else float("nan")
 
         values += [
-            ("last_stamp_s", est.stamp_ns * 1e-9),
+            ("last_stamp_s", format_stamp_s(est.stamp_ns)),
             ("position_std_m", std(P[:3, :3])),
             ("attitude_std_rad", std(P[3:, 3:])),
             ("velocity_std_m_s", std(T[:3, :3])),
@@ -313,7 +347,11 @@ class DiagnosticsBuilder:
     def _contacts(self, state: DiagnosticsState) -> Any:
         est = state.last_feet_estimate
         feet = est.feet if est is not None else ()
-        values: list[tuple[str, Any]] = [("feet_in_contact", sum(1 for f in feet if f.in_contact))]
+        no_contact = no_contact_s(state)
+        values: list[tuple[str, Any]] = [
+            ("feet_in_contact", sum(1 for f in feet if f.in_contact)),
+            ("no_contact_s", no_contact),
+        ]
         for foot in feet:
             values += [
                 (f"{foot.name}.in_contact", bool(foot.in_contact)),
@@ -321,5 +359,17 @@ class DiagnosticsBuilder:
                 (f"{foot.name}.nis", float(foot.nis)),
                 (f"{foot.name}.updates_rejected", state.foot_rejected_updates.get(foot.name, 0)),
             ]
-        message = f"{values[0][1]} of {len(feet)} feet in contact" if feet else "no contact information yet"
-        return self._status("contacts", OK, message, values)
+        if not feet:
+            return self._status("contacts", OK, "no contact information yet", values)
+        if no_contact > NO_CONTACT_WARN_S:
+            return self._status("contacts", WARN, no_contact_message(no_contact), values)
+        return self._status("contacts", OK, f"{values[0][1]} of {len(feet)} feet in contact", values)
+
+
+def no_contact_s(state: DiagnosticsState) -> float:
+    """s of estimate time from the first estimate of the current stretch without any foot in contact to the last
+    estimate with feet; 0.0 while a foot is in contact or before any estimate with feet."""
+    est, since = state.last_feet_estimate, state.no_contact_since_ns
+    if est is None or since is None:
+        return 0.0
+    return max(0, est.stamp_ns - since) * 1e-9

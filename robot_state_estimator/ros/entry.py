@@ -8,7 +8,8 @@ SIGINT/SIGTERM without raising, and the node's construction then failed on its n
 ``node.main`` checks it (and ``rclpy.ok()``) after the imports, after the construction and before spinning, and
 ends quietly (exit code 0, as an interrupted ``rclpy.spin``) when the node was asked to stop.
 
-``estimator_node --help`` prints a short usage instead of starting the node.
+``estimator_node --help`` prints a short usage instead of starting the node (``ros.node.main`` does the same, for
+``python -m robot_state_estimator.ros.node --help``).
 """
 
 from __future__ import annotations
@@ -19,18 +20,25 @@ import threading
 
 USAGE = """\
 usage: estimator_node [--ros-args -p NAME:=VALUE ... --params-file FILE -r FROM:=TO ...]
+       python -m robot_state_estimator.ros.node [the same]
 
-The robot_state_estimator node: subscribes to imu/data (sensor_msgs/Imu) and joint_states
-(sensor_msgs/JointState), publishes odometry (nav_msgs/Odometry), the TF odom -> base and one
-contact_wrench/<foot> (geometry_msgs/WrenchStamped) per foot. Every parameter, topic, frame and QoS is
-described in the README (section "The ROS 2 node"). Examples:
+The robot_state_estimator node.
+  inputs:   imu/data (sensor_msgs/Imu), joint_states (sensor_msgs/JointState), foot_forces
+            (sensor_msgs/JointState, with use_foot_forces), robot_description (std_msgs/String, when no
+            description parameter is set), set_pose (geometry_msgs/PoseWithCovarianceStamped: re-seat the pose)
+  outputs:  odometry (nav_msgs/Odometry), the TF odom -> base on /tf, contact_wrench/<foot>
+            (geometry_msgs/WrenchStamped, one per foot), contact_states (diagnostic_msgs/DiagnosticArray, one
+            status per foot), /diagnostics (diagnostic_msgs/DiagnosticArray: inputs, filter, contacts)
+  service:  ~/reset (std_srvs/Trigger: restart the filter)
+Every parameter, topic, frame and QoS is described in the README (section "The ROS 2 node"). Examples:
 
   estimator_node --ros-args -p robot:=go1
   estimator_node --ros-args -p description_file:=/path/robot.urdf -p config_file:=/path/settings.yaml
   estimator_node --ros-args -r __ns:=/go1 --params-file config/go1.yaml -p use_sim_time:=true
 
-Double parameters take a decimal point (odometry_rate_hz:=100.0); without a description source the node
-waits for one on the robot_description topic.
+Double parameters take a decimal point (odometry_rate_hz:=100.0); values are YAML (an empty string is
+-p NAME:="''" in a shell); without a description source the node waits for one on the robot_description
+topic.
 """
 
 

@@ -32,14 +32,18 @@ diagnostics, and never reach the filter; nothing non-finite is ever published.
 
 from __future__ import annotations
 
+import difflib
 import gc
+import re
 import sys
 import threading
 import time
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pinocchio as pin
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
@@ -57,7 +61,15 @@ from robot_state_estimator.estimation.settings import settings_from_flat
 from robot_state_estimator.io.bags import default_typestore
 from robot_state_estimator.io.messages import TYPE_NAMES
 from robot_state_estimator.io.stream import LOST_KEYS, AdapterSettings, EstimatorStream, Outputs
-from robot_state_estimator.ros.diagnostics import DiagnosticsBuilder, DiagnosticsState, covariances_ok
+from robot_state_estimator.ros.diagnostics import (
+    NO_CONTACT_WARN_S,
+    DiagnosticsBuilder,
+    DiagnosticsState,
+    covariances_ok,
+    no_contact_message,
+    no_contact_s,
+)
+from robot_state_estimator.ros.entry import USAGE, wants_help
 from robot_state_estimator.ros.message_types import TYPES, PoseWithCovarianceStamped, Trigger
 from robot_state_estimator.ros.outputs import OutputMessages
 from robot_state_estimator.ros.parameters import (
@@ -66,6 +78,7 @@ from robot_state_estimator.ros.parameters import (
     declare_node_parameters,
     declare_settings_parameters,
     parameter_values,
+    settings_file_for,
 )
 from robot_state_estimator.ros.qos import command_qos, description_qos, diagnostics_qos, output_qos, sensor_qos
 from robot_state_estimator.ros.reporting import ThrottledReporter
@@ -74,6 +87,7 @@ from robot_state_estimator.ros.tf_publisher import TfPublisher, TfUnavailableErr
 
 NODE_NAME = "robot_state_estimator"
 RCLError = _rclpy.RCLError
+UnknownROSArgsError = _rclpy.UnknownROSArgsError
 IMU_TYPE = TYPE_NAMES["Imu"]
 JOINT_STATE_TYPE = TYPE_NAMES["JointState"]
 
@@ -111,6 +125,33 @@ def _pose_of_msg(pose: Any) -> tuple[np.ndarray, np.ndarray]:
     return p, Rotation.from_quat(quat_xyzw / norm).as_matrix()
 
 
+def _leaf_bodies(model: Any) -> list[str]:
+    """Names of the bodies (links) of a pinocchio ``model`` at the ends of its kinematic chains (no child joint)."""
+    parents = {int(model.parents[j]) for j in range(1, model.njoints)}
+    return [
+        f.name
+        for f in model.frames
+        if f.type == pin.FrameType.BODY and int(f.parentJoint) not in parents and int(f.parentJoint) != 0
+    ]
+
+
+def _bundled_model_name(robot: str) -> str | None:
+    """The model name (``<robot name=...>``) of the bundled description of ``robot``, read from the root
+    element of its xacro file without processing it; None when there is none or it cannot be read."""
+    from xml.etree import ElementTree
+
+    from robot_state_estimator.common.paths import robot_description_path
+
+    try:
+        path = robot_description_path(robot)
+        for _, element in ElementTree.iterparse(path, events=("start",)):
+            name = element.get("name")
+            return name if name and "$" not in name else None
+    except (KeyError, OSError, ElementTree.ParseError):
+        return None
+    return None
+
+
 class StartupError(RuntimeError):
     """The node cannot start: bad description source, unreadable settings, TF unavailable."""
 
@@ -121,6 +162,8 @@ NO_IMU_AFTER_S = 2.0
 MAX_STAMP_LATENCY_NS = 10 * 10**9
 #: s, at most one ``no_imu`` warning per this period.
 NO_IMU_WARN_PERIOD_S = 5.0
+#: s, at most one ``no_contact`` warning (no foot in contact for long, ``diagnostics.NO_CONTACT_WARN_S``) per period.
+NO_CONTACT_LOG_PERIOD_S = 5.0
 
 
 class EstimatorNode(Node):
@@ -151,10 +194,17 @@ class EstimatorNode(Node):
             base = base_settings(p["robot"], p["config_file"])
             self._settings_values = declare_settings_parameters(self, base)
             self._settings = settings_from_flat(self._settings_values)
+            settings_file = settings_file_for(p["robot"], p["config_file"])
+            #: where the defaults of the settings parameters came from (the start-up log line)
+            self._settings_source = str(settings_file) if settings_file is not None else "built-in defaults"
         except SettingsError as exc:
             self.destroy_node()
             raise StartupError(f"invalid estimator settings: {exc}") from exc
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        #: the start-up warning about overrides matching no parameter ("" when there was none; tests)
+        self.unknown_overrides_warning = ""
+        # before the description is loaded: a misspelt foot_frames or base_frame may be why it fails
+        self._warn_unknown_overrides()
 
         self._est: Any = None
         self._desc: Any = None
@@ -208,6 +258,7 @@ class EstimatorNode(Node):
         )
         #: the outcome of the last set_pose message or reset request (what was logged; tests)
         self.last_command_note = ""
+
         self._reset_srv = None
         if Trigger is not None:
             self._reset_srv = self.create_service(Trigger, "~/reset", self._on_reset)
@@ -236,9 +287,50 @@ class EstimatorNode(Node):
         self._no_imu_warning = ""  # the last no_imu warning (tests)
         self._imu_seen = (0, time.monotonic())  # IMU count, steady time it last changed (or the start)
         self._joints_seen = 0
-        self.create_timer(0.5, self._check_imu_arrives, clock=steady)
+        # no foot in contact for long (diagnostics.NO_CONTACT_WARN_S of estimate time): the filter is on the IMU alone
+        self._no_contact_report = ThrottledReporter(self.get_logger().name, period_s=NO_CONTACT_LOG_PERIOD_S)
+        self._no_contact_warning = ""  # the last no_contact warning (tests)
+        self._no_contact_checked: Any = None  # the last estimate with feet seen by _check_contacts
+        self.create_timer(0.5, self._check_inputs, clock=steady)
 
     # ------------------------------------------------------------------------------------------ set-up
+
+    def unknown_overrides(self) -> dict[str, list[str]]:
+        """Parameter overrides given to this node (``-p``, ``--params-file`` sections that apply to it,
+        ``parameter_overrides``) that match no declared parameter, each with the closest declared names
+        (``difflib.get_close_matches``, at most 3); empty when rclpy keeps its overrides elsewhere (it has
+        no public accessor: ``Node._parameter_overrides`` is read when present)."""
+        overrides = getattr(self, "_parameter_overrides", None)
+        if not isinstance(overrides, Mapping):
+            return {}
+        known = list(self.list_parameters([], 0).names)
+        known_set = set(known)
+        return {
+            name: difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+            for name in sorted(str(n) for n in overrides)
+            if name not in known_set
+        }
+
+    def _warn_unknown_overrides(self) -> None:
+        """One warning at start-up naming the overrides that match no parameter (``unknown_overrides``): a
+        misspelt name is otherwise ignored without a word. A warning, not an error: a ``/**:`` params file
+        legitimately carries the parameters of other nodes."""
+        unknown = self.unknown_overrides()
+        if not unknown:
+            return
+        parts = []
+        for name, close in unknown.items():
+            names = [repr(c) for c in close]
+            alternatives = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+            hint = f" (did you mean {alternatives}?)" if close else ""
+            parts.append(f"{name!r}{hint}")
+        self.unknown_overrides_warning = (
+            f"[unknown_parameter] ignored: {', '.join(parts)}: no parameter of this node has "
+            f"{'this name' if len(parts) == 1 else 'these names'} (from -p or a --params-file section that "
+            "applies to this node; fine for a parameter meant for another node). The parameters are listed in "
+            'README.md, "Parameters", and by ros2 param list'
+        )
+        self.get_logger().warning(self.unknown_overrides_warning)
 
     def _make_tf(self) -> Any:
         try:
@@ -268,6 +360,7 @@ class EstimatorNode(Node):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DescriptionWarning)
             desc = load_description(source)
+            feet = self._foot_frames(desc)
             est = RobotStateEstimator.from_description(desc, self._settings)
         for name in ("base_frame", "tf_child_frame"):  # B's names in the outputs: not another frame of the robot
             why = desc.base_frame_mismatch(str(self._p[name]))
@@ -283,7 +376,6 @@ class EstimatorNode(Node):
         stream = EstimatorStream(est, desc, self._settings, AdapterSettings.from_params(self._p))
         self._desc, self._est = desc, est
         self._base_frame = str(self._p["base_frame"]) or desc.base_link  # this description's base link
-        feet = list(self._settings.foot_frames) or list(desc.foot_frames())
         for foot in feet:
             if foot not in self._wrench_pubs:
                 self._wrench_publisher(foot)
@@ -301,11 +393,69 @@ class EstimatorNode(Node):
         self.get_logger().info(
             f"estimating {self._diag_builder.hardware_id or 'robot'}: base {self._base_frame}, "
             f"IMU frame {sorted(stream.imu_frames) if stream.imu_frames else 'any'}, "
-            f"feet {feet}, {len(stream.model_joints)} joints"
+            f"feet {feet}, {len(stream.model_joints)} joints; settings {self._settings_source}"
+        )
+        self._check_robot_matches(desc)
+
+    def _foot_frames(self, desc: Any) -> list[str]:
+        """The feet: the ``foot_frames`` parameter, else those the description's names show
+        (``RobotDescription.foot_frames``).
+
+        Raises:
+            ValueError: none detected; the message names the ``foot_frames`` parameter (the description's own
+                message says ``names=...``, its Python argument) and the frames at the ends of the legs.
+        """
+        if self._settings.foot_frames:
+            return list(self._settings.foot_frames)  # checked against the model by the estimator
+        from robot_state_estimator.description import DescriptionError
+
+        try:
+            return list(desc.foot_frames())
+        except DescriptionError as exc:
+            if "no foot frames detected" not in str(exc):
+                raise
+            leaves = _leaf_bodies(desc.model)
+            example = ", ".join(leaves[:4]) or "FL_foot, FR_foot, RL_foot, RR_foot"
+            raise ValueError(
+                f"no foot frames detected in {getattr(desc, 'name', '')!r} (frame names ending in foot, sole or toe "
+                "at the ends of the legs): set the foot_frames parameter to the names of the foot frames, e.g. "
+                f'-p foot_frames:="[{example}]" (links at the ends of the chains: {leaves or "none"})'
+            ) from exc
+
+    def _check_robot_matches(self, desc: Any) -> None:
+        """Warn when ``robot``'s settings (``config/<robot>.yaml``) are used for a description from
+        ``robot_description`` or ``description_file`` whose model name is not that of ``robot``'s bundled
+        description (e.g. ``robot:=solo12`` with a Go1 URDF): its noise and contact thresholds are tuned for
+        another robot."""
+        p = self._p
+        robot = str(p["robot"])
+        if not robot or p["config_file"] or not (p["robot_description"] or p["description_file"]):
+            return
+        bundled = _bundled_model_name(robot)
+        name = str(getattr(desc, "name", "") or getattr(desc.model, "name", ""))
+        if bundled is None or name == bundled:
+            return
+        source = "robot_description" if p["robot_description"] else f"description_file {p['description_file']!r}"
+        self.get_logger().warning(
+            f"[robot_mismatch] the settings of robot {robot!r} ({self._settings_source}) are used for the model "
+            f"{name!r} of {source}, not for the model of robot {robot!r} ({bundled!r}): its noise values and contact "
+            "thresholds are tuned for another robot; set config_file to settings for this one (or leave robot "
+            "empty for the built-in defaults)"
         )
 
     def _on_description(self, msg: String) -> None:
         if msg.data == self._description_xml:
+            return
+        if not msg.data.strip():
+            self._report.error(
+                "description_invalid",
+                f"the message on the {self._description_topic()} topic is empty (no URDF or SDFormat XML): "
+                + (
+                    "still waiting for a robot description"
+                    if self._stream is None
+                    else "the current description is kept"
+                ),
+            )
             return
         try:
             self._set_description(msg.data)
@@ -450,6 +600,10 @@ class EstimatorNode(Node):
         self.last_command_note = response.message
         return response
 
+    def _description_topic(self) -> str:
+        sub = self._description_sub
+        return sub.topic_name if sub is not None else "robot_description"
+
     def _on_set_pose(self, msg: Any) -> None:
         """``set_pose`` (geometry_msgs/PoseWithCovarianceStamped): re-seat the pose of the base in ``odom_frame``
         at the filter's current stamp (``RobotStateEstimator.set_pose``); warn and ignore a message in another
@@ -569,10 +723,20 @@ class EstimatorNode(Node):
                         pub.publish(msgs.fill_wrench(stamp_ns, name, buf, i))
                 if self._contacts_count():
                     self._contacts_publish(msgs.fill_contacts(stamp_ns, feet, buf))
+            diag = self._diag
+            touching = False
             for foot in feet:
-                if foot.in_contact and not foot.update_accepted:
-                    self._diag.foot_rejected_updates[foot.name] += 1
-            self._diag.last_feet_estimate = est
+                if foot.in_contact:
+                    touching = True
+                    if not foot.update_accepted:
+                        diag.foot_rejected_updates[foot.name] += 1
+            if touching:
+                diag.no_contact_since_ns = None
+            else:  # the start of a stretch without contact (again after time went back: a reset)
+                since = diag.no_contact_since_ns
+                if since is None or stamp_ns < since:
+                    diag.no_contact_since_ns = stamp_ns
+            diag.last_feet_estimate = est
         self._diag.last_estimate = est
 
     def _tf_count(self) -> int:
@@ -596,6 +760,23 @@ class EstimatorNode(Node):
             d = time.time_ns() - stamp_ns
             if 0 <= d <= MAX_STAMP_LATENCY_NS:
                 self._diag.latency.add(d)
+
+    def _check_inputs(self) -> None:
+        """Twice a second on the steady clock, off the message path: IMU arriving, feet in contact."""
+        self._check_imu_arrives()
+        self._check_contacts()
+
+    def _check_contacts(self) -> None:
+        """Warn (every ``NO_CONTACT_LOG_PERIOD_S``, key ``no_contact``, not counted) while joint updates arrive and
+        no foot has been in contact for more than ``diagnostics.NO_CONTACT_WARN_S`` of estimate time, as the contacts
+        status says."""
+        est = self._diag.last_feet_estimate
+        fresh = est is not self._no_contact_checked  # joint updates arrived since the last check (not a stale state)
+        self._no_contact_checked = est
+        gap_s = no_contact_s(self._diag)
+        if fresh and gap_s > NO_CONTACT_WARN_S:
+            self._no_contact_warning = no_contact_message(gap_s)
+            self._no_contact_report.warn("no_contact", self._no_contact_warning, count=False)
 
     def _check_imu_arrives(self) -> None:
         """Warn (every ``NO_IMU_WARN_PERIOD_S``) while joint states arrive but no IMU for ``NO_IMU_AFTER_S``."""
@@ -640,6 +821,36 @@ class EstimatorNode(Node):
         return dict(self._report.counts)
 
 
+def _init_quietly(args: list[str] | None, argv: list[str]) -> None:
+    """``rclpy.init(args=args)`` with the ``rcl`` logger at FATAL meanwhile: a malformed argument makes rcl log
+    ``[ERROR] [rcl]: Failed to parse global arguments`` before raising, which ``ros_args_error`` reports instead.
+    Its level is restored afterwards unless ``--log-level rcl:=...`` set one."""
+    before = _rclpy.rclpy_logging_get_logger_level("rcl")
+    fatal = int(rclpy.logging.LoggingSeverity.FATAL)
+    _rclpy.rclpy_logging_set_logger_level("rcl", fatal)
+    try:
+        rclpy.init(args=args)
+    finally:
+        if _rclpy.rclpy_logging_get_logger_level("rcl") == fatal and not any("rcl:=" in a for a in argv):
+            _rclpy.rclpy_logging_set_logger_level("rcl", before)
+
+
+def ros_args_error(exc: BaseException) -> str:
+    """The one-line report of ``rclpy.init`` refusing the command line (``RCLError`` for a ``-p``, ``-r`` or
+    ``--params-file`` rcl cannot parse, ``UnknownROSArgsError`` for an unknown flag after ``--ros-args``):
+    rcl's message without its source locations, and for ``-p`` how values are written."""
+    text = re.sub(r",? at /\S+:\d+", "", str(exc)).replace(" Error: error not set", "").strip()
+    text = text.removeprefix("failed to initialize rcl: ")
+    if isinstance(exc, UnknownROSArgsError):
+        return f"unknown ROS arguments {text} (after --ros-args: -p NAME:=VALUE, -r FROM:=TO, --params-file FILE, ...)"
+    if "parameter override" in text:
+        text += (
+            " (-p takes NAME:=VALUE, the value in YAML: an empty string is NAME:='' (in a shell: "
+            "-p NAME:=\"''\"), a list [a, b] and a string with spaces are quoted for the shell)"
+        )
+    return f"invalid --ros-args: {text}"
+
+
 def main(args: list[str] | None = None, stop: threading.Event | None = None) -> int:
     """The node's process: init, construction, spin, clean-up; returns the exit code.
 
@@ -649,7 +860,15 @@ def main(args: list[str] | None = None, stop: threading.Event | None = None) -> 
             stop asked during the imports or the construction ends the process quietly (exit code 0) instead of
             starting it or reporting the construction's failure on the context rclpy's handler shut down.
     """
-    rclpy.init(args=args)
+    argv = sys.argv if args is None else list(args)
+    if wants_help(argv[1:]):  # also for python -m robot_state_estimator.ros.node --help
+        print(USAGE, end="")
+        return 0
+    try:
+        _init_quietly(args, argv)
+    except (RCLError, UnknownROSArgsError) as exc:  # a malformed --ros-args: one line, no traceback
+        rclpy.logging.get_logger(NODE_NAME).fatal(ros_args_error(exc))
+        return 1
     node = None
     code = 0
 

@@ -373,3 +373,44 @@ def test_sigterm_while_streaming_ends_the_node_quietly(trot_run, recorder, ros_d
     log = node_log.read_text()
     assert node.returncode == 0, log
     assert "publish_failed" not in log and "Traceback" not in log, log
+
+
+@pytest.mark.parametrize(
+    ("parameter", "rcl_says"),
+    [
+        ("odom_frame:=", "Couldn't parse parameter override rule: '-p odom_frame:='"),  # the shell's -p odom_frame:=""
+        ("foo", "Couldn't parse parameter override rule: '-p foo'"),
+    ],
+)
+def test_a_malformed_ros_argument_is_one_fatal_line(
+    ros_domain_env: dict[str, str], parameter: str, rcl_says: str
+) -> None:
+    """rcl cannot parse the ``-p`` rule: ``rclpy.init`` raises ``RCLError`` (a 15-line traceback before); now one
+    FATAL line with rcl's message (without its source locations) and how values are written, exit code 1. rcl's
+    own "Failed to parse global arguments" ERROR line is not printed."""
+    out = _start_failing(ros_domain_env, parameter)
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("[FATAL]"), out
+    assert f"invalid --ros-args: {rcl_says}" in out and "-p NAME:=\"''\"" in out, out
+    assert "/project/src" not in out and "[ERROR]" not in out, out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        _script("estimator_node", "robot_state_estimator.ros.entry"),
+        [sys.executable, "-m", "robot_state_estimator.ros.node"],
+    ],
+    ids=["estimator_node", "python-m-node"],
+)
+def test_help_names_every_input_output_and_service(ros_domain_env: dict[str, str], command: list[str]) -> None:
+    """``python -m robot_state_estimator.ros.node --help`` printed nothing and started the node; both entry
+    points print the usage, which names every topic and the service."""
+    proc = subprocess.run([*command, "--help"], env=ros_domain_env, capture_output=True, text=True, timeout=60)
+    out = proc.stdout
+    assert proc.returncode == 0 and out.startswith("usage: estimator_node"), out + proc.stderr
+    for name in ("imu/data", "joint_states", "foot_forces", "robot_description", "set_pose", "odometry", "/tf"):
+        assert name in out, name
+    for name in ("contact_wrench/<foot>", "contact_states", "/diagnostics", "~/reset"):
+        assert name in out, name
+    assert "[INFO]" not in out + proc.stderr
