@@ -78,12 +78,15 @@ NODE_PARAMETERS: dict[str, ParamSpec] = {
     ),
     "odom_frame": ParamSpec("odom", "world-fixed frame of the odometry (header.frame_id, TF parent)"),
     "base_frame": ParamSpec(
-        "", "child_frame_id of the odometry (twist frame); empty = the base link of the description"
+        "",
+        "child_frame_id of the odometry (twist frame); empty = the base link of the description. The pose and "
+        "twist are always the base link's: a frame of the description that does not coincide with it (imu_link, "
+        "a foot) is refused at start with its offset; a name the description lacks (base_link) renames the base",
     ),
     "tf_child_frame": ParamSpec(
         "",
         "child frame of the published TF odom_frame -> X; empty = base_frame. Set e.g. base_link_rse to "
-        "run side by side with another estimator",
+        "run side by side with another estimator (the same rule as base_frame: no other frame of the robot)",
     ),
     "publish_tf": ParamSpec(True, "publish the TF odom_frame -> tf_child_frame on /tf", read_only=False),
     "imu_frame_id": ParamSpec(
