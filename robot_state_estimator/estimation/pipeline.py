@@ -95,6 +95,7 @@ from robot_state_estimator.estimation.ekf import (
     imu_noise_from_spec,
     leg_results,
 )
+from robot_state_estimator.estimation.errors import ModelError
 from robot_state_estimator.estimation.jit import entry_point, use_kernels
 from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
 from robot_state_estimator.estimation.kinematics import LegKinematics, cross3, skew
@@ -209,6 +210,26 @@ class _PreparedJoints:
     qtau: FloatArray | None = None
 
 
+def _check_imu_on_the_base(model: pin.Model, imu: ImuSpec, base_link: str) -> None:
+    """Refuse an IMU on a link that moves relative to the base: the filter takes ``imu.pose_in_base``
+    (``X_base_imu``) as a constant (the IMU model of Bloesch et al. 2013 and of every estimator of this kind), so
+    an IMU on a leg or an arm would be read as if it sat where it was at the zero configuration.
+
+    Raises:
+        ModelError: naming the IMU, its link and the joint between it and the base.
+    """
+    if not imu.link or not model.existFrame(imu.link) or not model.existFrame(base_link):
+        return  # an ImuSpec made by hand without a link of this model: its pose_in_base is all there is
+    imu_joint = model.frames[model.getFrameId(imu.link)].parentJoint
+    base_joint = model.frames[model.getFrameId(base_link)].parentJoint
+    if imu_joint != base_joint:
+        raise ModelError(
+            f"the IMU {imu.name!r} is on link {imu.link!r}, which moves relative to the base link {base_link!r} "
+            f"(joint {model.names[imu_joint]!r}): the filter needs the IMU rigidly attached to the base (its pose "
+            "in the base is a constant of the filter); mount it on the base or on a link fixed to it"
+        )
+
+
 class RobotStateEstimator:
     """Floating-base state estimator: IMU propagation, leg-kinematics updates, contacts and forces.
 
@@ -223,7 +244,8 @@ class RobotStateEstimator:
             :meth:`from_description` passes ``desc.foot_radius(foot)``.
 
     Raises:
-        ModelError: the model does not fit (no free-flyer, unknown frames, base link not on the root).
+        ModelError: the model does not fit (no free-flyer, unknown frames, base link not on the root, the IMU on
+            a link that moves relative to the base).
     """
 
     def __init__(
@@ -241,6 +263,7 @@ class RobotStateEstimator:
         self.settings = settings
         self.base_link = base_link
         self.kin = LegKinematics(model, foot_frames, base_link=base_link)
+        _check_imu_on_the_base(model, imu, base_link)
         self.foot_frames: tuple[str, ...] = self.kin.foot_frames
         self.joint_names: tuple[str, ...] = tuple(model.names[2:])
         self._joint_index = {name: i for i, name in enumerate(self.joint_names)}
