@@ -119,8 +119,16 @@ def _foot_states(run: SimulatedRun, k: int) -> list[FootState]:
 
 
 def run_summary(run: SimulatedRun) -> dict[str, Any]:
-    """Numbers worth keeping with a run (for ``run.yaml`` and logs)."""
+    """Numbers worth keeping with a run (for ``run.yaml`` and logs).
+
+    Besides sizes, path and biases: ``max_base_residual_force_n`` / ``_torque_nm`` (largest component of
+    ``base_residual_wrench``) and ``..._norm_n`` / ``..._norm_nm`` (largest norm); ``unbalanced_samples``
+    (samples whose residual is above rounding), ``unilateral_samples`` (samples solved with ``f_z >= 0``
+    bounds), ``min_normal_force_n`` (smallest ``f_z`` of a foot in stance, N; None without stance),
+    ``friction_violations`` ((sample, foot) pairs outside the friction cone); see :class:`SimulatedRun`.
+    """
     t = run.t_s
+    fz = run.contact_forces_world[..., 2][run.contact]
     return {
         "samples": int(run.stamps_ns.size),
         "imu_samples": int(run.imu_index.size),
@@ -130,6 +138,11 @@ def run_summary(run: SimulatedRun) -> dict[str, Any]:
         "duration_s": float(t[-1] - t[0]),
         "max_base_residual_force_n": float(np.abs(run.base_residual_wrench[:, :3]).max()),
         "max_base_residual_torque_nm": float(np.abs(run.base_residual_wrench[:, 3:]).max()),
+        "max_base_residual_force_norm_n": float(np.linalg.norm(run.base_residual_wrench[:, :3], axis=1).max()),
+        "max_base_residual_torque_norm_nm": float(np.linalg.norm(run.base_residual_wrench[:, 3:], axis=1).max()),
+        "unbalanced_samples": int(run.unbalanced_samples),
+        "unilateral_samples": int(run.unilateral_samples),
+        "min_normal_force_n": float(fz.min()) if fz.size else None,
         "friction_violations": int(run.friction_violations),
         "imu_gyro_bias_rad_s": [float(x) for x in run.imu_gyro_bias],
         "imu_accel_bias_m_s2": [float(x) for x in run.imu_accel_bias],

@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         f"{t1 - t0:.1f} s, bag written in {t2 - t1:.1f} s -> {bag}\n"
         f"  {result.foot_model} feet, path {summary['path_length_m']:.2f} m, final position {final}, "
         f"max base residual {summary['max_base_residual_force_n']:.3g} N / "
-        f"{summary['max_base_residual_torque_nm']:.3g} N m"
+        f"{summary['max_base_residual_torque_nm']:.3g} N m, "
+        f"unbalanced samples {summary['unbalanced_samples']} of {summary['samples']}, "
+        f"friction cone violations {summary['friction_violations']}"
     )
     return 0

@@ -37,8 +37,9 @@ class SimulatedRun:
         a: (n, nv) ``dv/dt``.
         tau: (n, nj) joint torques (N m), ``tau = M a + h - J_c^T f_c`` on the actuated rows (noise-free).
         base_residual_wrench: (n, 6) unactuated rows of ``M a + h - J_c^T f_c`` (force N, torque N m, base
-            frame): zero when the contact forces balance the base exactly; non-zero where no contact forces can
-            (e.g. moments about the line of two point feet in a trot).
+            frame): zero (to rounding) when the contact forces balance the base exactly; non-zero where no
+            pushing contact forces can (moments about the line of two point feet in a trot; in a walk, a base
+            acceleration whose zero-moment point leaves the support polygon, which only pulling feet could give).
         contact: (n, nf) bool, foot in contact with the ground (also while slipping).
         slipping: (n, nf) bool, foot sliding while in contact.
         foot_positions_world: (n, nf, 3) m, foot frame origins in W (the sphere centres of spherical feet).
@@ -48,7 +49,16 @@ class SimulatedRun:
             point (0 in swing).
         contact_wrenches_in_foot: (n, nf, 6) [force N, torque N m] in the foot frame about its origin: force
             ``R_WF^T f``, torque ``R_WF^T ((-rho e_z) x f)`` (0 for point feet).
-        friction_violations: number of (sample, foot) pairs whose force leaves the friction cone or pulls.
+        friction_violations: number of (sample, foot) pairs in stance whose force leaves the friction cone,
+            ``hypot(f_x, f_y) > mu f_z`` (``settings.friction_coefficient``); normal forces never pull
+            (``f_z >= 0``).
+        unilateral_samples: number of samples where the least-squares forces closest to an equal share of the
+            weight would have pulled a foot, so the forces were found with ``f_z >= 0`` bounds instead
+            (:func:`~robot_state_estimator.simulation.generator.unilateral_forces`).
+        unbalanced_samples: number of samples whose ``base_residual_wrench`` is above rounding (force norm
+            above 1e-6 times the weight, or torque norm above 1e-6 times the weight times 1 m): the stance feet
+            cannot give the base wrench the motion needs (two point feet, or the zero-moment point outside the
+            support polygon).
         imu_index: (m,) indices of the IMU samples into ``stamps_ns``.
         imu_omega: (m, 3) rad/s gyroscope in S (noisy when ``settings.noise``).
         imu_f: (m, 3) m/s^2 accelerometer in S.
@@ -83,6 +93,8 @@ class SimulatedRun:
     contact_forces_world: FloatArray
     contact_wrenches_in_foot: FloatArray
     friction_violations: int
+    unilateral_samples: int
+    unbalanced_samples: int
     imu_index: NDArray[np.int64]
     imu_omega: FloatArray
     imu_f: FloatArray

@@ -20,6 +20,12 @@ def test_round_trip(tmp_path):
     assert (tmp_path / "out" / "robot_description.urdf").read_text() == run.description_xml
     info = yaml.safe_load((tmp_path / "out" / "run.yaml").read_text())
     assert SimulationSettings.from_dict(info["settings"]) == run.settings
+    summary = info["summary"]
+    assert summary["unilateral_samples"] == 0  # a trot never pulls (friction_violations: the cone)
+    assert summary["unbalanced_samples"] == run.unbalanced_samples > 0  # its two-foot phases
+    assert summary["min_normal_force_n"] == run.contact_forces_world[..., 2][run.contact].min() > 0
+    norms = np.linalg.norm(run.base_residual_wrench[:, :3], axis=1)
+    assert summary["max_base_residual_force_norm_n"] == norms.max() >= summary["max_base_residual_force_n"]
     # rolling feet: the stored description keeps the Go1's 0.02 m foot spheres, so replay rolls them too
     assert info["settings"]["foot_model"] == "sphere"
     assert info["feet"] == {"model": "sphere", "radii_m": [0.02] * 4}
@@ -79,5 +85,7 @@ def test_cli(tmp_path, capsys):
     args = parser.parse_args(["--gait", "stand", "--duration", "0.1", "--output", str(tmp_path / "o")])
     assert cli_run(args) == 0
     assert (tmp_path / "o" / "bag" / "metadata.yaml").exists()
+    out = capsys.readouterr().out
+    assert "unbalanced samples 0 of 101, friction cone violations 0" in out
     assert cli_run(args) == 1  # exists, no --overwrite
     assert "exists" in capsys.readouterr().err
