@@ -210,9 +210,10 @@ def imu_noise_from_spec(imu: ImuSpec | None, settings: EkfSettings) -> ImuNoise:
     time tau) is modelled as a random walk of density ``sigma_b``: gz-sensors (``GaussianNoiseModel``) drives
     the bias with discrete variance ``sigma_b^2 tau / 2 (1 - exp(-2 dt / tau)) ~ sigma_b^2 dt``, so sigma_b is
     the density of the driving white noise (the steady-state stddev is ``sigma_b sqrt(tau / 2)``); the random
-    walk matches the short-term growth and is conservative beyond tau. The turn-on bias (``bias_mean`` with
-    a random sign, ``bias_stddev``) gives a prior stddev ``sqrt(bias_mean^2 + bias_stddev^2)``. Other axes use
-    the settings' densities.
+    walk matches the short-term growth and is conservative beyond tau. The constant offset gz-sensors adds to
+    every sample (``mean``) and the turn-on bias (``bias_mean`` with a random sign, ``bias_stddev``) are what the
+    filter's bias state must absorb: a zero-mean prior of stddev ``sqrt(mean^2 + bias_mean^2 + bias_stddev^2)``.
+    Other axes use the settings' densities.
 
     Args:
         imu: the IMU spec (None: settings only).
@@ -243,7 +244,7 @@ def imu_noise_from_spec(imu: ImuSpec | None, settings: EkfSettings) -> ImuNoise:
                     dens[axis] = spec.stddev * math.sqrt(dt_nominal)
                 if spec.dynamic_bias_stddev > 0.0 and spec.dynamic_bias_correlation_time > 0.0:
                     rw[axis] = spec.dynamic_bias_stddev
-                b0[axis] = math.hypot(spec.bias_mean, spec.bias_stddev)
+                b0[axis] = math.sqrt(spec.mean**2 + spec.bias_mean**2 + spec.bias_stddev**2)
     return ImuNoise(
         accel_density=acc_d,
         gyro_density=gyr_d,

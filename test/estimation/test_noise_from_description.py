@@ -48,3 +48,15 @@ def test_dynamic_bias_random_walk_matches_the_simulated_bias_growth() -> None:
         increments.append(out[-1] - out[0])
     measured = np.var(increments) / ((n_steps - 1) / RATE_HZ)
     np.testing.assert_allclose(model.gyro_bias_random_walk**2, measured, rtol=0.2)
+
+
+def test_bias_prior_covers_the_offset_the_simulator_adds() -> None:
+    """gz-sensors adds ``mean`` to every sample and a turn-on bias (``bias_mean`` with a random sign, plus
+    ``bias_stddev``): over many IMUs (seeds) the RMS of that constant part is what the bias prior must cover."""
+    noise = NoiseSpec(type=NoiseType.GAUSSIAN, stddev=0.001, mean=0.05, bias_mean=0.03, bias_stddev=0.02)
+    model = imu_noise_from_spec(_spec(noise), EkfSettings())
+    offsets = []
+    for seed in range(600):
+        out = AxisNoise(noise, np.random.default_rng(seed)).apply_series(np.zeros(200), np.full(200, 1 / RATE_HZ))
+        offsets.append(np.mean(out))  # the white part averages out (0.001 / sqrt(200))
+    np.testing.assert_allclose(model.gyro_bias_prior_std, np.sqrt(np.mean(np.square(offsets))), rtol=0.06)
