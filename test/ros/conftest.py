@@ -71,3 +71,15 @@ def spin_until(executor: Any, condition: Callable[[], bool], *, timeout_s: float
             return condition()
         executor.spin_once(timeout_sec=step_s)
     return True
+
+
+@pytest.fixture
+def quiet_harness(ros_context, request):
+    """A Go1 ``test_node.Harness`` whose diagnostics timer does not fire during the test (reports are triggered
+    by hand)."""
+    from .test_node import Harness
+
+    name = request.node.name.replace("[", "_").replace("]", "")
+    h = Harness(ros_context, f"/{name}", robot="go1", diagnostics_period_s=60.0)
+    yield h
+    h.close()

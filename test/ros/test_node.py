@@ -451,15 +451,6 @@ def _inputs_status(harness: Harness) -> Any:
     return None
 
 
-@pytest.fixture
-def quiet_harness(ros_context, request):
-    """A harness whose diagnostics timer does not fire during the test (reports are triggered by hand)."""
-    name = request.node.name.replace("[", "_").replace("]", "")
-    h = Harness(ros_context, f"/{name}", robot="go1", diagnostics_period_s=60.0)
-    yield h
-    h.close()
-
-
 def test_lost_samples_are_detected_from_the_stamps_and_reported(quiet_harness: Harness) -> None:
     harness = quiet_harness
     # A publisher that skips stamps (as a best-effort queue that overflows): IMU samples 200-202 and 400-404

@@ -76,15 +76,6 @@ def _stream(start_ns: int, duration_s: float, effort: Any, *, rate_hz: float = 5
     return steps
 
 
-@pytest.fixture
-def quiet(ros_context, request):
-    """A Go1 harness whose diagnostics timer does not fire during the test (reports are triggered by hand)."""
-    name = request.node.name.replace("[", "_").replace("]", "")
-    h = Harness(ros_context, f"/{name}", robot="go1", diagnostics_period_s=60.0)
-    yield h
-    h.close()
-
-
 # ------------------------------------------------------------------------------------------ 1. stamps
 
 
@@ -95,11 +86,11 @@ def test_format_stamp_s_is_exact_to_the_nanosecond() -> None:
     assert format_stamp_s(-1_500_000_000) == "-1.500000000"
 
 
-def test_last_stamp_s_keeps_the_nanoseconds_of_a_wall_clock_stamp(quiet: Harness) -> None:
-    quiet.publish(_stream(T_WALL, 0.4, (0.0, -2.0, 5.0)))
-    last = quiet.sent["imu"][-1]  # IMU then joints at each stamp: the last estimate has the last stamp
-    assert spin_until(quiet.executor, lambda: quiet.node._diag.last_estimate is not None)
-    values = _values(_status(quiet, "filter"))
+def test_last_stamp_s_keeps_the_nanoseconds_of_a_wall_clock_stamp(quiet_harness: Harness) -> None:
+    quiet_harness.publish(_stream(T_WALL, 0.4, (0.0, -2.0, 5.0)))
+    last = quiet_harness.sent["imu"][-1]  # IMU then joints at each stamp: the last estimate has the last stamp
+    assert spin_until(quiet_harness.executor, lambda: quiet_harness.node._diag.last_estimate is not None)
+    values = _values(_status(quiet_harness, "filter"))
     assert values["last_stamp_s"] == f"{last // 10**9}.{last % 10**9:09d}"
     assert values["last_stamp_s"].endswith("789")  # T_WALL + k * 2 ms: the ns digits survive
 
@@ -221,22 +212,22 @@ def test_an_empty_robot_description_message_is_reported_and_the_node_keeps_waiti
 # ------------------------------------------------------------------------------------- 5. no contact
 
 
-def test_no_foot_in_contact_for_long_makes_the_contacts_status_warn_until_a_contact(quiet: Harness) -> None:
+def test_no_foot_in_contact_for_long_makes_the_contacts_status_warn_until_a_contact(quiet_harness: Harness) -> None:
     """Efforts all zero (contact.source auto -> torques): no foot is ever in contact; 1.5 s of it is more than
     ``NO_CONTACT_WARN_S``. Efforts of a leg carrying weight (hip 0, thigh -2, calf 5 N m: about 42 N of normal
     force per foot, above 0.3 of the Go1's weight share) bring the contacts back: OK."""
-    node = quiet.node
-    quiet.publish(_stream(10**12, 0.5, (0.0, 0.0, 0.0)))
-    assert spin_until(quiet.executor, lambda: node._diag.last_feet_estimate is not None)
-    status = _status(quiet, "contacts")
+    node = quiet_harness.node
+    quiet_harness.publish(_stream(10**12, 0.5, (0.0, 0.0, 0.0)))
+    assert spin_until(quiet_harness.executor, lambda: node._diag.last_feet_estimate is not None)
+    status = _status(quiet_harness, "contacts")
     assert status.level == b"\x00", status.message  # less than NO_CONTACT_WARN_S so far
     assert status.message == "0 of 4 feet in contact"
 
-    quiet.publish(_stream(10**12 + 500_000_000, 1.0, (0.0, 0.0, 0.0)))
+    quiet_harness.publish(_stream(10**12 + 500_000_000, 1.0, (0.0, 0.0, 0.0)))
     first = node._diag.no_contact_since_ns
     last = node._diag.last_feet_estimate.stamp_ns
     assert first is not None and last - first > NO_CONTACT_WARN_S * 1e9
-    status = _status(quiet, "contacts")
+    status = _status(quiet_harness, "contacts")
     values = _values(status)
     assert status.level == b"\x01"
     assert f"no foot in contact for {(last - first) * 1e-9:.1f} s" in status.message
@@ -249,8 +240,8 @@ def test_no_foot_in_contact_for_long_makes_the_contacts_status_warn_until_a_cont
     node._check_contacts()  # no joint update since: a stopped stream is not warned about as no contact
     assert node._no_contact_warning == ""
 
-    quiet.publish(_stream(10**12 + 1_500_000_000, 0.2, (0.0, -2.0, 5.0)))
-    status = _status(quiet, "contacts")
+    quiet_harness.publish(_stream(10**12 + 1_500_000_000, 0.2, (0.0, -2.0, 5.0)))
+    status = _status(quiet_harness, "contacts")
     assert status.level == b"\x00" and status.message == "4 of 4 feet in contact", status.message
     assert _values(status)["no_contact_s"] == "0"
 
