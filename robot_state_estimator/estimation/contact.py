@@ -378,8 +378,8 @@ class ContactDetector:
 def kinematic_clearance(p_base_foot: FloatArray, R_world_base: FloatArray) -> FloatArray:
     """(n_feet,) m, height of each foot above the lowest one along the world vertical.
 
-    The kinematic contact fallback (no torques, no foot sensors): feet near the lowest one are in stance.
-    Feed ``-clearance`` to a :class:`ContactDetector` with thresholds ``-on_height`` / ``-off_height``.
+    The kinematic contact fallback (no torques, no foot sensors): feet near the lowest one may be in stance
+    (with their speeds: :func:`kinematic_contact_score`).
 
     Args:
         p_base_foot: (n_feet, 3) m, foot positions in B.
@@ -387,3 +387,56 @@ def kinematic_clearance(p_base_foot: FloatArray, R_world_base: FloatArray) -> Fl
     """
     heights = p_base_foot @ R_world_base[2, :]
     return heights - heights.min()
+
+
+def kinematic_contact_score(
+    clearance_m: FloatArray,
+    foot_speed_m_s: FloatArray | None,
+    *,
+    on_height_m: float,
+    off_height_m: float,
+    on_speed_m_s: float,
+    off_speed_m_s: float,
+) -> FloatArray:
+    """(n_feet,) the kinematic contact trigger value: below 0 = both "on" conditions hold, above 1 = one of the
+    "off" conditions holds, in between = keep the previous state.
+
+    ``x_i = max((h_i - on_h) / (off_h - on_h), (s_i - on_s) / (off_s - on_s))`` with ``h_i`` the foot's height
+    above the lowest foot and ``s_i`` its speed relative to it: a foot touches down when it is low *and* still
+    (``h < on_h`` and ``s < on_s``), and lifts off when it is high *or* moving (``h > off_h`` or ``s > off_s``).
+    Feed ``-x`` to a :class:`ContactDetector` with ``on_threshold=0``, ``off_threshold=-1`` (its Schmitt trigger
+    is then exactly this two-condition hysteresis; its first sample: ``x < 0.5``). Equal on/off values make that
+    condition a single threshold.
+
+    Args:
+        clearance_m: (n_feet,) m, :func:`kinematic_clearance`.
+        foot_speed_m_s: (n_feet,) m/s, :func:`kinematic_foot_speed`; None = unknown (no valid joint velocities
+            yet): the height alone decides.
+        on_height_m, off_height_m: m, with ``off >= on``.
+        on_speed_m_s, off_speed_m_s: m/s, with ``off >= on``.
+    """
+    x = (np.asarray(clearance_m, dtype=float) - on_height_m) / max(off_height_m - on_height_m, 1e-12)
+    if foot_speed_m_s is not None:
+        xs = (np.asarray(foot_speed_m_s, dtype=float) - on_speed_m_s) / max(off_speed_m_s - on_speed_m_s, 1e-12)
+        x = np.maximum(x, xs)
+    return x
+
+
+def kinematic_foot_speed(v_base_from_feet: FloatArray, clearance_m: FloatArray) -> FloatArray:
+    """(n_feet,) m/s, speed of each foot's contact point relative to the lowest foot's.
+
+    A foot at rest on the ground measures the base velocity: leg odometry
+    (:meth:`~robot_state_estimator.estimation.kinematics.LegKinematics.rolling_contact_terms`,
+    ``y_i = -(J_c,i qdot) - omega_B x c_i`` in B, Bloesch et al. RSS 2012 eq. 9) gives ``y_i = v_B - v_i`` with
+    ``v_i`` the contact point's velocity over the ground. Two feet both at rest give the same ``y``, so
+    ``|y_i - y_low|`` (the lowest foot taken as at rest) is foot i's speed over the ground. It uses the joint
+    positions, velocities and the angular velocity only, not the filter's base velocity: a detector built on
+    it cannot lock itself out (a wrong base velocity does not make every foot look moving), and the lowest
+    foot always counts as still. Norms do not depend on the axes.
+
+    Args:
+        v_base_from_feet: (n_feet, 3) m/s, ``y_i`` in B.
+        clearance_m: (n_feet,) m, :func:`kinematic_clearance` (its argmin is the lowest foot).
+    """
+    y = np.asarray(v_base_from_feet, dtype=float)
+    return np.asarray(np.linalg.norm(y - y[int(np.argmin(clearance_m))], axis=1), dtype=float)

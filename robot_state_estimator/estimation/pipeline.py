@@ -67,7 +67,9 @@ moving window after ``ekf.init_timeout_s``, attitude and velocity less certain),
 ``missing_joint``, ``joint_dt_nonpositive``,
 ``joint_out_of_order``, ``joint_too_old``, ``joint_queue_overflow``, ``foot_force_shape``, ``foot_force_nan``,
 ``unknown_foot``,
-``contact_source_unavailable``, ``foot_gated`` (info: a stance foot failed the chi-square gate),
+``contact_source_unavailable``, ``contacts_from_kinematics`` (once per estimator, when the kinematic contact
+source is first used: contacts from foot heights and speeds, unreliable for low foot clearance),
+``foot_gated`` (info: a stance foot failed the chi-square gate),
 ``filter_diverged`` (error: non-finite state, estimator reset).
 """
 
@@ -84,7 +86,13 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from robot_state_estimator.description.types import ImuSpec
-from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator, kinematic_clearance
+from robot_state_estimator.estimation.contact import (
+    ContactDetector,
+    ContactForceEstimator,
+    kinematic_clearance,
+    kinematic_contact_score,
+    kinematic_foot_speed,
+)
 from robot_state_estimator.estimation.ekf import (
     IMU_NOT_FINITE,
     IMU_OK,
@@ -304,10 +312,11 @@ class RobotStateEstimator:
             min_on_duration_s=cs.min_on_duration_s,
             min_off_duration_s=cs.min_off_duration_s,
         )
+        # fed -kinematic_contact_score: on below 0 (low and still), off above 1 (high or moving)
         self.kinematic_detector = ContactDetector(
             n_feet,
-            on_threshold=-cs.kinematic_on_height_m,
-            off_threshold=-cs.kinematic_off_height_m,
+            on_threshold=0.0,
+            off_threshold=-1.0,
             min_on_duration_s=cs.min_on_duration_s,
             min_off_duration_s=cs.min_off_duration_s,
         )
@@ -372,6 +381,8 @@ class RobotStateEstimator:
         self._stance_cache: dict[bytes, tuple[NDArray[np.intp], list[int], list[str], FloatArray]] = {}
         self.contacts = np.zeros(n_feet, dtype=bool)
         self.contact_source = "none"
+        self._all_feet = np.arange(n_feet)
+        self._kinematic_reported = False  # contacts_from_kinematics is reported once per estimator
         self._foot_sensor_values = np.full(n_feet, np.nan)
         self._foot_sensor_stamp_ns: int | None = None
         self._warm_up()
@@ -1056,9 +1067,40 @@ class RobotStateEstimator:
         elif source == "torque":
             self.contacts = self.torque_detector.update(stamp, self.forces.force_in_world[:, 2])
         else:
-            clearance = kinematic_clearance(self.kin.p_base_foot, self.ekf.R_world_base)
-            self.contacts = self.kinematic_detector.update(stamp, -clearance)
+            self.contacts = self.kinematic_detector.update(stamp, -self._kinematic_score(prepared))
+            if not self._kinematic_reported:
+                self._kinematic_reported = True
+                self._event(
+                    "contacts_from_kinematics",
+                    "contacts come from the foot heights and speeds (no joint efforts, no foot sensors): unreliable "
+                    "for gaits with low foot clearance (a swing foot taken for a stance foot corrupts the estimate); "
+                    "publish joint efforts or foot sensors (README, 'Kinematic contacts')",
+                    "warn",
+                )
         self.contact_source = source
+
+    def _kinematic_score(self, prepared: _PreparedJoints) -> FloatArray:
+        """(n_feet,) :func:`~robot_state_estimator.estimation.contact.kinematic_contact_score` of the last joint
+        sample: heights above the lowest foot (filter attitude) and, with valid joint velocities and an initialised
+        filter, the contact points' speeds relative to the lowest foot's (leg odometry; not the filter's base
+        velocity)."""
+        cs = self.settings.contact
+        ekf = self.ekf
+        clearance = kinematic_clearance(self.kin.p_base_foot, ekf.R_world_base)
+        speed = None
+        if prepared.qdot_valid and ekf.initialized:
+            v_feet = self.kin.rolling_contact_terms(
+                self._all_feet, prepared.qdot, ekf.omega_base, ekf.R_world_base, self.foot_radii
+            )[0]
+            speed = kinematic_foot_speed(v_feet, clearance)
+        return kinematic_contact_score(
+            clearance,
+            speed,
+            on_height_m=cs.kinematic_on_height_m,
+            off_height_m=cs.kinematic_off_height_m,
+            on_speed_m_s=cs.kinematic_on_speed_m_s,
+            off_speed_m_s=cs.kinematic_off_speed_m_s,
+        )
 
     def _joint_acceleration(self, prepared: _PreparedJoints) -> FloatArray:
         """(n,) rad/s^2, backward difference of consecutive joint velocities (zero on the first sample)."""

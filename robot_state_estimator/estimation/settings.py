@@ -227,6 +227,11 @@ class ContactSettings:
         kinematic_on_height_m: m, kinematic fallback: a foot is in contact when it is less than this above
             the lowest foot (heights along the world vertical, from the estimated attitude).
         kinematic_off_height_m: m, and leaves contact when more than this above it (>= on height).
+        kinematic_on_speed_m_s: m/s, kinematic fallback: a foot touches down only when, besides being low, its
+            contact point moves slower than this relative to the lowest foot's (leg kinematics and gyro; a swing
+            foot near the ground moves fast, a stance foot is still); a large value (1e6) = the height alone
+            decides.
+        kinematic_off_speed_m_s: m/s, and lifts off when it moves faster than this (>= on speed), however low.
         min_on_duration_s: s, a new contact is reported only after the raw trigger has held "on" this long.
         min_off_duration_s: s, a lift-off is reported only after the raw trigger has held "off" this long.
         foot_sensor_timeout_s: s, in ``auto`` mode foot sensors count as streaming when their last sample is
@@ -245,6 +250,8 @@ class ContactSettings:
     sensor_off_threshold: float = 30.0
     kinematic_on_height_m: float = 0.02
     kinematic_off_height_m: float = 0.03
+    kinematic_on_speed_m_s: float = 0.2
+    kinematic_off_speed_m_s: float = 0.3
     min_on_duration_s: float = 0.0
     min_off_duration_s: float = 0.0
     foot_sensor_timeout_s: float = 0.1
@@ -261,6 +268,7 @@ class ContactSettings:
             min_on_duration_s=self.min_on_duration_s,
             min_off_duration_s=self.min_off_duration_s,
             kinematic_on_height_m=self.kinematic_on_height_m,
+            kinematic_on_speed_m_s=self.kinematic_on_speed_m_s,
         )
         _check_positive("contact", foot_sensor_timeout_s=self.foot_sensor_timeout_s)
         for on, off, name in (
@@ -273,6 +281,11 @@ class ContactSettings:
             raise SettingsError(
                 f"contact.kinematic_off_height_m ({self.kinematic_off_height_m}) must be >= "
                 f"contact.kinematic_on_height_m ({self.kinematic_on_height_m})"
+            )
+        if not self.kinematic_off_speed_m_s >= self.kinematic_on_speed_m_s:
+            raise SettingsError(
+                f"contact.kinematic_off_speed_m_s ({self.kinematic_off_speed_m_s}) must be >= "
+                f"contact.kinematic_on_speed_m_s ({self.kinematic_on_speed_m_s})"
             )
 
 
