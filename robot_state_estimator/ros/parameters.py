@@ -150,6 +150,8 @@ DYNAMIC_SETTINGS: frozenset[str] = frozenset(
         "contact.sensor_off_threshold",
         "contact.kinematic_on_height_m",
         "contact.kinematic_off_height_m",
+        "contact.kinematic_on_speed_m_s",
+        "contact.kinematic_off_speed_m_s",
         "contact.min_on_duration_s",
         "contact.min_off_duration_s",
     }
