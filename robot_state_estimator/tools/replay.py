@@ -31,7 +31,7 @@ import shutil
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1433,21 +1433,32 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise ReplayError(f"--time-span: T1 ({t1}) must be after T0 ({t0})")
 
 
-def check_output_paths(args: argparse.Namespace) -> None:
+def check_output_paths(args: argparse.Namespace, resolved: Sequence[tuple[str, Any]] = ()) -> None:
     """Refuse an output (``--output``, ``--tum``, ``--json``, ``--plots``) that would overwrite a file replay reads
-    (the input, a bag file or a file of a bag directory, the ground truth, the description or the settings) or
-    that cannot be written (``ground_truth.output_path_problem``), before the replay runs.
+    (the input, a bag file or a file of a bag directory, the ground truth, the description or the settings, also
+    when replay found them itself: ``resolved``) or that cannot be written (``ground_truth.output_path_problem``),
+    before the replay runs.
+
+    Args:
+        args: the parsed command line.
+        resolved: (what, path) of inputs replay chose itself, e.g. ``("the description", path)`` for the
+            ``robot_description.urdf`` next to the bag or ``("the settings", path)`` for ``config/<robot>.yaml``;
+            a value that is no existing path (XML text, None) is skipped.
 
     Raises:
         ReplayError: the first such output, naming its option (and the input's).
     """
     inputs: dict[Path, str] = {}
-    for option, value in (
+    candidates: list[tuple[str, Any]] = [
         ("the input", getattr(args, "input", None)),
         ("--ground-truth", getattr(args, "ground_truth", None)),
         ("--description", getattr(args, "description", None)),
         ("--config", getattr(args, "config", None)),
-    ):
+    ]
+    candidates += [(what, value) for what, value in resolved]
+    for option, value in candidates:
+        if value is not None and (not isinstance(value, (str, Path)) or "\n" in str(value) or len(str(value)) > 4096):
+            continue  # XML text, not a path
         if not value or not Path(value).exists():
             continue
         path = Path(value).resolve()
@@ -1498,9 +1509,9 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
     if not inp.exists():
         raise ReplayError(f"input not found: {inp}")
     check_arguments(args)
-    check_output_paths(args)
     description = resolve_description(inp, args.description, args.robot)
     config_path = resolve_config(args.config, args.robot)
+    check_output_paths(args, resolved=(("the description", description), ("the settings", config_path)))
     settings, node_params = split_config(config_path)
     print(settings_source_line(inp, description, config_path))
     unused = sorted(k for k in node_params if k in NODE_ONLY_PARAMETERS)

@@ -4,9 +4,11 @@ written over an input."""
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.io import bags
-from robot_state_estimator.tools import cli, csv_import
+from robot_state_estimator.tools import cli, csv_import, replay
 
 INPUTS = ["/imu/data", "/joint_states"]
 SPAN_NS = NS_PER_S  # the first second of the simulated run
@@ -236,6 +238,34 @@ def test_all_zero_stamps_are_an_error_naming_the_cause_of_each_stream(first_seco
         f"skipped: zero or negative stamp); and all {n_imu} IMU samples of /imu/data were skipped too (stamp_zero: "
         "IMU sample skipped: zero or negative stamp)" in _one_error_line(err, "replay")
     )
+
+
+@pytest.mark.parametrize("option", ["--tum", "--json"])
+def test_an_output_over_the_description_replay_found_itself_is_refused(first_second, tmp_path, capsys, option):
+    """robot_description.urdf next to the bag (what simulate writes) is read without --description: an output
+    there overwrote it (a user trial: every later replay of the bag failed)."""
+    msgs, desc = first_second
+    run = tmp_path / "run"
+    bag = _write(run / "bag", [(m.topic, m.msg, m.log_time_ns) for m in msgs[:40]])
+    found = run / "robot_description.urdf"
+    found.write_text(Path(desc).read_text())
+    before = found.read_bytes()
+    rc, _, err = _cli(capsys, ["replay", str(bag), "--no-ground-truth", option, str(found)])
+    assert rc == 2
+    assert f"{option} {found} would overwrite the description {found}: choose another path" in _one_error_line(
+        err, "replay"
+    )
+    assert found.read_bytes() == before
+
+
+def test_an_output_over_the_settings_replay_found_itself_is_refused(tmp_path):
+    """The same for config/<robot>.yaml, which --robot reads without --config (checked on a copy: the rule is
+    the one path check, given what replay resolved)."""
+    settings = tmp_path / "go1.yaml"
+    settings.write_text("{}\n")
+    args = argparse.Namespace(input=str(tmp_path), tum=str(settings), output=None, json=None, plots=None)
+    with pytest.raises(replay.ReplayError, match=r"--tum .*go1.yaml would overwrite the settings .*go1.yaml"):
+        replay.check_output_paths(args, resolved=(("the settings", str(settings)), ("the description", "<robot/>")))
 
 
 @pytest.mark.parametrize("option", ["--tum", "--json"])
