@@ -134,6 +134,11 @@ class AdapterSettings:
 
 #: Stable keys of the lost-sample counts (``EstimatorStream.lost``), one per input stream.
 LOST_KEYS: tuple[str, ...] = ("imu_lost", "joint_states_lost", "foot_forces_lost")
+#: Core events of level warn or error that refuse no sample (the sample was used): the node logs them but does
+#: not count them as rejected samples (``rejected.<cause>``); resets are counted as resets.
+NOT_REJECTIONS: frozenset[str] = frozenset(
+    {"reset", "filter_diverged", "initialized_moving", "contacts_from_kinematics", "contact_source_unavailable"}
+)
 #: Number of positive stamp differences whose median is a stream's period (recomputed every window).
 LOSS_WINDOW = 15
 

@@ -60,7 +60,7 @@ from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.settings import settings_from_flat
 from robot_state_estimator.io.bags import default_typestore
 from robot_state_estimator.io.messages import TYPE_NAMES
-from robot_state_estimator.io.stream import LOST_KEYS, AdapterSettings, EstimatorStream, Outputs
+from robot_state_estimator.io.stream import LOST_KEYS, NOT_REJECTIONS, AdapterSettings, EstimatorStream, Outputs
 from robot_state_estimator.ros.diagnostics import (
     NO_CONTACT_WARN_S,
     DiagnosticsBuilder,
@@ -675,12 +675,13 @@ class EstimatorNode(Node):
             if event.key in LOST_KEYS:  # samples lost before the node: counted by the stream, not rejections
                 self._report.warn(event.key, event.message, count=False)
                 continue
+            rejected = event.key not in NOT_REJECTIONS  # e.g. a reset: counted in resets, with its reason
             if event.level == "error":
-                self._report.error(event.key, event.message)
+                self._report.error(event.key, event.message, count=rejected)
             elif event.level == "info":
                 self._report.info(event.key, event.message)
-            else:  # a reset is no rejected sample: it is counted in the diagnostics' resets, with its reason
-                self._report.warn(event.key, event.message, count=event.key != "reset")
+            else:
+                self._report.warn(event.key, event.message, count=rejected)
             if event.key == "reset":
                 self._diag.resets += 1
                 self._diag.last_reset_reason = event.message

@@ -71,7 +71,8 @@ def _stream(start_ns: int, duration_s: float, effort: Any, *, rate_hz: float = 5
     steps = []
     for k in range(int(duration_s * rate_hz)):
         t = start_ns + k * dt_ns
-        sample = JointSample(t, GO1_JOINTS, STAND_Q, np.zeros(12), np.tile(np.asarray(effort, float), 4))
+        efforts = None if effort is None else np.tile(np.asarray(effort, float), 4)
+        sample = JointSample(t, GO1_JOINTS, STAND_Q, np.zeros(12), efforts)
         steps += [Step("imu", t, imu_msg(t)), Step("joints", t, messages.joint_state_msg(TYPES, sample))]
     return steps
 
@@ -299,3 +300,15 @@ def test_robot_with_the_description_of_another_model_is_warned_about(
     # the same model from a file (a copy of the bundled description) is no mismatch
     err = _start_log(ros_context, "/match", capfd, robot="go1", description_file=go1)
     assert "[robot_mismatch]" not in err, err
+
+
+def test_a_core_warning_that_refuses_no_sample_is_not_counted_as_a_rejection(quiet_harness: Harness) -> None:
+    """Joint states without efforts: the core warns once that contacts come from kinematics (a user trial saw
+    rejected.contacts_from_kinematics = 1 in /diagnostics although every sample was used)."""
+    quiet_harness.publish(_stream(10**12, 0.5, None))
+    node = quiet_harness.node
+    assert spin_until(quiet_harness.executor, lambda: node._diag.last_feet_estimate is not None)
+    quiet_harness.settle()
+    assert node.estimator.contact_source == "kinematic"
+    assert node._stream.events["contacts_from_kinematics"] == 1  # the event was there
+    assert node.reject_counts == {}, node.reject_counts
