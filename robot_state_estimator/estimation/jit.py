@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 try:
@@ -77,3 +78,26 @@ def entry_point(fn: Any, *args: Any) -> Callable[..., Any]:
         fn.compile(sig)
         overload = fn.overloads[sig]
     return cast(Callable[..., Any], overload.entry_point)
+
+
+def kernels_need_compiling() -> bool:
+    """True when the estimator will compile its numba kernels at construction (a minute, once after an install or
+    an update): the kernels are used and a module defining them has no numba index file (``*.nbi`` in its
+    ``__pycache__``) at least as new as its source. False when unsure (a read-only package: numba then caches
+    elsewhere)."""
+    if not use_kernels():
+        return False
+    folder = Path(__file__).resolve().parent
+    cache = folder / "__pycache__"
+    if not os.access(folder, os.W_OK):
+        return False
+    for source in folder.glob("*.py"):
+        try:
+            if source.name == "jit.py" or "\n@kernel" not in source.read_text():
+                continue
+            source_mtime = source.stat().st_mtime
+            if not any(f.stat().st_mtime >= source_mtime for f in cache.glob(f"{source.stem}.*.nbi")):
+                return True
+        except OSError:
+            return False
+    return False

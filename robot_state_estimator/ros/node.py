@@ -57,6 +57,7 @@ from std_msgs.msg import String
 
 from robot_state_estimator.common.node_ranges import NON_EMPTY_PARAMETERS
 from robot_state_estimator.estimation.errors import SettingsError
+from robot_state_estimator.estimation.jit import kernels_need_compiling
 from robot_state_estimator.estimation.settings import settings_from_flat
 from robot_state_estimator.io.bags import default_typestore
 from robot_state_estimator.io.messages import TYPE_NAMES
@@ -266,6 +267,10 @@ class EstimatorNode(Node):
             self.get_logger().warning("std_srvs is not installed: no ~/reset service (pip install ros-std-srvs)")
 
         self._description_sub = None
+        if kernels_need_compiling():  # the first start after an install: say why nothing happens for a while
+            self.get_logger().info(
+                "compiling the estimator's numba kernels (once after an install or update: about a minute)"
+            )
         try:
             source = self._description_source()
             if source is not None:

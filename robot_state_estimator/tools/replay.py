@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import shutil
 import sys
 import time
@@ -40,6 +39,7 @@ import numpy as np
 import yaml
 
 from robot_state_estimator.common.time import NS_PER_S
+from robot_state_estimator.estimation.jit import kernels_need_compiling
 from robot_state_estimator.estimation.types import Estimate
 from robot_state_estimator.tools.ground_truth import (
     GroundTruth,
@@ -1476,31 +1476,6 @@ def check_output_paths(args: argparse.Namespace, resolved: Sequence[tuple[str, A
         problem = output_path_problem(value, folder=option in ("output", "plots"))
         if problem:
             raise ReplayError(f"--{option}: {problem}")
-
-
-def kernels_need_compiling() -> bool:
-    """True when the estimator will compile its numba kernels at construction (a minute, once after an install or
-    an update): the kernels are used and a module defining them has no numba index file (``*.nbi`` in its
-    ``__pycache__``) at least as new as its source. False when unsure (a read-only package: numba then caches
-    elsewhere)."""
-    from robot_state_estimator.estimation import jit
-
-    if not jit.use_kernels():
-        return False
-    folder = Path(jit.__file__).resolve().parent
-    cache = folder / "__pycache__"
-    if not os.access(folder, os.W_OK):
-        return False
-    for source in folder.glob("*.py"):
-        try:
-            if source.name == "jit.py" or "\n@kernel" not in source.read_text():
-                continue
-            source_mtime = source.stat().st_mtime
-            if not any(f.stat().st_mtime >= source_mtime for f in cache.glob(f"{source.stem}.*.nbi")):
-                return True
-        except OSError:
-            return False
-    return False
 
 
 def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | None]:
