@@ -34,6 +34,7 @@ from typing import Any
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -41,6 +42,7 @@ from rclpy.utilities import remove_ros_args
 
 from robot_state_estimator.common.time import NS_PER_S, ns_to_sec_nanosec
 
+RCLError = _rclpy.RCLError
 LATCHED_TOPICS = ("/tf_static", "/robot_description")
 
 
@@ -266,6 +268,9 @@ def main(args: list[str] | None = None) -> int:
         node.get_logger().info(f"published {player.published} messages from {options.bag}")
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RCLError:
+        if rclpy.ok():  # a real publish failure; after SIGTERM/SIGINT the context is shut down: a normal stop
+            raise
     except BagPlayerError as exc:
         print(f"bag_player: error: {exc}", file=sys.stderr)
         code = 1

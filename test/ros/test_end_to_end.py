@@ -414,3 +414,24 @@ def test_help_names_every_input_output_and_service(ros_domain_env: dict[str, str
     for name in ("contact_wrench/<foot>", "contact_states", "/diagnostics", "~/reset"):
         assert name in out, name
     assert "[INFO]" not in out + proc.stderr
+
+
+def test_sigterm_while_playing_ends_bag_player_quietly(trot_run, recorder, ros_domain_env, tmp_path) -> None:
+    """SIGTERM while bag_player publishes: exit 0 and no traceback (a publish on the context the signal shut down
+    raised RCLError before)."""
+    log = tmp_path / "player.log"
+    cmd = [*_script("bag_player", "robot_state_estimator.ros.bag_player"), str(trot_run["bag"]), "--rate", "0.2"]
+    with open(log, "w") as out:
+        player = subprocess.Popen([*cmd, "--clock"], env=ros_domain_env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            playing = spin_until(recorder.executor, lambda: len(recorder.out["clock"]) > 5, timeout_s=30)
+            assert playing, log.read_text()
+            player.send_signal(signal.SIGTERM)
+            player.wait(timeout=10)
+        finally:
+            if player.poll() is None:
+                player.kill()
+                player.wait()
+    text = log.read_text()
+    assert player.returncode == 0, text
+    assert "Traceback" not in text and "context is invalid" not in text, text
