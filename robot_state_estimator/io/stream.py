@@ -94,6 +94,24 @@ def pack_estimate(est: Estimate) -> np.ndarray | None:
     return buf
 
 
+def output_frame_problem(desc: Any, params: Mapping[str, Any]) -> str:
+    """Why the output frames of the node parameters ``params`` cannot name the base B of ``desc``
+    (``RobotDescription``): ``base_frame`` or ``tf_child_frame`` naming another frame of the robot (``imu_link``, a
+    foot), which would label B's pose and twist with that frame; "" when both are fine (empty, B, a frame
+    coinciding with B, or a name the description lacks, e.g. ``base_link``). The node refuses such a description
+    load and replay such a run, with this message."""
+    for name in ("base_frame", "tf_child_frame"):
+        value = str(params.get(name, "") or "")
+        why = desc.base_frame_mismatch(value)
+        if why:
+            return (
+                f"{name} {value!r}: {why}; the odometry and the TF are the pose of the base link, so name it, a frame "
+                f"that coincides with it, or a name that is not in the description (e.g. base_link), or leave {name} "
+                "empty"
+            )
+    return ""
+
+
 @dataclass(frozen=True)
 class AdapterSettings:
     """The adapter parameters of the node (same names, defaults and meaning as in README.md, "Parameters").

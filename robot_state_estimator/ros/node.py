@@ -61,7 +61,14 @@ from robot_state_estimator.estimation.jit import kernels_need_compiling
 from robot_state_estimator.estimation.settings import settings_from_flat
 from robot_state_estimator.io.bags import default_typestore
 from robot_state_estimator.io.messages import TYPE_NAMES
-from robot_state_estimator.io.stream import LOST_KEYS, NOT_REJECTIONS, AdapterSettings, EstimatorStream, Outputs
+from robot_state_estimator.io.stream import (
+    LOST_KEYS,
+    NOT_REJECTIONS,
+    AdapterSettings,
+    EstimatorStream,
+    Outputs,
+    output_frame_problem,
+)
 from robot_state_estimator.ros.diagnostics import (
     NO_CONTACT_WARN_S,
     DiagnosticsBuilder,
@@ -367,14 +374,9 @@ class EstimatorNode(Node):
             desc = load_description(source)
             feet = self._foot_frames(desc)
             est = RobotStateEstimator.from_description(desc, self._settings)
-        for name in ("base_frame", "tf_child_frame"):  # B's names in the outputs: not another frame of the robot
-            why = desc.base_frame_mismatch(str(self._p[name]))
-            if why:
-                raise ValueError(
-                    f"{name} {self._p[name]!r}: {why}; the odometry and the TF are the pose of the base link, so "
-                    "name it, a frame that coincides with it, or a name that is not in the description "
-                    f"(e.g. base_link), or leave {name} empty"
-                )
+        problem = output_frame_problem(desc, self._p)  # B's names in the outputs: not another frame of the robot
+        if problem:
+            raise ValueError(problem)
         self.description_warnings = [f"{w.category.__name__}: {w.message}" for w in caught]
         for text in self.description_warnings:
             self.get_logger().warning(f"[description] {text}")

@@ -982,6 +982,7 @@ def _replay_bag(
         topics.append(opts.foot_forces_topic)
     topics.append(opts.joints_topic)
     from robot_state_estimator.io import bags
+    from robot_state_estimator.io.stream import output_frame_problem
 
     joint_state = "sensor_msgs/msg/JointState"
     expected = {
@@ -995,13 +996,9 @@ def _replay_bag(
     desc = load_description(description)
     est = RobotStateEstimator.from_description(desc, settings)
     params = {**NODE_DEFAULTS, **opts.node_params}
-    for name in ("base_frame", "tf_child_frame"):  # as the node: B's names in the outputs, no other robot frame
-        why = desc.base_frame_mismatch(str(params[name]))
-        if why:
-            raise ReplayError(
-                f"{name} {params[name]!r}: {why}; the odometry and the TF are the pose of the base link, so name "
-                f"it, a frame that coincides with it, or a name that is not in the description, or leave {name} empty"
-            )
+    problem = output_frame_problem(desc, params)  # as the node: B's names in the outputs, no other robot frame
+    if problem:
+        raise ReplayError(problem)
     log = EstimateLog()
     out = None
     if output_bag is not None:
