@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation as _Rotation
 
 from robot_state_estimator.common.time import NS_PER_S, ns_to_sec_nanosec, stamp_to_ns
 from robot_state_estimator.estimation.types import (
@@ -236,6 +237,34 @@ def odometry_arrays_from_msg(msg: Any) -> dict[str, Any]:
         "pose_covariance": np.asarray(msg.pose.covariance, dtype=float).reshape(6, 6),
         "twist_covariance": np.asarray(msg.twist.covariance, dtype=float).reshape(6, 6),
     }
+
+
+#: A pose (``set_pose``) quaternion whose norm differs from 1 by more than this is refused (smaller differences:
+#: normalised).
+QUATERNION_NORM_TOLERANCE = 1e-3
+
+
+def pose_arrays_from_msg(pose: Any) -> tuple[FloatArray, FloatArray]:
+    """``geometry_msgs/Pose`` -> ``(p (3,) m, R (3, 3) rotation matrix)``, float64, in the frame of the message
+    (``set_pose``: ``p_world_base``, ``R_world_base``); the quaternion (x y z w) is normalised.
+
+    Raises:
+        ValueError: a non-finite position or orientation, or an orientation whose norm is not 1 within
+            ``QUATERNION_NORM_TOLERANCE`` (e.g. all zeros); the message names the field.
+    """
+    pos, o = pose.position, pose.orientation
+    p = np.array((pos.x, pos.y, pos.z), dtype=float)
+    if not np.isfinite(p).all():
+        raise ValueError(f"pose.pose.position is not finite: {p.tolist()}")
+    quat_xyzw = np.array((o.x, o.y, o.z, o.w), dtype=float)
+    if not np.isfinite(quat_xyzw).all():
+        raise ValueError(f"pose.pose.orientation is not finite: {quat_xyzw.tolist()}")
+    norm = float(np.linalg.norm(quat_xyzw))
+    if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
+        raise ValueError(
+            f"pose.pose.orientation (x y z w) {quat_xyzw.tolist()} is not a unit quaternion: norm {norm:.6g}"
+        )
+    return p, _Rotation.from_quat(quat_xyzw / norm).as_matrix()
 
 
 # ---------------------------------------------------------------------------------------------- builders

@@ -59,6 +59,7 @@ from robot_state_estimator.common.node_ranges import NON_EMPTY_PARAMETERS
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.jit import kernels_need_compiling
 from robot_state_estimator.estimation.settings import settings_from_flat
+from robot_state_estimator.io import messages
 from robot_state_estimator.io.bags import default_typestore
 from robot_state_estimator.io.messages import TYPE_NAMES
 from robot_state_estimator.io.stream import (
@@ -105,32 +106,6 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
         return exc.args[0]
     return str(exc)
-
-
-#: a set_pose quaternion whose norm differs from 1 by more than this is refused (smaller differences: normalised)
-QUATERNION_NORM_TOLERANCE = 1e-3
-
-
-def _pose_of_msg(pose: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``geometry_msgs/Pose`` -> ``(p (3,) m, R (3, 3) rotation matrix)``, float64.
-
-    Raises:
-        ValueError: a non-finite position or orientation, or an orientation whose norm is not 1 within
-            ``QUATERNION_NORM_TOLERANCE`` (e.g. all zeros); the message names the field.
-    """
-    pos, o = pose.position, pose.orientation
-    p = np.array((pos.x, pos.y, pos.z), dtype=float)
-    if not np.isfinite(p).all():
-        raise ValueError(f"pose.pose.position is not finite: {p.tolist()}")
-    quat_xyzw = np.array((o.x, o.y, o.z, o.w), dtype=float)
-    if not np.isfinite(quat_xyzw).all():
-        raise ValueError(f"pose.pose.orientation is not finite: {quat_xyzw.tolist()}")
-    norm = float(np.linalg.norm(quat_xyzw))
-    if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
-        raise ValueError(
-            f"pose.pose.orientation (x y z w) {quat_xyzw.tolist()} is not a unit quaternion: norm {norm:.6g}"
-        )
-    return p, Rotation.from_quat(quat_xyzw / norm).as_matrix()
 
 
 def _leaf_bodies(model: Any) -> list[str]:
@@ -630,7 +605,7 @@ class EstimatorNode(Node):
             )
             return
         try:
-            p_world_base, R_world_base = _pose_of_msg(msg.pose.pose)
+            p_world_base, R_world_base = messages.pose_arrays_from_msg(msg.pose.pose)
             estimate = est.set_pose(p_world_base, R_world_base, np.asarray(msg.pose.covariance, dtype=float))
         except ValueError as exc:
             self._command_warn("set_pose_invalid", f"set_pose ignored: {exc}")
