@@ -14,7 +14,7 @@ ALLOWED = {
     "estimation": {"common", "description"},
     "sensors": {"common", "description"},
     "io": {"common", "estimation"},
-    "simulation": {"common", "description", "sensors", "estimation", "io"},
+    "simulation": {"common", "description", "sensors", "io"},  # never the estimator it is a test oracle for
     "ros": {"common", "description", "estimation", "io"},
     "tools": {"common", "description", "sensors", "simulation", "estimation", "io", "ros"},
 }
@@ -45,3 +45,52 @@ def test_sub_packages_import_only_what_the_architecture_allows() -> None:
                 if sub not in ("ros", "tools") and (top in ROS_MODULES or is_msgs):
                     problems.append(f"{path.relative_to(PACKAGE)} imports ROS module {name}")
     assert not problems, "\n".join(problems)
+
+
+def _module_file(name: str) -> Path | None:
+    """The file of the package module ``name`` (``robot_state_estimator.x.y``), or None when it is not one."""
+    parts = name.split(".")
+    if parts[0] != "robot_state_estimator":
+        return None
+    base = PACKAGE.joinpath(*parts[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _package_imports(path: Path) -> set[str]:
+    """The package modules ``path`` imports anywhere (also inside functions), with the packages that run first."""
+    here = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    package = here[:-1]  # the package a relative import starts from (also for an __init__.py)
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            parent = package[: len(package) - node.level + 1] if node.level else ()
+            module = ".".join([*parent, *(node.module.split(".") if node.module else [])])
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    out = set()
+    for name in names:
+        parts = name.split(".")
+        out.update(".".join(parts[:i]) for i in range(2, len(parts) + 1) if _module_file(".".join(parts[:i])))
+    return out
+
+
+def test_simulation_reaches_no_estimation_module_even_through_io() -> None:
+    """The simulator is the estimator's test oracle: following its imports (and theirs) never loads the estimator."""
+    seen: set[str] = set()
+    todo = [f"robot_state_estimator.simulation.{p.stem}" for p in (PACKAGE / "simulation").glob("*.py")]
+    todo = [name.removesuffix(".__init__") for name in todo]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = _module_file(name)
+        assert path is not None, name
+        todo.extend(_package_imports(path) - seen)
+    reached = sorted(name for name in seen if name.split(".")[1:2] == ["estimation"])
+    assert not reached, f"simulation imports (directly or through io/...) {reached}"

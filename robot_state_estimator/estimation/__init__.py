@@ -30,14 +30,6 @@ from robot_state_estimator.estimation.settings import (
     load_settings,
     settings_from_flat,
 )
-from robot_state_estimator.estimation.types import (
-    Estimate,
-    Event,
-    FootForceSample,
-    FootState,
-    ImuSample,
-    JointSample,
-)
 
 __all__ = [
     "BaseEkf",
@@ -45,15 +37,9 @@ __all__ = [
     "ContactForceEstimator",
     "ContactSettings",
     "EkfSettings",
-    "Estimate",
     "EstimationError",
     "EstimatorSettings",
-    "Event",
-    "FootForceSample",
-    "FootState",
     "ImuNoise",
-    "ImuSample",
-    "JointSample",
     "JointVelocityEstimator",
     "JointVelocitySettings",
     "LegKinematics",

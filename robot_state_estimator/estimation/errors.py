@@ -1,6 +1,6 @@
 """Errors raised by the estimation core (``robot_state_estimator.estimation``).
 
-Bad *samples* never raise: they produce an :class:`~robot_state_estimator.estimation.types.Event` and are
+Bad *samples* never raise: they produce an :class:`~robot_state_estimator.common.samples.Event` and are
 skipped. Exceptions are for programming or configuration mistakes found at construction time.
 """
 

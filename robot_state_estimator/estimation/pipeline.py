@@ -85,6 +85,15 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
+from robot_state_estimator.common.samples import (
+    Estimate,
+    Event,
+    FootForceSample,
+    FootState,
+    ImuSample,
+    JointSample,
+    foot_states,
+)
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation.contact import (
     ContactDetector,
@@ -116,15 +125,6 @@ from robot_state_estimator.estimation.leg_kernels import (
     prepare_joints,
 )
 from robot_state_estimator.estimation.settings import EstimatorSettings
-from robot_state_estimator.estimation.types import (
-    Estimate,
-    Event,
-    FootForceSample,
-    FootState,
-    ImuSample,
-    JointSample,
-    foot_states,
-)
 
 try:  # the one-kernel joint step (needs numba)
     from robot_state_estimator.estimation import ekf_kernels as _ek

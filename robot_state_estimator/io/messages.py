@@ -27,14 +27,14 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation as _Rotation
 
-from robot_state_estimator.common.time import NS_PER_S, ns_to_sec_nanosec, stamp_to_ns
-from robot_state_estimator.estimation.types import (
+from robot_state_estimator.common.samples import (
     Estimate,
     FootForceSample,
     FootState,
     ImuSample,
     JointSample,
 )
+from robot_state_estimator.common.time import NS_PER_S, ns_to_sec_nanosec, stamp_to_ns
 
 FloatArray = NDArray[np.float64]
 

@@ -49,8 +49,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from robot_state_estimator.common.samples import Estimate, Event
 from robot_state_estimator.common.time import NS_PER_S
-from robot_state_estimator.estimation.types import Estimate, Event
 from robot_state_estimator.io import messages
 
 #: Offsets in the buffer of :func:`pack_estimate`.

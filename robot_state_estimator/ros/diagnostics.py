@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from robot_state_estimator.estimation.types import Estimate
+from robot_state_estimator.common.samples import Estimate
 from robot_state_estimator.io.stream import LOST_KEYS
 
 OK = b"\x00"

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from robot_state_estimator.common.samples import FootState
 from robot_state_estimator.common.time import NS_PER_S
-from robot_state_estimator.estimation.types import FootState
 from robot_state_estimator.io.messages import MessageTypes
 from robot_state_estimator.io.stream import (
     FEET_OFFSET,

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from robot_state_estimator.estimation.types import Estimate, FootState, ImuSample, JointSample
+from robot_state_estimator.common.samples import Estimate, FootState, ImuSample, JointSample
 from robot_state_estimator.io import messages as m
 from robot_state_estimator.io.bags import BagWriter, default_types
 from robot_state_estimator.simulation.errors import SimulationError

@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from robot_state_estimator.estimation.types import ImuSample, JointSample
+from robot_state_estimator.common.samples import ImuSample, JointSample
 
 #: s, the node's diagnostics period during the node benchmark (each report gives the percentiles of its period)
 DIAGNOSTICS_PERIOD_S = 1.0

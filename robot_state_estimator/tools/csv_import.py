@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from robot_state_estimator.estimation.types import FootForceSample, ImuSample, JointSample
+from robot_state_estimator.common.samples import FootForceSample, ImuSample, JointSample
 
 UNITS_NS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 #: Plausible median row rate of a robot recording, Hz: outside it the time unit of the mapping is wrong.

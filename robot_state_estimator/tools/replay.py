@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 import yaml
 
+from robot_state_estimator.common.samples import Estimate
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.estimation.jit import kernels_need_compiling
-from robot_state_estimator.estimation.types import Estimate
 from robot_state_estimator.tools.ground_truth import (
     GroundTruth,
     is_bag,

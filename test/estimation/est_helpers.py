@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from robot_state_estimator.estimation import BaseEkf, ImuSample, JointSample, RobotStateEstimator
+from robot_state_estimator.common.samples import ImuSample, JointSample
+from robot_state_estimator.estimation import BaseEkf, RobotStateEstimator
 
 G_WORLD = np.array([0.0, 0.0, -9.81])
 GO1_FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")

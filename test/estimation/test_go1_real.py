@@ -16,15 +16,10 @@ import pinocchio as pin
 import pytest
 
 from robot_state_estimator.common.paths import robot_description_path
+from robot_state_estimator.common.samples import FootForceSample, ImuSample, JointSample
 from robot_state_estimator.description import load_description
 from robot_state_estimator.description.types import ImuSpec
-from robot_state_estimator.estimation import (
-    FootForceSample,
-    ImuSample,
-    JointSample,
-    RobotStateEstimator,
-    load_settings,
-)
+from robot_state_estimator.estimation import RobotStateEstimator, load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data" / "go1_trot"

@@ -11,14 +11,12 @@ import pinocchio as pin
 import pytest
 from est_helpers import GO1_FEET, GO1_STANDING, feed_run
 
+from robot_state_estimator.common.samples import Estimate, ImuSample, JointSample
 from robot_state_estimator.estimation import (
     ContactDetector,
     ContactForceEstimator,
     ContactSettings,
-    Estimate,
     EstimatorSettings,
-    ImuSample,
-    JointSample,
     JointVelocityEstimator,
     LegKinematics,
     RobotStateEstimator,

@@ -10,17 +10,9 @@ import pinocchio as pin
 import pytest
 from est_helpers import GO1_FEET, GO1_STANDING
 
+from robot_state_estimator.common.samples import Estimate, FootForceSample, ImuSample, JointSample
 from robot_state_estimator.description.types import ImuSpec
-from robot_state_estimator.estimation import (
-    EkfSettings,
-    Estimate,
-    EstimatorSettings,
-    FootForceSample,
-    ImuSample,
-    JointSample,
-    ModelError,
-    RobotStateEstimator,
-)
+from robot_state_estimator.estimation import EkfSettings, EstimatorSettings, ModelError, RobotStateEstimator
 
 MS = 1_000_000
 T0 = 1_700_000_000 * 1_000_000_000

@@ -9,8 +9,9 @@ import pinocchio as pin
 import pytest
 from est_helpers import GO1_FEET, GO1_STANDING, initialize_at_random
 
+from robot_state_estimator.common.samples import ImuSample, JointSample
 from robot_state_estimator.description.types import ImuSpec
-from robot_state_estimator.estimation import EkfSettings, EstimatorSettings, ImuSample, JointSample, RobotStateEstimator
+from robot_state_estimator.estimation import EkfSettings, EstimatorSettings, RobotStateEstimator
 from robot_state_estimator.estimation.ekf import BA_SL, BG_SL, TH_SL, V_SL
 from robot_state_estimator.estimation.jit import DISABLE_ENV, use_kernels
 

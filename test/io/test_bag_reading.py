@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_state_estimator.estimation.types import ImuSample, JointSample
+from robot_state_estimator.common.samples import ImuSample, JointSample
 from robot_state_estimator.io import bags
 from robot_state_estimator.io import messages as M
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_state_estimator.estimation.types import Estimate, FootState, ImuSample, JointSample
+from robot_state_estimator.common.samples import Estimate, FootState, ImuSample, JointSample
 from robot_state_estimator.io import messages as M
 from robot_state_estimator.io.bags import BagError, BagWriter, default_types, read_messages_in_stamp_order
 

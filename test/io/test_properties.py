@@ -29,8 +29,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robot_state_estimator.common.paths import robot_description_path
+from robot_state_estimator.common.samples import FootForceSample, ImuSample, JointSample
 from robot_state_estimator.description import load_description
-from robot_state_estimator.estimation import FootForceSample, ImuSample, JointSample, RobotStateEstimator
+from robot_state_estimator.estimation import RobotStateEstimator
 from robot_state_estimator.estimation.jit import DISABLE_ENV, use_kernels
 from robot_state_estimator.estimation.settings import load_settings
 from robot_state_estimator.io import bags, messages

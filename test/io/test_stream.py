@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from robot_state_estimator.estimation.types import Estimate, Event, FootForceSample, FootState, ImuSample, JointSample
+from robot_state_estimator.common.samples import Estimate, Event, FootForceSample, FootState, ImuSample, JointSample
 from robot_state_estimator.io import bags, messages
 from robot_state_estimator.io.stream import AdapterSettings, EstimatorStream, Outputs, pack_estimate
 

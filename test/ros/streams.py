@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from robot_state_estimator.estimation.types import ImuSample, JointSample
+from robot_state_estimator.common.samples import ImuSample, JointSample
 from robot_state_estimator.io import messages
 from robot_state_estimator.ros.message_types import TYPES
 

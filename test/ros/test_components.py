@@ -14,8 +14,8 @@ rclpy = pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels or a ROS 2 
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import ReliabilityPolicy  # noqa: E402
 
+from robot_state_estimator.common.samples import Estimate, FootState  # noqa: E402
 from robot_state_estimator.estimation.settings import EstimatorSettings, flatten_settings  # noqa: E402
-from robot_state_estimator.estimation.types import Estimate, FootState  # noqa: E402
 from robot_state_estimator.ros import qos  # noqa: E402
 from robot_state_estimator.ros.diagnostics import (  # noqa: E402
     ERROR,
@@ -208,7 +208,7 @@ def test_bag_player_publishes_serialized_messages_and_clock(node, tmp_path: Path
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import Imu
 
-    from robot_state_estimator.estimation.types import ImuSample
+    from robot_state_estimator.common.samples import ImuSample
     from robot_state_estimator.io import messages
     from robot_state_estimator.io.bags import BagWriter, default_types
     from robot_state_estimator.ros.bag_player import BagPlayer
@@ -266,7 +266,7 @@ def test_bag_player_clock_replaces_a_recorded_clock_topic(node, tmp_path: Path) 
     messages it plays), not the recorded one interleaved with it."""
     from rosgraph_msgs.msg import Clock
 
-    from robot_state_estimator.estimation.types import ImuSample
+    from robot_state_estimator.common.samples import ImuSample
     from robot_state_estimator.io import messages
     from robot_state_estimator.io.bags import BagWriter, default_types
     from robot_state_estimator.ros.bag_player import BagPlayer

@@ -329,7 +329,7 @@ def test_foot_forces_reach_the_core_and_bad_bytes_are_counted(ros_context) -> No
     """use_foot_forces: the foot_forces subscription (raw, deserialized by rosbags like the sensor inputs)
     feeds the core: zero foot-sensor readings put every foot out of contact although the joint torques of
     the standing robot say contact; bytes that are no JointState count as foot_force_bad_message."""
-    from robot_state_estimator.estimation.types import JointSample
+    from robot_state_estimator.common.samples import JointSample
     from robot_state_estimator.io import messages
     from robot_state_estimator.ros.message_types import TYPES
 

@@ -25,7 +25,7 @@ from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from robot_state_estimator.common.paths import config_dir, robot_description_path  # noqa: E402
-from robot_state_estimator.estimation.types import JointSample  # noqa: E402
+from robot_state_estimator.common.samples import JointSample  # noqa: E402
 from robot_state_estimator.io import messages  # noqa: E402
 from robot_state_estimator.io.stream import LOSS_WINDOW, StampLossCounter  # noqa: E402
 from robot_state_estimator.ros import qos  # noqa: E402

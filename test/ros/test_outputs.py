@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels or a ROS 2 install) is not available")
 
-from robot_state_estimator.estimation.types import Estimate, FootState
+from robot_state_estimator.common.samples import Estimate, FootState
 from robot_state_estimator.io import messages
 from robot_state_estimator.ros.message_types import TYPES
 from robot_state_estimator.ros.outputs import OutputMessages, pack_estimate

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from robot_state_estimator.estimation.types import Estimate
+from robot_state_estimator.common.samples import Estimate
 from robot_state_estimator.io import bags, messages
 from robot_state_estimator.tools import evaluate, ground_truth, replay
 from robot_state_estimator.tools.trajectory import Trajectory
@@ -134,13 +134,13 @@ def _driver(**params):
 
 
 def _imu(stamp_ns, frame="imu"):
-    from robot_state_estimator.estimation.types import ImuSample
+    from robot_state_estimator.common.samples import ImuSample
 
     return messages.imu_msg(bags.default_types(), ImuSample(stamp_ns, np.zeros(3), np.array([0, 0, 9.81]), None, frame))
 
 
 def _joints(stamp_ns, names=("a", "b"), effort=None):
-    from robot_state_estimator.estimation.types import JointSample
+    from robot_state_estimator.common.samples import JointSample
 
     return messages.joint_state_msg(
         bags.default_types(), JointSample(stamp_ns, names, np.zeros(len(names)), None, effort)

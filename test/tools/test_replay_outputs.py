@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robot_state_estimator.estimation.types import Estimate, FootState
+from robot_state_estimator.common.samples import Estimate, FootState
 from robot_state_estimator.io import bags
 from robot_state_estimator.io import messages as M
 from robot_state_estimator.tools import replay

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from robot_state_estimator.estimation.types import FootForceSample, JointSample
+from robot_state_estimator.common.samples import FootForceSample, JointSample
 from robot_state_estimator.io import bags, messages
 from robot_state_estimator.tools import cli, replay
 

@@ -1,7 +1,8 @@
 """Inputs and outputs of the estimation core: plain, typed, ROS-free.
 
 These are the only types that cross the boundary between the core and its adapters (the ROS node, the
-offline replay, the simulator). Time is integer nanoseconds (``stamp_ns``); arrays are float64 numpy.
+offline replay, the simulator); they live in ``common`` so that the simulator and ``io`` use them without
+importing the estimator. Time is integer nanoseconds (``stamp_ns``); arrays are float64 numpy.
 Conversions from and to ROS messages live in ``robot_state_estimator.io.messages`` (shared by the node and the
 offline tools, which read the same field names from rclpy and rosbags messages).
 
