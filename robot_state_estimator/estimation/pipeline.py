@@ -31,8 +31,10 @@ Initialisation: a sliding window of the last ``ekf.init_imu_samples`` IMU sample
 window whose gyro standard deviation is below ``ekf.init_max_gyro_std_rad_s`` on every axis and whose mean
 accelerometer norm is within ``ekf.init_max_accel_deviation_m_s2`` of g counts as static (standing still):
 roll, pitch and gyro bias from them, yaw 0, position ``ekf.initial_position`` with the height put above the
-stance feet's contact points (on z = 0; a rolling foot's sphere centre lowered by its radius) when joints have
-been seen. When no window counted as static ``ekf.init_timeout_s`` of IMU time after the first IMU sample
+loaded feet's contact points (on z = 0; a rolling foot's sphere centre lowered by its radius) when joints have
+been seen. With joints, both initialisations wait until a foot is loaded (``ekf.init_wait_for_loaded_feet``,
+:mod:`.initial_support`: a robot held in the air does not initialise; event ``init_waiting_for_load``, info).
+When no window counted as static ``ekf.init_timeout_s`` of IMU time after the first IMU sample
 (0 disables this; e.g. a node started, or a recording replayed from, mid-trot), the filter initialises from
 the moving robot anyway (event ``initialized_moving``): roll and pitch from the mean specific force since that
 first sample (over whole gait cycles the base acceleration averages to about zero), gyro bias 0 (the window
@@ -60,7 +62,8 @@ built on first access.
 
 Event keys (stable; level ``warn`` unless noted): ``imu_shape``, ``imu_nan``, ``imu_out_of_range``,
 ``imu_frame_id`` (info; the sample is still used), ``imu_dt_nonpositive``, ``imu_out_of_order``, ``imu_gap``,
-``stamp_backwards``, ``reset``, ``initialized`` (info), ``initialized_moving`` (warn: initialised from a
+``stamp_backwards``, ``reset``, ``initialized`` (info), ``init_waiting_for_load`` (info, once per initialisation:
+no foot loaded yet), ``initialized_moving`` (warn: initialised from a
 moving window after ``ekf.init_timeout_s``, attitude and velocity less certain), ``joint_shape``,
 ``joint_nan``, ``duplicate_joint``, ``unknown_joint``, ``ignored_joints`` (info: with
 ``ignore_unknown_joints``, the names not in the model that are ignored; reported when that set changes),
@@ -111,8 +114,10 @@ from robot_state_estimator.estimation.ekf import (
     check_pose,
     imu_noise_from_spec,
     leg_results,
+    rotation_from_gravity,
 )
 from robot_state_estimator.estimation.errors import ModelError
+from robot_state_estimator.estimation.initial_support import InitialSupport, initial_support
 from robot_state_estimator.estimation.jit import entry_point, use_kernels
 from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
 from robot_state_estimator.estimation.kinematics import LegKinematics, cross3, skew
@@ -477,6 +482,8 @@ class RobotStateEstimator:
         self._init_accel_sum = np.zeros(3)  # specific force summed since then (the moving fallback)
         self._init_count = 0
         self._init_qdot_valid = False
+        self._init_tau: FloatArray | None = None  # efforts of the last joint sample before initialisation
+        self._init_wait_reported = False
         self._last_imu_stamp_ns: int | None = None
         self._last_joint_stamp_ns: int | None = None
         self._have_joints = False
@@ -738,13 +745,22 @@ class RobotStateEstimator:
         if moving:
             # slide the window on, or give up waiting for a static one
             return self._initialize_moving(stamp, gyro, accel) if timed_out else None
+        support = self._initial_support(rotation_from_gravity(self.ekf.R_base_imu @ accel_mean))
+        if support is not None and not support.any_loaded:
+            self._wait_for_load(support)
+            return None
         self.ekf.initialize_static(
             stamp, accel_imu_mean=accel_mean, gyro_imu_mean=gyro_mean, p_world_base=np.array(s.initial_position)
         )
         self.ekf.set_imu(stamp, gyro, accel)
+        how = ""
         if s.initial_height_from_feet and self._have_joints:
-            self.ekf.p_world_base[2] = -float(np.mean(self._contact_heights()))
-        self._event("initialized", f"initialised from {len(window)} static IMU samples", "info")
+            heights = self._contact_heights()
+            if support is not None:
+                heights = heights[support.loaded]
+                how = f", height above the loaded feet {support.describe(self.foot_frames)}"
+            self.ekf.p_world_base[2] = -float(np.mean(heights))
+        self._event("initialized", f"initialised from {len(window)} static IMU samples{how}", "info")
         # Joint samples held during initialisation that are older than now are not replayed.
         while self._pending and self._pending[0].stamp_ns <= stamp:
             self._pending.popleft()
@@ -759,11 +775,53 @@ class RobotStateEstimator:
         self.kin.update(self._q_joints)
         return self.kin.p_base_foot @ self.ekf.R_world_base[2, :] - self.foot_radii
 
+    def _initial_support(self, R_world_base: FloatArray) -> InitialSupport | None:
+        """The loaded feet at the last joint sample (:mod:`.initial_support`); None when the initialisation does
+        not wait for them (``ekf.init_wait_for_loaded_feet`` off, or no joint sample yet)."""
+        if not (self.settings.ekf.init_wait_for_loaded_feet and self._have_joints):
+            return None
+        cs = self.settings.contact
+        stamp = self._last_joint_stamp_ns
+        sensor_fresh = (
+            self._foot_sensor_stamp_ns is not None
+            and stamp is not None
+            and abs(stamp - self._foot_sensor_stamp_ns) <= cs.foot_sensor_timeout_s * _NS
+            and bool(np.isfinite(self._foot_sensor_values).all())
+        )
+        return initial_support(
+            cs,
+            sensor_values=self._foot_sensor_values,
+            sensor_fresh=sensor_fresh,
+            tau_joints=self._init_tau,
+            q_joints=self._q_joints,
+            qdot_joints=self._qdot_joints if self._init_qdot_valid else None,
+            forces=self.forces,
+            torque_on_threshold_n=self.torque_detector.on_threshold,
+            R_world_base=R_world_base,
+        )
+
+    def _wait_for_load(self, support: InitialSupport) -> None:
+        """No foot loaded: stay uninitialised (reported once per initialisation)."""
+        if not self._init_wait_reported:
+            self._init_wait_reported = True
+            self._event(
+                "init_waiting_for_load",
+                f"initialisation waits for a loaded foot ({support.source}: largest value "
+                f"{float(np.max(support.values)):.3g}, threshold {support.threshold:.3g}); a robot held in the air "
+                "initialises once it is put down (ekf.init_wait_for_loaded_feet)",
+                "info",
+            )
+        return None
+
     def _initialize_moving(self, stamp: int, gyro: FloatArray, accel: FloatArray) -> Estimate | None:
         """The fallback after ``ekf.init_timeout_s`` without a static window (see the module docstring)."""
         s = self.settings.ekf
         ekf = self.ekf
         accel_mean = self._init_accel_sum / max(self._init_count, 1)
+        support = self._initial_support(rotation_from_gravity(ekf.R_base_imu @ accel_mean))
+        if support is not None and not support.any_loaded:
+            self._wait_for_load(support)
+            return None
         ekf.initialize_moving(
             stamp,
             accel_imu_mean=accel_mean,
@@ -776,7 +834,10 @@ class RobotStateEstimator:
         how = "no joints yet"
         if self._have_joints:
             heights = self._contact_heights()
-            stance = np.flatnonzero(heights - heights.min() <= self.settings.contact.kinematic_on_height_m)
+            if support is not None:
+                stance = np.flatnonzero(support.loaded)
+            else:
+                stance = np.flatnonzero(heights - heights.min() <= self.settings.contact.kinematic_on_height_m)
             if s.initial_height_from_feet:
                 ekf.p_world_base[2] = -float(np.mean(heights[stance]))
             if self._init_qdot_valid:
@@ -985,6 +1046,7 @@ class RobotStateEstimator:
             self._q_joints = prepared.q
             self._qdot_joints = prepared.qdot
             self._init_qdot_valid = prepared.qdot_valid
+            self._init_tau = prepared.tau
             return None
         ekf_stamp = int(self.ekf.stamp_ns or 0)
         if stamp > ekf_stamp:

@@ -96,6 +96,11 @@ class EkfSettings:
         initial_position: m, base position in ``odom`` at initialisation (x, y, z); z is replaced by the
             height above the stance feet when ``initial_height_from_feet`` and joints are known.
         initial_height_from_feet: put the base above the mean of the stance feet (ground at z = 0).
+        init_wait_for_loaded_feet: with joints streaming, initialise (static or moving) only once at least one
+            foot is loaded (foot sensor or torque-estimated normal force above its contact on threshold; without
+            either, the lowest feet still), and take the height from the loaded feet only: a robot held in the air
+            then put down starts at the right height (:mod:`~robot_state_estimator.estimation.initial_support`).
+            Event ``init_waiting_for_load`` (info, once) while it waits.
         initial_position_std: m, initial position stddev (per axis).
         initial_velocity_std: m/s, initial velocity stddev (per axis).
         initial_roll_pitch_std: rad, initial roll and pitch stddev.
@@ -145,6 +150,7 @@ class EkfSettings:
     foot_radius_m: float = -1.0
     initial_position: tuple[float, ...] = (0.0, 0.0, 0.0)
     initial_height_from_feet: bool = True
+    init_wait_for_loaded_feet: bool = True
     initial_position_std: float = 1.0e-3
     initial_velocity_std: float = 0.1
     initial_roll_pitch_std: float = 0.02
