@@ -17,14 +17,9 @@ import pinocchio as pin
 import pytest
 
 from robot_state_estimator.common.paths import robot_description_path
+from robot_state_estimator.common.samples import FootForceSample, ImuSample, JointSample
 from robot_state_estimator.description import load_description
-from robot_state_estimator.estimation import (
-    EstimatorSettings,
-    FootForceSample,
-    ImuSample,
-    JointSample,
-    RobotStateEstimator,
-)
+from robot_state_estimator.estimation import EstimatorSettings, RobotStateEstimator
 
 RATE_HZ = 500.0
 T0_NS = 1_700_000_000 * 1_000_000_000
