@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import pinocchio as pin
@@ -16,6 +18,22 @@ from .types import ImuSpec
 #: ``_link``/``_frame`` suffix) in foot, sole or toe.
 _FOOT_RE = re.compile(r"(foot|sole|toe)$", re.IGNORECASE)
 _SUFFIX_RE = re.compile(r"_(link|frame)$", re.IGNORECASE)
+
+#: How a user chooses one of several IMUs (the node parameter, the CLI option, the settings key): in messages.
+CHOOSE_HOW = (
+    "the node parameter imu_name (-p imu_name:=NAME), the option --imu NAME (replay, simulate, info) or the "
+    "settings key imu_name"
+)
+#: How a user declares an IMU the description lacks: in messages.
+DECLARE_HOW = (
+    "the settings declared_imu.link (the link or frame it sits on), declared_imu.pose and its noise "
+    'declared_imu.*, see README.md, "Add your robot"'
+)
+
+
+def imu_list_text(imus: Sequence[ImuSpec]) -> str:
+    """``'imu' (link 'base', frame_id 'imu_link'), ...``: the IMUs by name, link and header frame_id."""
+    return ", ".join(f"{i.name!r} (link {i.link!r}, frame_id {i.frame_id!r})" for i in imus)
 
 
 @dataclass
@@ -31,6 +49,9 @@ class RobotDescription:
         base_link: name of the floating-base link B.
         imus: IMU sensors found, in document order.
         graph: the frames of the description (see ``frame_graph``), for ``resolve_pose``/``frame_body``.
+        imu_choice: name of the IMU :attr:`imu` returns ("" = the single one); set by :meth:`with_imu` and
+            :meth:`with_declared_imu` (the estimator applies its ``imu_name`` / ``declared_imu`` settings so:
+            ``estimation.imu_setup``).
     """
 
     name: str
@@ -40,6 +61,7 @@ class RobotDescription:
     base_link: str
     imus: list[ImuSpec] = field(default_factory=list)
     graph: FrameGraph = field(default_factory=FrameGraph, repr=False)
+    imu_choice: str = ""
 
     @property
     def joint_names(self) -> list[str]:
@@ -48,40 +70,76 @@ class RobotDescription:
 
     @property
     def imu(self) -> ImuSpec:
-        """The single IMU.
+        """The IMU the estimator uses: the one chosen by :meth:`with_imu` / :meth:`with_declared_imu`, else the
+        single IMU of the description.
 
         Raises:
-            DescriptionError: ``SENSOR_NOT_FOUND`` when there is none, ``ELEMENT_INVALID`` naming the
-                candidates when there are several (pick one from ``imus`` by name).
+            DescriptionError: ``SENSOR_NOT_FOUND`` when there is none (the message says how to declare one by
+                settings), ``ELEMENT_INVALID`` listing the candidates (name, link, frame_id) and how to choose
+                when there are several.
         """
+        if self.imu_choice:
+            return self.imu_by_name(self.imu_choice)
         if len(self.imus) == 1:
             return self.imus[0]
         if not self.imus:
             raise DescriptionError(
                 Problem(
                     ErrorCode.SENSOR_NOT_FOUND,
-                    f'robot {self.name!r} has no IMU sensor (<sensor type="imu">): add one to the IMU link '
-                    '(SDFormat), or a <gazebo reference="LINK"> block holding one (URDF), as the bundled '
-                    "config/robots/*.urdf.xacro do",
+                    f'robot {self.name!r} has no IMU sensor (<sensor type="imu">): declare one with '
+                    f'{DECLARE_HOW}; or add one to the IMU link (SDFormat), or a <gazebo reference="LINK"> block '
+                    "holding one (URDF), as the bundled config/robots/*.urdf.xacro do",
                 )
             )
-        names = [f"{i.name} (on {i.link})" for i in self.imus]
         raise DescriptionError(
-            Problem(ErrorCode.ELEMENT_INVALID, f"robot {self.name!r} has {len(names)} IMUs, choose one of: {names}")
+            Problem(
+                ErrorCode.ELEMENT_INVALID,
+                f"robot {self.name!r} has {len(self.imus)} IMUs: {imu_list_text(self.imus)}; choose one with "
+                f"{CHOOSE_HOW}",
+            )
         )
 
     def imu_by_name(self, name: str) -> ImuSpec:
-        """The IMU called ``name``.
+        """The IMU called ``name`` (``ImuSpec.name``).
 
         Raises:
-            DescriptionError: ``SENSOR_NOT_FOUND`` listing the IMUs there are.
+            DescriptionError: ``SENSOR_NOT_FOUND`` naming ``name``, with the closest names ("did you mean") and
+                the IMUs there are.
         """
         for i in self.imus:
             if i.name == name:
                 return i
-        raise DescriptionError(
-            Problem(ErrorCode.SENSOR_NOT_FOUND, f"no IMU {name!r}; IMUs: {[i.name for i in self.imus]}")
-        )
+        close = difflib.get_close_matches(name, [i.name for i in self.imus], n=3, cutoff=0.6)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        known = f"its IMUs: {imu_list_text(self.imus)}" if self.imus else f"it has none (declare one: {DECLARE_HOW})"
+        message = f"robot {self.name!r} has no IMU {name!r}{hint}; {known}"
+        raise DescriptionError(Problem(ErrorCode.SENSOR_NOT_FOUND, message))
+
+    def with_imu(self, name: str) -> RobotDescription:
+        """This description with the IMU ``name`` chosen (:attr:`imu` returns it; ``imus`` are unchanged).
+
+        Raises:
+            DescriptionError: as :meth:`imu_by_name`.
+        """
+        self.imu_by_name(name)
+        return dataclasses.replace(self, imu_choice=name)
+
+    def with_declared_imu(self, spec: ImuSpec) -> RobotDescription:
+        """This description with ``spec`` (an IMU declared by settings, ``description.declared_imu``) appended
+        to ``imus`` and chosen; it replaces a previously declared IMU (``source == "settings"``), so applying
+        the same declaration twice gives the same description. The description's own IMUs stay in ``imus``.
+        """
+        kept = [i for i in self.imus if i.source != "settings"]
+        clash = [i for i in kept if i.name == spec.name]
+        if clash:
+            raise DescriptionError(
+                Problem(
+                    ErrorCode.DUPLICATE_NAME,
+                    f"the declared IMU is called {spec.name!r}, as an IMU of the description (on {clash[0].link!r}): "
+                    "give the declared IMU another name (imu_name)",
+                )
+            )
+        return dataclasses.replace(self, imus=[*kept, spec], imu_choice=spec.name)
 
     def imu_frame_mismatch(self, frame_id: str, imu: ImuSpec | None = None) -> str:
         """Why ``frame_id`` is not accepted as ``imu``'s frame (default: the single IMU) when it names a link or

@@ -94,6 +94,9 @@ class ImuSpec:
             the Go1's ``imu_link``; ``link`` itself only when ``pose_in_link`` is the identity). The loaders
             fill it from the frame graph; left empty, it is ``frame_id``, ``gz_frame_id`` and ``link`` when
             ``pose_in_link`` is the identity.
+        source: where the IMU comes from: ``"description"`` (a ``<sensor>`` of the description) or
+            ``"settings"`` (declared by the estimator settings ``declared_imu.*`` for a description without one:
+            see ``description.declared_imu``).
     """
 
     name: str
@@ -113,6 +116,7 @@ class ImuSpec:
     linear_acceleration_noise: tuple[NoiseSpec, NoiseSpec, NoiseSpec] = field(default_factory=_default_noise3)
     gz_frame_id: str = ""
     accepted_frame_ids: tuple[str, ...] = ()
+    source: str = "description"
 
     def __post_init__(self) -> None:
         if not self.accepted_frame_ids:

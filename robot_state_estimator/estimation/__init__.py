@@ -23,6 +23,7 @@ from robot_state_estimator.estimation.kinematics import LegKinematics, skew
 from robot_state_estimator.estimation.pipeline import RobotStateEstimator
 from robot_state_estimator.estimation.settings import (
     ContactSettings,
+    DeclaredImuSettings,
     EkfSettings,
     EstimatorSettings,
     JointVelocitySettings,
@@ -36,6 +37,7 @@ __all__ = [
     "ContactDetector",
     "ContactForceEstimator",
     "ContactSettings",
+    "DeclaredImuSettings",
     "EkfSettings",
     "EstimationError",
     "EstimatorSettings",

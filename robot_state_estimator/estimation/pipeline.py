@@ -451,17 +451,26 @@ class RobotStateEstimator:
         """Build from a ``RobotDescription`` (``.model``, ``.imu``, ``.base_link``, ``.foot_frames()``).
 
         ``settings.foot_frames`` overrides the description's feet when not empty; the foot radii come from
-        ``desc.foot_radius(foot)`` (used when ``settings.ekf.foot_radius_m`` is negative).
+        ``desc.foot_radius(foot)`` (used when ``settings.ekf.foot_radius_m`` is negative). The IMU is the one
+        ``settings.imu_name`` / ``settings.declared_imu`` choose (``estimation.imu_setup.apply_imu_settings``;
+        the events describing a declared IMU are queued for :meth:`pop_events`).
 
         Raises:
             ModelError: see the constructor.
+            DescriptionError: no IMU, several and none chosen, an unknown ``imu_name``, a declared IMU on a frame
+                the description lacks (see ``apply_imu_settings``).
         """
+        from robot_state_estimator.estimation.imu_setup import apply_imu_settings, imu_settings_events
+
         settings = EstimatorSettings() if settings is None else settings
+        desc = apply_imu_settings(desc, settings)
         feet = settings.foot_frames or tuple(desc.foot_frames())
         radii = None
         if settings.ekf.foot_radius_m < 0.0 and hasattr(desc, "foot_radius"):
             radii = [desc.foot_radius(f) for f in feet]
-        return cls(desc.model, desc.imu, feet, settings, base_link=desc.base_link, foot_radii=radii)
+        est = cls(desc.model, desc.imu, feet, settings, base_link=desc.base_link, foot_radii=radii)
+        est._events.extend(imu_settings_events(desc, settings))
+        return est
 
     # ------------------------------------------------------------------------------------------------------
     # State and lifecycle

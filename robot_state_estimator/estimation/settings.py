@@ -316,6 +316,67 @@ class JointVelocitySettings:
 
 
 @dataclass(frozen=True)
+class DeclaredImuSettings:
+    """An IMU declared by settings, for a description without one (example-robot-data's Go2 and ANYmal URDFs).
+
+    Used when ``link`` is not empty; it then replaces the description's IMUs, if any (an explicit declaration
+    wins; event ``imu_declared_replaces``, warn, names the ones replaced). Its name is ``imu_name``, or
+    ``declared_imu`` when that is empty. See :mod:`robot_state_estimator.estimation.imu_setup` for how the
+    numbers become the IMU's SDFormat noise (what the filter then reads, as a description's ``<noise>``).
+
+    Attributes:
+        link: the link or SDF ``<frame>`` of the description the IMU sits on (URDF links lumped by fixed joints,
+            such as the Go2's ``imu``, included); "" = no IMU declared (the description's IMU is used).
+        pose: m and rad, the IMU frame S in ``link``: ``x y z roll pitch yaw``, SDFormat pose semantics
+            (translation, then the fixed-axis rotation ``Rz(yaw) Ry(pitch) Rx(roll)``, as
+            ``<pose relative_to="link">`` of a sensor).
+        frame_id: the ``header.frame_id`` its messages carry; "" = ``link`` when ``pose`` is zero, else the
+            IMU's name (frames of the description coinciding with S are accepted as well).
+        update_rate_hz: Hz, its sample rate; 0 = unknown (``ekf.nominal_imu_rate_hz`` converts the densities).
+        gyro_noise_density_rad_s_sqrt_hz: rad/s/sqrt(Hz), gyroscope white noise (datasheet "rate noise
+            density", deg/s/sqrt(Hz) * pi/180); 0 = not given (``ekf.gyro_noise_density`` is assumed).
+        accel_noise_density_m_s2_sqrt_hz: m/s^2/sqrt(Hz), accelerometer white noise (datasheet ug/sqrt(Hz) *
+            9.81e-6); 0 = not given (``ekf.accel_noise_density`` is assumed).
+        gyro_bias_instability_rad_s: rad/s, stddev of the gyroscope bias (bias instability or turn-on bias);
+            the filter's prior on the bias; 0 = not given.
+        accel_bias_instability_m_s2: m/s^2, the same for the accelerometer; 0 = not given.
+        gyro_bias_random_walk_rad_s2_sqrt_hz: rad/s^2/sqrt(Hz), density of the gyroscope bias random walk;
+            0 = not given (``ekf.gyro_bias_random_walk`` is assumed).
+        accel_bias_random_walk_m_s3_sqrt_hz: m/s^3/sqrt(Hz), density of the accelerometer bias random walk;
+            0 = not given (``ekf.accel_bias_random_walk`` is assumed).
+    """
+
+    link: str = ""
+    pose: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    frame_id: str = ""
+    update_rate_hz: float = 0.0
+    gyro_noise_density_rad_s_sqrt_hz: float = 0.0
+    accel_noise_density_m_s2_sqrt_hz: float = 0.0
+    gyro_bias_instability_rad_s: float = 0.0
+    accel_bias_instability_m_s2: float = 0.0
+    gyro_bias_random_walk_rad_s2_sqrt_hz: float = 0.0
+    accel_bias_random_walk_m_s3_sqrt_hz: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check_non_negative(
+            "declared_imu",
+            **{f.name: getattr(self, f.name) for f in dataclasses.fields(self) if isinstance(f.default, float)},
+        )
+        pose = self.pose
+        if len(pose) != 6 or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in pose
+        ):
+            raise SettingsError(
+                f"declared_imu.pose must be 6 finite numbers (x y z in m, roll pitch yaw in rad), got {list(pose)!r}"
+            )
+
+    @property
+    def declared(self) -> bool:
+        """Whether an IMU is declared (``link`` set)."""
+        return bool(self.link)
+
+
+@dataclass(frozen=True)
 class EstimatorSettings:
     """All settings of :class:`~robot_state_estimator.estimation.pipeline.RobotStateEstimator`.
 
@@ -324,6 +385,10 @@ class EstimatorSettings:
         contact: contact detection and force estimation.
         joint_velocity: joint-velocity estimation from positions.
         foot_frames: foot frame names; empty = take them from the description (``desc.foot_frames()``).
+        imu_name: the IMU to use, by its sensor name, when the description has several (a humanoid's one per
+            body part); "" = the only one. With an IMU declared (``declared_imu.link``), the declared IMU's name.
+        declared_imu: an IMU declared by settings (its link or frame, pose and noise), for a description
+            without one; replaces the description's IMUs when set.
         ignore_unknown_joints: accept joint samples that also name joints not in the model (a gripper, a head,
             wheels on the same ``/joint_states``): those names and their values are ignored, reported once per
             change of the ignored set (event ``ignored_joints``, info). False = such samples are rejected
@@ -340,6 +405,8 @@ class EstimatorSettings:
     contact: ContactSettings = field(default_factory=ContactSettings)
     joint_velocity: JointVelocitySettings = field(default_factory=JointVelocitySettings)
     foot_frames: tuple[str, ...] = ()
+    imu_name: str = ""
+    declared_imu: DeclaredImuSettings = field(default_factory=DeclaredImuSettings)
     ignore_unknown_joints: bool = False
     max_measurement_delay_s: float = 0.02
     max_pending_joint_samples: int = 200

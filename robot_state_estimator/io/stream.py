@@ -270,7 +270,8 @@ class EstimatorStream:
     Args:
         estimator: the core ``RobotStateEstimator`` (``add_imu``, ``add_joints``, ``add_foot_forces``,
             ``pop_events``, ``reset``).
-        description: its ``RobotDescription`` (``joint_names``, ``imu.frame_id``, ``imu.link``).
+        description: its ``RobotDescription`` (``joint_names``, ``imu_frame_mismatch``; the IMU is the estimator's
+            ``imu``, the one its settings chose, else ``description.imu``).
         settings: its ``EstimatorSettings`` (``out_of_order_tolerance_s``, ``contact.source``,
             ``ignore_unknown_joints``).
         adapter: the adapter parameters.
@@ -291,13 +292,15 @@ class EstimatorStream:
     ) -> None:
         self.strict = strict
         self.model_joints = frozenset(description.joint_names)
-        self.imu_frame_of_core = str(description.imu.frame_id)
-        imu = description.imu
+        # the estimator's IMU: the one its settings chose (imu_name, declared_imu), else the description's only one
+        imu = getattr(estimator, "imu", None) or description.imu
+        self.imu_frame_of_core = str(imu.frame_id)
         # The names of frames that coincide with the IMU frame S (description.imu_frames); stand-in descriptions
         # without accepted_frame_ids: frame_id, link and gz_frame_id (model/link/sensor, as gz-sim publishes).
         names = getattr(imu, "accepted_frame_ids", None) or (imu.frame_id, imu.link, getattr(imu, "gz_frame_id", ""))
         self._imu_frames_of_description = frozenset(f for f in names if f)
-        self._imu_frame_mismatch = getattr(description, "imu_frame_mismatch", None)  # why a frame is not S
+        mismatch = getattr(description, "imu_frame_mismatch", None)  # why a frame is not S
+        self._imu_frame_mismatch = None if mismatch is None else (lambda frame_id: mismatch(frame_id, imu))
         self.rejected: Counter[str] = Counter()
         self.events: Counter[str] = Counter()
         self.resets = 0

@@ -341,12 +341,13 @@ class EstimatorNode(Node):
         """Load a description (XML string or path) and (re)build the estimator on it."""
         from robot_state_estimator.description import DescriptionWarning, load_description
         from robot_state_estimator.estimation import RobotStateEstimator
+        from robot_state_estimator.estimation.imu_setup import apply_imu_settings
 
         # Warnings of the description (DescriptionWarning: what loads here but Gazebo reads differently) go to the
         # node's log, where a robot's operator sees them, instead of the process's stderr only.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DescriptionWarning)
-            desc = load_description(source)
+            desc = apply_imu_settings(load_description(source), self._settings)  # imu_name, declared_imu
             feet = self._foot_frames(desc)
             est = RobotStateEstimator.from_description(desc, self._settings)
         problem = output_frame_problem(desc, self._p)  # B's names in the outputs: not another frame of the robot
@@ -374,7 +375,8 @@ class EstimatorNode(Node):
         self._stream = stream  # fresh output state: the next stamp is published whatever it is
         self.get_logger().info(
             f"estimating {self._diag_builder.hardware_id or 'robot'}: base {self._base_frame}, "
-            f"IMU frame {sorted(stream.imu_frames) if stream.imu_frames else 'any'}, "
+            f"IMU {est.imu.name!r} ({'declared by settings' if est.imu.source == 'settings' else 'description'}) "
+            f"frame {sorted(stream.imu_frames) if stream.imu_frames else 'any'}, "
             f"feet {feet}, {len(stream.model_joints)} joints; settings {self._settings_source}"
         )
         self._check_robot_matches(desc)

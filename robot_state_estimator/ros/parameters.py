@@ -37,6 +37,7 @@ from robot_state_estimator.common.node_ranges import NODE_PARAMETER_RANGES
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.settings import (
     ContactSettings,
+    DeclaredImuSettings,
     EkfSettings,
     EstimatorSettings,
     JointVelocitySettings,
@@ -161,6 +162,7 @@ DYNAMIC_SETTINGS: frozenset[str] = frozenset(
 _LIST_TYPES: dict[str, Parameter.Type] = {
     "foot_frames": Parameter.Type.STRING_ARRAY,
     "ekf.initial_position": Parameter.Type.DOUBLE_ARRAY,
+    "declared_imu.pose": Parameter.Type.DOUBLE_ARRAY,
 }
 
 _PTYPE = {
@@ -195,6 +197,7 @@ def settings_descriptions() -> dict[str, str]:
         ("ekf.", EkfSettings),
         ("contact.", ContactSettings),
         ("joint_velocity.", JointVelocitySettings),
+        ("declared_imu.", DeclaredImuSettings),
     ):
         for name, text in _attribute_docs(cls).items():
             out[prefix + name] = text

@@ -24,6 +24,7 @@ increasing order (and decimated by ``odometry_rate_hz``), wrenches and contact s
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
 import shutil
@@ -993,7 +994,9 @@ def _replay_bag(
         expected[opts.foot_forces_topic] = (joint_state, "--foot-forces-topic or --use-foot-forces no")
     bags.check_topic_types(input_path, present, expected)
 
-    desc = load_description(description)
+    from robot_state_estimator.estimation.imu_setup import apply_imu_settings
+
+    desc = apply_imu_settings(load_description(description), settings)  # the IMU of imu_name / declared_imu
     est = RobotStateEstimator.from_description(desc, settings)
     params = {**NODE_DEFAULTS, **opts.node_params}
     problem = output_frame_problem(desc, params)  # as the node: B's names in the outputs, no other robot frame
@@ -1219,6 +1222,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--robot", help="bundled robot (go1, solo12, anymal_c): description and config/<robot>.yaml")
     parser.add_argument("--config", help="estimator settings YAML (node parameter-file layout)")
+    parser.add_argument(
+        "--imu",
+        metavar="NAME",
+        help="the IMU to use when the description has several (the setting imu_name); default: the only one",
+    )
     parser.add_argument(
         "--set",
         action="append",
@@ -1490,6 +1498,8 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
     if unused:
         print(f"note: {config_path} sets node parameters replay does not use: {', '.join(unused)}")
     settings, node_params = apply_overrides(settings, node_params, getattr(args, "set", []) or [])
+    if getattr(args, "imu", None):
+        settings = dataclasses.replace(settings, imu_name=args.imu)
     if args.imu_frame_id is not None:
         node_params["imu_frame_id"] = args.imu_frame_id
     opts = ReplayOptions(

@@ -180,7 +180,7 @@ def test_no_imu_and_two_imus():
     two = '<sensor name="a" type="imu"/><sensor name="b" type="imu"/><sensor name="c" type="camera"/>'
     d = load_description(sdf_model(two))
     assert [i.name for i in d.imus] == ["a", "b"]
-    with pytest.raises(DescriptionError, match=r"a \(on base\).*b \(on base\)"):
+    with pytest.raises(DescriptionError, match=r"'a' \(link 'base'.*'b' \(link 'base'.*imu_name.*--imu NAME"):
         _ = d.imu
     assert d.imu_by_name("b").name == "b"
 
