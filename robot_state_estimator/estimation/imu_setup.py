@@ -30,10 +30,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from robot_state_estimator.common.samples import Event
 from robot_state_estimator.description.declared_imu import declared_imu_spec
 from robot_state_estimator.description.types import ImuSpec, NoiseSpec, NoiseType
 from robot_state_estimator.estimation.settings import EstimatorSettings
-from robot_state_estimator.estimation.types import Event
 
 #: s, correlation time of the Gauss-Markov bias that stands for a declared bias random walk.
 RANDOM_WALK_CORRELATION_TIME_S = 1.0e9
