@@ -10,13 +10,14 @@ Example:
 
 from .errors import DescriptionError, DescriptionWarning, ErrorCode, Problem
 from .loader import load_description
-from .robot import RobotDescription
+from .robot import FootFrameChoice, RobotDescription
 from .types import ImuSpec, Localization, NoiseSpec, NoiseType
 
 __all__ = [
     "DescriptionError",
     "DescriptionWarning",
     "ErrorCode",
+    "FootFrameChoice",
     "ImuSpec",
     "Localization",
     "NoiseSpec",

@@ -72,7 +72,9 @@ moving window after ``ekf.init_timeout_s``, attitude and velocity less certain),
 ``unknown_foot``,
 ``contact_source_unavailable``, ``contacts_from_kinematics`` (once per estimator, when the kinematic contact
 source is first used: contacts from foot heights and speeds, unreliable for low foot clearance),
-``foot_gated`` (info: a stance foot failed the chi-square gate),
+``foot_gated`` (info: a stance foot failed the chi-square gate; "orientation" in the message for the flat feet's
+orientation update), ``foot_frames_merged`` (info: foot detection kept one frame of a rigid body and dropped others,
+both named),
 ``filter_diverged`` (error: non-finite state, estimator reset).
 """
 
@@ -117,6 +119,7 @@ from robot_state_estimator.estimation.ekf import (
     rotation_from_gravity,
 )
 from robot_state_estimator.estimation.errors import ModelError
+from robot_state_estimator.estimation.flat_feet import flat_feet_mask, rotation_update
 from robot_state_estimator.estimation.initial_support import InitialSupport, initial_support
 from robot_state_estimator.estimation.jit import entry_point, use_kernels
 from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
@@ -296,6 +299,10 @@ class RobotStateEstimator:
         self.foot_radii = radii
         self._rolling = bool((radii > 0.0).any())
         cs = settings.contact
+        #: (n_feet,) bool, the flat feet: the orientation update too in stance (``ekf.flat_foot_update``)
+        self.flat_feet = flat_feet_mask(settings.ekf.flat_foot_update, self.foot_frames, radii, cs.flat_feet)
+        self._any_flat = bool(self.flat_feet.any())
+        self._rotation_results: list[UpdateResult] = []
         self.forces = ContactForceEstimator(
             self.kin,
             flat_feet=cs.flat_feet,
@@ -355,6 +362,7 @@ class RobotStateEstimator:
             and not es.static_bias_lock
             and cs.source in ("torque", "auto")
             and n_feet <= 32
+            and not self._any_flat  # the orientation update runs after the per-call leg kernel (_leg_step)
         )
         self._auto_source = cs.source == "auto"
         self._max_delay_s = settings.max_measurement_delay_s
@@ -443,6 +451,11 @@ class RobotStateEstimator:
             )  # fmt: skip
             self._joint_step_entry = entry_point(_ek.joint_step, *step_args)
             self._joint_step_entry(*step_args)
+        if self._any_flat:  # compiles the orientation kernel on scratch copies of the state (changes nothing)
+            scratch = BaseEkf(self.imu.pose_in_base, imu_noise_from_spec(self.imu, self.settings.ekf),
+                              self.settings.ekf)  # fmt: skip
+            rotation_update(scratch, ["warm_up"], np.zeros(1, dtype=np.int64), out[1], self.kin.J6_base_foot, 1.0,
+                            0.0, 0.0)  # fmt: skip
         self.forces.force_in_world[:] = 0.0
         self.forces.wrench_in_foot[:] = 0.0
 
@@ -453,7 +466,9 @@ class RobotStateEstimator:
         ``settings.foot_frames`` overrides the description's feet when not empty; the foot radii come from
         ``desc.foot_radius(foot)`` (used when ``settings.ekf.foot_radius_m`` is negative). The IMU is the one
         ``settings.imu_name`` / ``settings.declared_imu`` choose (``estimation.imu_setup.apply_imu_settings``;
-        the events describing a declared IMU are queued for :meth:`pop_events`).
+        the events describing a declared IMU are queued for :meth:`pop_events`). Detected feet are one
+        frame per rigid body (``desc.foot_frame_choice``); when detection dropped frames of a body it kept
+        another of, an info event ``foot_frames_merged`` names both.
 
         Raises:
             ModelError: see the constructor.
@@ -464,12 +479,21 @@ class RobotStateEstimator:
 
         settings = EstimatorSettings() if settings is None else settings
         desc = apply_imu_settings(desc, settings)
-        feet = settings.foot_frames or tuple(desc.foot_frames())
+        merged = ""
+        if settings.foot_frames:
+            feet = tuple(settings.foot_frames)
+        elif hasattr(desc, "foot_frame_choice"):
+            choice = desc.foot_frame_choice()
+            feet, merged = choice.frames, choice.message()
+        else:
+            feet = tuple(desc.foot_frames())
         radii = None
         if settings.ekf.foot_radius_m < 0.0 and hasattr(desc, "foot_radius"):
             radii = [desc.foot_radius(f) for f in feet]
         est = cls(desc.model, desc.imu, feet, settings, base_link=desc.base_link, foot_radii=radii)
         est._events.extend(imu_settings_events(desc, settings))
+        if merged:  # which frame of a rigid body detection kept, and which it dropped
+            est._event("foot_frames_merged", merged, "info")
         return est
 
     # ------------------------------------------------------------------------------------------------------
@@ -506,6 +530,7 @@ class RobotStateEstimator:
         self._qdot_prev: tuple[int, FloatArray] | None = None
         self._last_estimate: Estimate | None = None
         self._leg_results: list[UpdateResult] | tuple[list[str], FloatArray, float] = []
+        self._rotation_results = []
 
     def reset(self, reason: str = "requested") -> None:
         """Drop the state; the next IMU samples initialise again. Reports a ``reset`` event with the reason."""
@@ -1349,6 +1374,28 @@ class RobotStateEstimator:
         names = [self.foot_frames[i] for i in stance_list]
         return stance_list, names, k, slice(o, o + 13 * k), slice(o + 12 * k, o + 13 * k)
 
+    def _rotation_step(self, stance_list: list[int], accepted: list[bool], qdot: FloatArray) -> None:
+        """The orientation half of the flat feet's 6-D stance update (:mod:`.flat_feet`), after the 3-D one: the
+        flat stance feet the 3-D gate accepted; a gated foot is reported as ``foot_gated`` (info)."""
+        feet = [i for i, ok in zip(stance_list, accepted) if ok and self.flat_feet[i]]
+        if not feet:
+            self._rotation_results = []
+            return
+        es = self.ekf.settings
+        names = [self.foot_frames[i] for i in feet]
+        res = rotation_update(self.ekf, names, np.array(feet, dtype=np.int64), qdot, self.kin.J6_base_foot,
+                              es.foot_angular_velocity_noise, es.encoder_velocity_noise, es.foot_gate_nis)  # fmt: skip
+        self._rotation_results = res
+        for r in res:
+            if not r.accepted:
+                self._event("foot_gated", f"foot {r.name} orientation rejected by the gate (NIS {r.nis:.1f})", "info")
+
+    @property
+    def last_rotation_results(self) -> list[UpdateResult]:
+        """The orientation updates of the last joint step, one per flat stance foot the 3-D gate accepted
+        (innovation (3,) rad/s in B, covariance, NIS, accepted); [] without flat feet."""
+        return self._rotation_results
+
     def _leg_step(self, prepared: _PreparedJoints) -> _FeetOfStep:
         """The rest of :meth:`_apply_joints` after the contacts: the stance feet's leg update (and the static bias
         lock); returns the per-foot states (made when first read)."""
@@ -1392,6 +1439,8 @@ class RobotStateEstimator:
                 if not ok:
                     name = self.foot_frames[stance_list[i]]
                     self._event("foot_gated", f"foot {name} rejected by the gate (NIS {nis[i]:.1f})", "info")
+            if self._any_flat:
+                self._rotation_step(stance_list, accepted, prepared.qdot)
             if (
                 s.static_bias_lock
                 and self.contacts.all()

@@ -87,6 +87,13 @@ class EkfSettings:
             through the foot Jacobian.
         foot_gate_nis: chi-square gate on a foot's normalised innovation squared (3 DoF; 16.27 is the
             99.9 % quantile, 11.34 the 99 %); 0 disables the gate.
+        flat_foot_update: which feet also get the orientation half of the 6-D stance update (a flat foot in
+            stance does not rotate, which makes the gyro bias observable on all axes and stops the yaw drift it
+            causes; :mod:`robot_state_estimator.estimation.flat_feet`): ``auto`` = the feet declared flat
+            (``contact.flat_feet``) or sole frames (REP-120 ``l_sole``/``r_sole``-like names) without a foot sphere;
+            ``all`` = every foot; ``off`` = the 3-D update only.
+        foot_angular_velocity_noise: rad/s, stddev of a flat stance foot's angular velocity (rocking, sole
+            compliance) in that update; encoder and gyro noise are added to it.
         foot_radius_m: m, radius of the spherical feet for the rolling-contact leg measurement (the contact
             point, ``rho`` below the foot frame origin along the vertical, is the point at rest in stance; see
             :mod:`robot_state_estimator.estimation.kinematics`). Negative (the default, -1; ``null`` in YAML
@@ -147,6 +154,8 @@ class EkfSettings:
     foot_velocity_noise: float = 0.05
     encoder_velocity_noise: float = 0.05
     foot_gate_nis: float = 16.27
+    flat_foot_update: str = "auto"
+    foot_angular_velocity_noise: float = 0.05
     foot_radius_m: float = -1.0
     initial_position: tuple[float, ...] = (0.0, 0.0, 0.0)
     initial_height_from_feet: bool = True
@@ -181,6 +190,7 @@ class EkfSettings:
             accel_noise_density=self.accel_noise_density,
             gyro_noise_density=self.gyro_noise_density,
             foot_velocity_noise=self.foot_velocity_noise,
+            foot_angular_velocity_noise=self.foot_angular_velocity_noise,
             initial_position_std=self.initial_position_std,
             initial_velocity_std=self.initial_velocity_std,
             initial_roll_pitch_std=self.initial_roll_pitch_std,
@@ -212,6 +222,8 @@ class EkfSettings:
             raise SettingsError(f"ekf.initial_position must be 3 finite numbers, got {self.initial_position!r}")
         if self.init_imu_samples < 1:
             raise SettingsError(f"ekf.init_imu_samples must be >= 1, got {self.init_imu_samples}")
+        if self.flat_foot_update not in ("auto", "all", "off"):
+            raise SettingsError(f"ekf.flat_foot_update must be auto, all or off, got {self.flat_foot_update!r}")
         if not math.isfinite(self.foot_radius_m):
             raise SettingsError(f"ekf.foot_radius_m must be finite, got {self.foot_radius_m!r}")
 

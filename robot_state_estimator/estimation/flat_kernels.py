@@ -1,0 +1,81 @@
+"""Compiled kernel of the flat feet's orientation update (numba, see :mod:`.jit`).
+
+The equations are those of :mod:`robot_state_estimator.estimation.flat_feet` (the math reference, with the numpy
+reference :func:`~robot_state_estimator.estimation.flat_feet.rotation_update_reference`); the state buffers are
+those of :mod:`.ekf_kernels`. Checked equal to the reference to 1e-12 in ``test/estimation/test_flat_feet.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robot_state_estimator.estimation.ekf_kernels import C_RBS, C_SGS, X_OMEGA, N, update
+from robot_state_estimator.estimation.jit import kernel
+
+#: first column of the gyro bias in the error state ``[dp_W, dv_B, dtheta_B, dba_S, dbg_S]``
+E_BG = 12
+
+
+@kernel
+def rotation_update(
+    x: np.ndarray,
+    P: np.ndarray,
+    c: np.ndarray,
+    feet: np.ndarray,
+    qdot: np.ndarray,
+    J6: np.ndarray,
+    sr2: float,
+    se2: float,
+    gate: float,
+    out: np.ndarray,
+) -> int:
+    """The orientation update of the flat stance feet ``feet`` (``flat_feet.rotation_update_reference``):
+    ``y_i = -J_ang,i qdot - omega_hat_B``, ``H_i = [0, 0, 0, 0, -R_BS]``,
+    ``R_i = sr2 I + se2 J_ang,i J_ang,i^T + Sigma_g`` (B), each gated on its NIS, the accepted ones fused in one
+    Joseph-form update (:func:`.ekf_kernels.update`).
+
+    Args:
+        feet: (k,) int64 foot indices into J6. qdot: (nj,) rad/s. J6: (n, 6, nj) foot Jacobians in B.
+        sr2: (rad/s)^2, foot angular velocity noise squared. se2: (rad/s)^2, joint velocity noise squared (0: no
+            encoder term). gate: NIS gate per foot (<= 0: none).
+        out: (13 k,) written: the innovations (k, 3), their covariances (k, 3, 3), the NIS (k,).
+
+    Returns:
+        The number of accepted feet, or -1 when an innovation covariance is not numerically positive definite
+        (nothing changed: the caller uses the reference path).
+    """
+    k = feet.shape[0]
+    nj = qdot.shape[0]
+    m = 3 * k
+    y = np.empty(m)
+    H = np.zeros((m, N))
+    Rm = np.zeros((m, m))
+    sizes = np.empty(k, dtype=np.int64)
+    for j in range(k):
+        i = feet[j]
+        sizes[j] = 3
+        for a in range(3):
+            z = 0.0
+            for q in range(nj):
+                z -= J6[i, 3 + a, q] * qdot[q]
+            y[3 * j + a] = z - x[X_OMEGA + a]
+            for b in range(3):
+                H[3 * j + a, E_BG + b] = -c[C_RBS + 3 * a + b]
+                r = c[C_SGS + 3 * a + b]
+                if a == b:
+                    r += sr2
+                if se2 > 0.0:
+                    s = 0.0
+                    for q in range(nj):
+                        s += J6[i, 3 + a, q] * J6[i, 3 + b, q]
+                    r += se2 * s
+                Rm[3 * j + a, 3 * j + b] = r
+    res = np.empty(10 * k)
+    n_acc = update(x, P, c, y, H, Rm, sizes, gate, res)
+    if n_acc < 0:
+        return -1
+    for a in range(m):
+        out[a] = y[a]
+    for a in range(10 * k):
+        out[m + a] = res[a]
+    return n_acc
