@@ -48,6 +48,7 @@ class FootFrameChoice:
             "foot before toe at equal height): " + "; ".join(parts) + "; set foot_frames to choose others"
         )
 
+
 #: How a user chooses one of several IMUs (the node parameter, the CLI option, the settings key): in messages.
 CHOOSE_HOW = (
     "the node parameter imu_name (-p imu_name:=NAME), the option --imu NAME (replay, simulate, info) or the "
