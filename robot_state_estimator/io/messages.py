@@ -454,6 +454,20 @@ def contact_states_from_msg(msg: Any) -> tuple[int, dict[str, bool]]:
     return stamp_to_ns(msg.header.stamp), states
 
 
+def contact_normal_forces_from_msg(msg: Any) -> dict[str, float]:
+    """The ``normal_force`` values (N, world z) of a :func:`contact_states_msg`: ``{foot: force}`` for the
+    statuses that carry a number (others left out)."""
+    forces = {}
+    for status in msg.status:
+        for kv in status.values:
+            if kv.key == "normal_force":
+                try:
+                    forces[str(status.name)] = float(kv.value)
+                except ValueError:
+                    pass
+    return forces
+
+
 def clock_msg(types: MessageTypes, stamp_ns: int) -> Any:
     """``rosgraph_msgs/Clock`` at ``stamp_ns``."""
     sec, nanosec = ns_to_sec_nanosec(stamp_ns)

@@ -41,11 +41,14 @@ class Contacts:
         t_s: (N,) s.
         feet: foot frame names (F).
         in_contact: (N, F) bool.
+        normal_force_n: (N, F) N, the true ground reaction force's world z (NaN where a message had none), or
+            None when no message carried forces.
     """
 
     t_s: NDArray[np.float64]
     feet: tuple[str, ...]
     in_contact: NDArray[np.bool_]
+    normal_force_n: NDArray[np.float64] | None = None
 
     def at(self, t_s: NDArray[np.float64], feet: tuple[str, ...]) -> NDArray[np.bool_]:
         """(len(t_s), len(feet)) flags by the last sample at or before each time (first sample before it).
@@ -312,19 +315,23 @@ def _contacts_from_msgs(msgs: list[Any]) -> Contacts | None:
 
     stamps: list[int] = []
     states: list[dict[str, bool]] = []
+    forces: list[dict[str, float]] = []
     for msg in msgs:
         stamp, s = messages.contact_states_from_msg(msg)
         if s:
             stamps.append(stamp)
             states.append(s)
+            forces.append(messages.contact_normal_forces_from_msg(msg))
     if not stamps:
         return None
     feet = tuple(states[0])
     flags = np.array([[s.get(f, False) for f in feet] for s in states], dtype=bool)
+    force = np.array([[d.get(f, np.nan) for f in feet] for d in forces], dtype=float)
     t = np.asarray(stamps, dtype=np.int64)
     t_s = (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S
     order = np.argsort(t_s, kind="stable")
-    return Contacts(t_s[order], feet, flags[order])
+    has_force = bool(np.isfinite(force).any())
+    return Contacts(t_s[order], feet, flags[order], force[order] if has_force else None)
 
 
 # ------------------------------------------------------------------------------------------- Go1 CSV

@@ -1591,9 +1591,15 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
 
         print(format_table(res, title=args.title or f"metrics against {gt.source}"))
     if args.plots:
-        from robot_state_estimator.tools import plots
+        from robot_state_estimator.tools import plot_series, plots
 
-        files = plots.plot_replay(result, args.plots, title=args.title or plot_title(inp))
+        files = plots.plot_replay(
+            result,
+            args.plots,
+            title=args.title or plot_title(inp),
+            truth=plot_series.simulated_truth(inp),  # the true biases of a simulated run (its run.yaml)
+            nis_gate=settings.ekf.foot_gate_nis,
+        )
         print(f"plots: {', '.join(str(f) for f in files)}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
