@@ -86,7 +86,7 @@ def test_imu_spec_without_a_frame_graph():
 
 
 def test_imu_noise_problems_listed_with_frame_problems():
-    """Two bad attached_to and a negative stddev: one DescriptionError with all three (README: stages)."""
+    """Two bad attached_to and a negative stddev: one DescriptionError with all three (docs/DESCRIPTION.md: stages)."""
     src = """<sdf version="1.9"><model name="m">
   <link name="body">
     <sensor name="imu" type="imu"><imu><angular_velocity><x><noise type="gaussian"><stddev>-0.1</stddev></noise></x>

@@ -23,7 +23,7 @@ simulation = pytest.importorskip("robot_state_estimator.simulation")
 #: Go1 trot (step height 6 cm: about half of each swing is less than 3 cm above the stance feet)
 TROT = dict(robot="go1", gait="trot", duration_s=4.0, settle_s=0.5, ramp_s=0.5, seed=3, noise=True)
 #: the Go1's settings (config/go1.yaml): the leg noise of the real robot, so the chi-square gate lets swing feet at
-#: up to ~0.4 m/s through; with it the height-only fallback went wrong (README, "Contact detection")
+#: up to ~0.4 m/s through; with it the height-only fallback went wrong (docs/ESTIMATOR.md, "Kinematic contacts")
 GO1_SETTINGS = load_settings(Path(__file__).resolve().parents[2] / "config" / "go1.yaml")
 HEIGHT_ONLY = dict(kinematic_on_speed_m_s=1e6, kinematic_off_speed_m_s=1e6)
 
@@ -92,7 +92,8 @@ def _errors(out: dict, run) -> tuple[float, float, float]:
 
 def test_trot_without_efforts(go1_sim, trot_run) -> None:
     """Without efforts the contacts come from the feet's heights and speeds: precision well above the height-only
-    fallback's, the velocity error a third of it (config/go1.yaml, 4 s, SDF noise; README "Kinematic contacts")."""
+    fallback's, the velocity error a third of it (config/go1.yaml, 4 s, SDF noise; docs/ESTIMATOR.md, "Kinematic
+    contacts")."""
     out, est = _run_without_efforts(go1_sim, trot_run)
     assert est.contact_source == "kinematic"
     events = [(e.key, e.level) for e in est.pop_events() if e.key == "contacts_from_kinematics"]
