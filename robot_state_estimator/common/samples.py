@@ -77,6 +77,39 @@ class FootForceSample:
 
 
 @dataclass(frozen=True)
+class FootWrenchSample:
+    """One foot force/torque sensor reading, as ``geometry_msgs/WrenchStamped`` carries it (one topic per foot).
+
+    Attributes:
+        stamp_ns: measurement time (ns).
+        foot: the foot frame it belongs to (the topic says which foot; the frame below says where it is expressed).
+        frame_id: ``header.frame_id``: the frame of the description the wrench is expressed in, moment about its
+            origin (the foot frame, a force/torque sensor frame, the shank, the base ...).
+        wrench: (6,) [force N, torque N m], the wrench the ground exerts on the foot, in ``frame_id``.
+    """
+
+    stamp_ns: int
+    foot: str
+    frame_id: str
+    wrench: FloatArray
+
+
+@dataclass(frozen=True)
+class ContactScheduleSample:
+    """A controller's contact schedule: explicitly named feet and a boolean per foot (True = stance).
+
+    Attributes:
+        stamp_ns: the time it applies from (ns).
+        feet: foot frame names (every foot of the robot, any order).
+        in_contact: one boolean per name.
+    """
+
+    stamp_ns: int
+    feet: tuple[str, ...]
+    in_contact: tuple[bool, ...]
+
+
+@dataclass(frozen=True)
 class FootState:
     """Per-foot result of one joint-state step.
 

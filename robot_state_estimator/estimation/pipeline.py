@@ -91,10 +91,12 @@ import pinocchio as pin
 from numpy.typing import NDArray
 
 from robot_state_estimator.common.samples import (
+    ContactScheduleSample,
     Estimate,
     Event,
     FootForceSample,
     FootState,
+    FootWrenchSample,
     ImuSample,
     JointSample,
     foot_states,
@@ -107,6 +109,7 @@ from robot_state_estimator.estimation.contact import (
     kinematic_contact_score,
     kinematic_foot_speed,
 )
+from robot_state_estimator.estimation.contact_inputs import ContactSchedule, FootWrenches
 from robot_state_estimator.estimation.ekf import (
     IMU_NOT_FINITE,
     IMU_OK,
@@ -324,6 +327,18 @@ class RobotStateEstimator:
             min_on_duration_s=cs.min_on_duration_s,
             min_off_duration_s=cs.min_off_duration_s,
         )
+        # foot wrench sensors: the vertical force in N, the force thresholds (contact_inputs module docstring)
+        self.wrench_detector = ContactDetector(
+            n_feet,
+            on_threshold=cs.on_threshold * scale,
+            off_threshold=cs.off_threshold * scale,
+            min_on_duration_s=cs.min_on_duration_s,
+            min_off_duration_s=cs.min_off_duration_s,
+        )
+        self.foot_wrenches = FootWrenches(model, self.foot_frames)
+        self.schedule = ContactSchedule(
+            self.foot_frames, timeout_s=cs.schedule_timeout_s, disagreement_s=cs.schedule_disagreement_s
+        )
         # fed -kinematic_contact_score: on below 0 (low and still), off above 1 (high or moving)
         self.kinematic_detector = ContactDetector(
             n_feet,
@@ -398,6 +413,7 @@ class RobotStateEstimator:
         self._kinematic_reported = False  # contacts_from_kinematics is reported once per estimator
         self._foot_sensor_values = np.full(n_feet, np.nan)
         self._foot_sensor_stamp_ns: int | None = None
+        self._stale_wrench_feet: tuple[str, ...] = ()
         self._warm_up()
         self._reset_state()
 
@@ -525,6 +541,10 @@ class RobotStateEstimator:
         self.torque_detector.reset()
         self.sensor_detector.reset()
         self.kinematic_detector.reset()
+        self.wrench_detector.reset()
+        self.foot_wrenches.clear()
+        self.schedule.clear()
+        self._stale_wrench_feet = ()
         self._foot_sensor_stamp_ns = None
         self._feet: tuple[FootState, ...] | _FeetOfStep | _FeetOfKernelStep = ()
         self._qdot_prev: tuple[int, FloatArray] | None = None
@@ -1120,6 +1140,92 @@ class RobotStateEstimator:
             self._foot_sensor_values[self._foot_index[name]] = value
         self._foot_sensor_stamp_ns = int(sample.stamp_ns)
 
+    def add_foot_wrench(self, sample: FootWrenchSample) -> None:
+        """Store one foot's force/torque sensor reading (``geometry_msgs/WrenchStamped``: any frame of the
+        description; expressed in the foot frame at the configuration of the joint sample it is used for, see
+        :mod:`~robot_state_estimator.estimation.contact_inputs`). Refused with an event: ``unknown_foot``,
+        ``foot_wrench_shape``, ``foot_wrench_nan``, ``foot_wrench_unknown_frame``, ``foot_wrench_out_of_order``."""
+        problem = self.foot_wrenches.add(sample)
+        if problem is not None:
+            self._event(*problem)
+
+    def add_contact_schedule(self, sample: ContactScheduleSample) -> None:
+        """Store a controller's contact schedule (used with ``contact.source: schedule``: a joint sample at
+        stamp t takes the latest schedule stamped at or before t, at most ``contact.schedule_timeout_s`` old).
+        Refused with an event: ``schedule_shape``, ``schedule_duplicate_feet``, ``schedule_unknown_feet``,
+        ``schedule_missing_feet``."""
+        problem = self.schedule.add(sample)
+        if problem is not None:
+            self._event(*problem)
+
+    def run(
+        self,
+        contact_schedule: Sequence[bool] | dict[str, bool],
+        imu: ImuSample | None,
+        joints: JointSample,
+    ) -> Estimate | None:
+        """One control tick, as mim_estimation's ``RobotStateEstimator::run(contact_schedule, ...)``: the
+        schedule (per foot, True = stance) applies from the joint stamp, the IMU sample (None: none this tick)
+        propagates the filter, then the joint sample updates it with the schedule's contacts.
+
+        Args:
+            contact_schedule: one boolean per foot in the order of ``foot_frames``, or foot name -> boolean
+                (every foot).
+            imu: the tick's IMU sample (its stamp at or before the joint stamp for the update to apply now).
+            joints: the tick's joint sample.
+
+        Returns:
+            The estimate after the joint update (None: held, initialising or refused; see :meth:`pop_events`).
+
+        Raises:
+            ValueError: ``contact.source`` is not ``schedule`` (the schedule would be ignored), or a sequence
+                schedule of another length than the feet.
+        """
+        if self.settings.contact.source != "schedule":
+            raise ValueError(
+                f"run(contact_schedule, ...) needs contact.source: schedule (it is {self.settings.contact.source!r})"
+            )
+        if isinstance(contact_schedule, dict):
+            feet = tuple(contact_schedule)
+            states = tuple(bool(v) for v in contact_schedule.values())
+        else:
+            states = tuple(bool(v) for v in contact_schedule)
+            if len(states) != len(self.foot_frames):
+                raise ValueError(
+                    f"contact_schedule has {len(states)} values for the {len(self.foot_frames)} feet {self.foot_frames}"
+                )
+            feet = self.foot_frames
+        self.add_contact_schedule(ContactScheduleSample(int(joints.stamp_ns), feet, states))
+        estimate = None
+        if imu is not None:
+            estimate = self.add_imu(imu)
+        out = self.add_joints(joints)
+        return out if out is not None else estimate
+
+    @property
+    def stale_foot_wrenches(self) -> tuple[str, ...]:
+        """The feet whose wrench sensor was not fresh at the last joint step while others were (empty: all fresh,
+        or no wrench sensor at all)."""
+        return self._stale_wrench_feet
+
+    def _wrenches_fresh(self, stamp: int) -> bool:
+        """Whether every foot's wrench sample is within ``contact.foot_sensor_timeout_s`` of the joint stamp; a
+        change of the set of stale feet (while wrenches stream) is reported (``foot_wrench_stale``, naming them)."""
+        fw = self.foot_wrenches
+        if not fw.started:
+            return False
+        stale = fw.stale_feet(stamp, round(self.settings.contact.foot_sensor_timeout_s * _NS))
+        names = tuple(self.foot_frames[i] for i in stale)
+        if names != self._stale_wrench_feet:
+            self._stale_wrench_feet = names
+            if names:
+                self._event(
+                    "foot_wrench_stale",
+                    f"no foot wrench within contact.foot_sensor_timeout_s={self.settings.contact.foot_sensor_timeout_s}"
+                    f" s of the joint stamp for {list(names)} (their topics stopped?): contacts from another source",
+                )
+        return not names
+
     def _select_contacts(self, prepared: _PreparedJoints) -> None:
         """Run the contact source in use; sets ``contacts``, ``contact_source`` and the forces."""
         cs = self.settings.contact
@@ -1129,11 +1235,12 @@ class RobotStateEstimator:
             and abs(stamp - self._foot_sensor_stamp_ns) <= cs.foot_sensor_timeout_s * _NS
             and np.isfinite(self._foot_sensor_values).all()
         )
+        wrench_fresh = self._wrenches_fresh(stamp)
         have_tau = prepared.tau is not None
         if (
             prepared.tau is not None
             and not cs.use_full_dynamics
-            and (cs.source == "torque" or (cs.source == "auto" and not sensor_fresh))
+            and (cs.source == "torque" or (cs.source == "auto" and not sensor_fresh and not wrench_fresh))
             and self.forces.estimate_and_trigger(prepared.tau, self.ekf.R_world_base, self.torque_detector, stamp)
         ):
             # the torque source in one kernel: forces, then the trigger on their vertical components
@@ -1152,13 +1259,54 @@ class RobotStateEstimator:
         else:
             self.forces.force_in_world[:] = 0.0
             self.forces.wrench_in_foot[:] = 0.0
+        if wrench_fresh:  # measured wrenches replace the estimated ones in the outputs, whatever the source
+            self.foot_wrenches.in_foot_frames(
+                self.kin.data, self.kin.X_base_foot, self.ekf.R_world_base, self.forces.wrench_in_foot,
+                self.forces.force_in_world,
+            )  # fmt: skip
         source = cs.source
-        if source == "auto":
-            source = "foot_sensor" if sensor_fresh else ("torque" if have_tau else "kinematic")
+        if source == "schedule":
+            schedule, age_ns = self.schedule.at(stamp)
+            if schedule is not None:
+                self.contacts = schedule.copy()
+                self.contact_source = "schedule"
+                measured = None
+                if wrench_fresh:
+                    measured = self.wrench_detector.update(stamp, self.forces.force_in_world[:, 2])
+                elif have_tau:
+                    measured = self.torque_detector.update(stamp, self.forces.force_in_world[:, 2])
+                if measured is not None:
+                    for i in self.schedule.compare(stamp, schedule, measured):
+                        fz = float(self.forces.force_in_world[i, 2])
+                        self._event(
+                            "contact_schedule_disagrees",
+                            f"foot {self.foot_frames[i]}: the contact schedule says "
+                            f"{'stance' if schedule[i] else 'swing'} but the measured force ({fz:.1f} N vertical) says "
+                            f"{'contact' if measured[i] else 'no contact'} for {cs.schedule_disagreement_s} s or more; "
+                            "the schedule is used",
+                        )
+                return
+            why = "none received" if not self.schedule.started else (
+                "none stamped at or before the joint stamp" if age_ns is None
+                else f"the latest at or before the joint stamp is {age_ns / 1e6:.1f} ms old"
+            )  # fmt: skip
+            self._event(
+                "contact_source_unavailable",
+                f"contact schedule stale ({why}; contact.schedule_timeout_s={cs.schedule_timeout_s} s): "
+                f"contacts from {'the joint torques' if have_tau else 'the kinematics'}",
+            )
+            source = "torque" if have_tau else "kinematic"
+        elif source == "auto":
+            fallback = "torque" if have_tau else "kinematic"
+            source = "foot_wrench" if wrench_fresh else "foot_sensor" if sensor_fresh else fallback
+        elif source == "foot_sensor" and wrench_fresh:
+            source = "foot_wrench"
         elif (source == "foot_sensor" and not sensor_fresh) or (source == "torque" and not have_tau):
             self._event("contact_source_unavailable", f"contact source {source!r} has no data; kinematic fallback")
             source = "kinematic"
-        if source == "foot_sensor":
+        if source == "foot_wrench":
+            self.contacts = self.wrench_detector.update(stamp, self.forces.force_in_world[:, 2])
+        elif source == "foot_sensor":
             self.contacts = self.sensor_detector.update(stamp, self._foot_sensor_values)
         elif source == "torque":
             self.contacts = self.torque_detector.update(stamp, self.forces.force_in_world[:, 2])
@@ -1245,7 +1393,7 @@ class RobotStateEstimator:
             qtau is None
             or not prepared.qdot_valid
             or not det._started
-            or (self._auto_source and self._foot_sensor_stamp_ns is not None)
+            or (self._auto_source and (self._foot_sensor_stamp_ns is not None or self.foot_wrenches.started))
         ):
             return None
         self._q_joints = prepared.q
@@ -1277,7 +1425,7 @@ class RobotStateEstimator:
         if (
             eff is None
             or not self.torque_detector._started
-            or (self._auto_source and self._foot_sensor_stamp_ns is not None)
+            or (self._auto_source and (self._foot_sensor_stamp_ns is not None or self.foot_wrenches.started))
         ):
             return _NOT_USUAL
         jv = self.joint_velocity

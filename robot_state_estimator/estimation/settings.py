@@ -51,7 +51,7 @@ NODE_KEY = "/**/robot_state_estimator"
 NODE_KEYS = (NODE_KEY, "robot_state_estimator", "/robot_state_estimator")
 PARAMS_KEY = "ros__parameters"
 
-CONTACT_SOURCES = ("auto", "torque", "foot_sensor", "kinematic")
+CONTACT_SOURCES = ("auto", "torque", "foot_sensor", "kinematic", "schedule")
 THRESHOLD_MODES = ("absolute", "weight_relative")
 
 
@@ -234,7 +234,9 @@ class ContactSettings:
 
     Attributes:
         source: ``auto`` (foot sensors when they are streaming, else torques when the joint message has
-            efforts, else kinematic), ``torque``, ``foot_sensor`` or ``kinematic``.
+            efforts, else kinematic), ``torque``, ``foot_sensor`` (foot wrench sensors when every foot's is
+            streaming, else the JointState form), ``kinematic`` or ``schedule`` (a controller's contact schedule;
+            stale: the torques, else kinematic).
         threshold_mode: ``absolute`` (``on_threshold``/``off_threshold`` in N) or ``weight_relative``
             (fractions of the robot weight divided by the number of feet) for the torque-based normal force.
         on_threshold: contact starts when the normal force rises above this (N, or fraction of the per-foot
@@ -258,6 +260,10 @@ class ContactSettings:
             gravity torques ``g(q)`` for the contact forces.
         flat_feet: estimate a 6-D contact wrench per foot (least-norm when a leg has fewer than 6 joints)
             instead of a 3-D point-foot force.
+        schedule_timeout_s: s, ``schedule`` source: a joint sample at stamp t uses the latest contact schedule
+            stamped at or before t when it is at most this old, else the schedule is stale.
+        schedule_disagreement_s: s, a foot whose schedule and force-based contact state differ for this long
+            counts one disagreement (event ``contact_schedule_disagrees``); the schedule still decides.
     """
 
     source: str = "auto"
@@ -275,6 +281,8 @@ class ContactSettings:
     foot_sensor_timeout_s: float = 0.1
     use_full_dynamics: bool = False
     flat_feet: bool = False
+    schedule_timeout_s: float = 0.1
+    schedule_disagreement_s: float = 0.1
 
     def __post_init__(self) -> None:
         if self.source not in CONTACT_SOURCES:
@@ -288,7 +296,10 @@ class ContactSettings:
             kinematic_on_height_m=self.kinematic_on_height_m,
             kinematic_on_speed_m_s=self.kinematic_on_speed_m_s,
         )
-        _check_positive("contact", foot_sensor_timeout_s=self.foot_sensor_timeout_s)
+        _check_positive(
+            "contact", foot_sensor_timeout_s=self.foot_sensor_timeout_s, schedule_timeout_s=self.schedule_timeout_s
+        )
+        _check_non_negative("contact", schedule_disagreement_s=self.schedule_disagreement_s)
         for on, off, name in (
             (self.on_threshold, self.off_threshold, "threshold"),
             (self.sensor_on_threshold, self.sensor_off_threshold, "sensor_threshold"),

@@ -28,9 +28,11 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation as _Rotation
 
 from robot_state_estimator.common.samples import (
+    ContactScheduleSample,
     Estimate,
     FootForceSample,
     FootState,
+    FootWrenchSample,
     ImuSample,
     JointSample,
 )
@@ -219,6 +221,50 @@ def foot_force_sample_from_msg(msg: Any) -> FootForceSample:
     return FootForceSample(stamp_ns=stamp_to_ns(msg.header.stamp), feet=names, values=values)
 
 
+def foot_wrench_sample_from_msg(msg: Any, foot: str) -> FootWrenchSample:
+    """``geometry_msgs/WrenchStamped`` of foot ``foot`` (the topic tells which foot) -> :class:`FootWrenchSample`:
+    force and torque in ``header.frame_id`` (checked against the description by the core).
+
+    Raises:
+        MessageError: a non-finite force or torque (the message names the foot and the field).
+    """
+    w = msg.wrench
+    values = np.array((w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z), dtype=float)
+    if not np.isfinite(values).all():
+        raise MessageError(f"foot wrench of {foot} is not finite: {values.tolist()}")
+    return FootWrenchSample(
+        stamp_ns=stamp_to_ns(msg.header.stamp), foot=foot, frame_id=str(msg.header.frame_id), wrench=values
+    )
+
+
+#: The contact-schedule message: ``sensor_msgs/JointState`` with ``name`` = foot frames and ``position`` = 1.0
+#: (stance) or 0.0 (swing), one per name (README, "Contact schedule").
+SCHEDULE_TYPE = "JointState"
+
+
+def contact_schedule_from_msg(msg: Any) -> ContactScheduleSample:
+    """A contact schedule as ``sensor_msgs/JointState`` (``name`` = feet, ``position`` = 1.0 stance / 0.0 swing)
+    -> :class:`ContactScheduleSample` (names checked against the robot's feet by the core).
+
+    Raises:
+        MessageError: no names, ``position`` of another length than ``name``, or a value that is not 0 or 1
+            (the message names the feet).
+    """
+    names = tuple(map(str, msg.name))
+    values = _float_array(msg.position)
+    if not names or values.shape != (len(names),):
+        raise MessageError(f"contact schedule: {len(names)} names but {values.size} position values")
+    bad = np.flatnonzero((values != 0.0) & (values != 1.0)).tolist()
+    if bad:
+        raise MessageError(
+            "contact schedule values must be 1 (stance) or 0 (swing): "
+            + ", ".join(f"{names[i]} has {float(values[i])!r}" for i in bad)
+        )
+    return ContactScheduleSample(
+        stamp_ns=stamp_to_ns(msg.header.stamp), feet=names, in_contact=tuple((values == 1.0).tolist())
+    )
+
+
 def odometry_arrays_from_msg(msg: Any) -> dict[str, Any]:
     """``nav_msgs/Odometry`` -> dict of arrays (``stamp_ns``, ``p_world_base``, ``quat_world_base_xyzw``,
     ``v_base_in_base``, ``omega_base_in_base``, ``pose_covariance`` (6, 6), ``twist_covariance`` (6, 6),
@@ -347,6 +393,18 @@ def foot_force_msg(types: MessageTypes, sample: FootForceSample, *, frame_id: st
         position=empty,
         velocity=empty,
         effort=np.asarray(sample.values, dtype=np.float64),
+    )
+
+
+def contact_schedule_msg(types: MessageTypes, sample: ContactScheduleSample) -> Any:
+    """:class:`ContactScheduleSample` -> ``sensor_msgs/JointState`` (``name`` = feet, ``position`` = 1.0 / 0.0)."""
+    empty = np.zeros(0, dtype=np.float64)
+    return types.JointState(
+        header=header(types, sample.stamp_ns, ""),
+        name=list(sample.feet),
+        position=np.array([1.0 if c else 0.0 for c in sample.in_contact], dtype=np.float64),
+        velocity=empty,
+        effort=empty,
     )
 
 

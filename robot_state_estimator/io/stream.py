@@ -16,6 +16,12 @@ The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both fee
   names go to the core, which ignores those names and reports them when their set changes (core event
   ``ignored_joints``, info). With ``contact.source: torque`` a sample without efforts is skipped
   (``joint_effort_missing``). The check runs once per tuple of names (cached).
+- Foot wrench samples (``geometry_msgs/WrenchStamped``, one topic per foot: ``on_foot_wrench_msg(msg, foot)``) and
+  contact schedules (``sensor_msgs/JointState``, name = feet, position = 1 stance / 0 swing): a non-finite wrench is
+  skipped (``foot_wrench_not_finite``), an unreadable message too (``foot_wrench_bad_message``,
+  ``schedule_bad_message``: also a schedule value that is not 0 or 1); frames and foot names are the core's checks
+  (events ``foot_wrench_unknown_frame``, ``schedule_unknown_feet``, ``schedule_missing_feet`` ...). Lost wrench
+  samples are counted per foot topic under one key, ``foot_wrenches_lost``.
 - A non-finite estimate is never output: the filter is reset (``estimate_not_finite``).
 - Odometry and TF once per stamp, in increasing stamp order (when an IMU and a joint sample share a stamp, the
   first estimate at that stamp is output), decimated by ``odometry_rate_hz`` (the first estimate of each
@@ -112,6 +118,50 @@ def output_frame_problem(desc: Any, params: Mapping[str, Any]) -> str:
     return ""
 
 
+#: Default of the node parameter ``foot_wrench_topics``: one ``geometry_msgs/WrenchStamped`` topic per foot, named
+#: after it (ros2_control's force_torque_sensor_broadcaster publishes ``<controller name>/wrench``: name the
+#: broadcasters after the feet, remap, or list the topics).
+DEFAULT_FOOT_WRENCH_TOPICS: tuple[str, ...] = ("{foot}/wrench",)
+
+
+def foot_wrench_topics(entries: Any, feet: Any) -> dict[str, str]:
+    """Foot -> wrench topic from the ``foot_wrench_topics`` parameter: either one pattern with ``{foot}`` (replaced by
+    each foot frame name, e.g. ``{foot}/wrench``), or one ``FOOT=TOPIC`` entry for every foot.
+
+    Raises:
+        ValueError: an entry that is neither, a pattern without ``{foot}`` for several feet, ``FOOT=TOPIC`` entries
+            naming unknown feet, a foot twice, or missing feet (the message names them and the feet).
+    """
+    entries = [str(e).strip() for e in entries or ()]
+    feet = [str(f) for f in feet]
+    if len(entries) == 1 and "=" not in entries[0]:
+        pattern = entries[0]
+        if "{foot}" not in pattern and len(feet) > 1:
+            raise ValueError(
+                f"foot_wrench_topics: the pattern {pattern!r} lacks '{{foot}}' (every foot would share one topic); "
+                f"use e.g. '{{foot}}/wrench' or one FOOT=TOPIC entry per foot of {feet}"
+            )
+        return {f: pattern.replace("{foot}", f) for f in feet}
+    out: dict[str, str] = {}
+    for entry in entries:
+        foot, sep, topic = entry.partition("=")
+        foot, topic = foot.strip(), topic.strip()
+        if not sep or not foot or not topic:
+            raise ValueError(
+                f"foot_wrench_topics: {entry!r} is not FOOT=TOPIC (give one pattern with '{{foot}}', or FOOT=TOPIC "
+                f"for every foot of {feet})"
+            )
+        if foot not in feet:
+            raise ValueError(f"foot_wrench_topics: {foot!r} is not a foot; the feet are {feet}")
+        if foot in out:
+            raise ValueError(f"foot_wrench_topics: foot {foot!r} is given twice")
+        out[foot] = topic
+    missing = [f for f in feet if f not in out]
+    if missing:
+        raise ValueError(f"foot_wrench_topics: no topic for the feet {missing} (every foot needs one)")
+    return out
+
+
 @dataclass(frozen=True)
 class AdapterSettings:
     """The adapter parameters of the node (same names, defaults and meaning as in README.md, "Parameters").
@@ -151,11 +201,19 @@ class AdapterSettings:
 
 
 #: Stable keys of the lost-sample counts (``EstimatorStream.lost``), one per input stream.
-LOST_KEYS: tuple[str, ...] = ("imu_lost", "joint_states_lost", "foot_forces_lost")
+LOST_KEYS: tuple[str, ...] = ("imu_lost", "joint_states_lost", "foot_forces_lost", "foot_wrenches_lost")
 #: Core events of level warn or error that refuse no sample (the sample was used): the node logs them but does
 #: not count them as rejected samples (``rejected.<cause>``); resets are counted as resets.
 NOT_REJECTIONS: frozenset[str] = frozenset(
-    {"reset", "filter_diverged", "initialized_moving", "contacts_from_kinematics", "contact_source_unavailable"}
+    {
+        "reset",
+        "filter_diverged",
+        "initialized_moving",
+        "contacts_from_kinematics",
+        "contact_source_unavailable",
+        "foot_wrench_stale",
+        "contact_schedule_disagrees",
+    }
 )
 #: Number of positive stamp differences whose median is a stream's period (recomputed every window).
 LOSS_WINDOW = 15
@@ -309,6 +367,7 @@ class EstimatorStream:
         self._imu_loss = StampLossCounter("imu_lost", "IMU")
         self._joint_loss = StampLossCounter("joint_states_lost", "joint")
         self._foot_loss = StampLossCounter("foot_forces_lost", "foot-force")
+        self._wrench_loss: dict[str, StampLossCounter] = {}  # per foot topic, one count key
         self._checked_joint_names: tuple[str, ...] | None = None
         self.set_core(estimator, settings)
         self.set_adapter(adapter)
@@ -517,6 +576,45 @@ class EstimatorStream:
         notes = self._check_loss(self._foot_loss, stamp_ns)
         return self._step(self.estimator.add_foot_forces, sample, notes)
 
+    def on_foot_wrench_msg(self, msg: Any, foot: str) -> Outputs:
+        """A ``geometry_msgs/WrenchStamped`` of foot ``foot`` (its own topic)."""
+        try:
+            sample = messages.foot_wrench_sample_from_msg(msg, foot)
+        except Exception as exc:  # any conversion failure, also offline (as the JointState form)
+            key = "foot_wrench_not_finite" if "finite" in str(exc) else "foot_wrench_bad_message"
+            notes = self._check_loss_of_msg(self._foot_wrench_loss(foot), msg)
+            return self._skip(key, f"foot wrench sample skipped: {exc}", notes=notes)
+        return self.on_foot_wrench(sample)
+
+    def _foot_wrench_loss(self, foot: str) -> StampLossCounter:
+        counter = self._wrench_loss.get(foot)
+        if counter is None:
+            counter = self._wrench_loss[foot] = StampLossCounter("foot_wrenches_lost", f"{foot} wrench")
+        return counter
+
+    def on_foot_wrench(self, sample: Any) -> Outputs:
+        """A ``FootWrenchSample``."""
+        counter = self._foot_wrench_loss(sample.foot)
+        if sample.stamp_ns <= 0:
+            counter.arrived_unstamped()
+            return self._skip("stamp_zero", f"foot wrench sample of {sample.foot} skipped: zero or negative stamp")
+        notes = self._check_loss(counter, sample.stamp_ns)
+        return self._step(self.estimator.add_foot_wrench, sample, notes)
+
+    def on_contact_schedule_msg(self, msg: Any) -> Outputs:
+        """A contact schedule as ``sensor_msgs/JointState`` (name = feet, position = 1 stance / 0 swing)."""
+        try:
+            sample = messages.contact_schedule_from_msg(msg)
+        except Exception as exc:
+            return self._skip("schedule_bad_message", f"contact schedule skipped: {exc}")
+        return self.on_contact_schedule(sample)
+
+    def on_contact_schedule(self, sample: Any) -> Outputs:
+        """A ``ContactScheduleSample``."""
+        if sample.stamp_ns <= 0:
+            return self._skip("stamp_zero", "contact schedule skipped: zero or negative stamp")
+        return self._step(self.estimator.add_contact_schedule, sample, None)
+
     # ---------------------------------------------------------------------------------------- the step
 
     def _step(self, add: Any, sample: Any, notes: list[Event] | None) -> Outputs:
@@ -581,4 +679,13 @@ class EstimatorStream:
 _new_tuple = tuple.__new__
 
 
-__all__ = ["LOST_KEYS", "AdapterSettings", "EstimatorStream", "Outputs", "StampLossCounter", "pack_estimate"]
+__all__ = [
+    "DEFAULT_FOOT_WRENCH_TOPICS",
+    "LOST_KEYS",
+    "AdapterSettings",
+    "EstimatorStream",
+    "Outputs",
+    "StampLossCounter",
+    "foot_wrench_topics",
+    "pack_estimate",
+]

@@ -4,6 +4,7 @@ Three statuses, named ``<node name>: <part>`` as diagnostic_updater names its ta
 robot (model name of the description):
 
 - ``<node>: inputs``: ``imu_rate_hz``, ``joint_states_rate_hz``, ``foot_forces_rate_hz``,
+  ``foot_wrench_rate_hz.<foot>`` (with ``use_foot_wrenches``), ``contact_schedule_rate_hz``,
   ``odometry_rate_hz``, ``imu_received``, ``joint_states_received``, ``odometry_published``,
   ``rejected_total`` and one ``rejected.<cause>`` per cause in ``REJECT_KEYS`` (always present, 0 when
   nothing was rejected, plus any other cause the core reported), ``lost_total`` and ``imu_lost``,
@@ -22,8 +23,12 @@ robot (model name of the description):
   element of each covariance block), ``covariance_ok``, ``accel_bias``, ``gyro_bias``. Level WARN when the
   status is not ``ok`` or a covariance was not finite/positive definite, OK otherwise.
 - ``<node>: contacts``: ``feet_in_contact``, ``no_contact_s`` (estimate time since the last estimate with a
-  foot in contact, 0 while one is), then per foot ``<foot>.in_contact``, ``<foot>.force_z_n``,
-  ``<foot>.nis``, ``<foot>.updates_rejected``. Level WARN when no foot has been in contact for more than
+  foot in contact, 0 while one is), ``contact_source`` (of the last joint step: ``torque``, ``foot_wrench``,
+  ``foot_sensor``, ``schedule``, ``kinematic``), ``foot_wrenches_stale`` (the feet whose wrench topic stopped,
+  comma-separated; WARN), ``schedule_disagreements_total``, then per foot ``<foot>.in_contact``,
+  ``<foot>.force_z_n``, ``<foot>.nis``, ``<foot>.updates_rejected``, ``<foot>.schedule_disagreements`` (episodes of
+  the schedule and the force disagreeing for ``contact.schedule_disagreement_s``).
+  Level WARN when no foot has been in contact for more than
   ``NO_CONTACT_WARN_S`` of estimate time (the filter runs on the IMU alone: ``no_contact_message``), OK
   otherwise.
 
@@ -61,6 +66,9 @@ REJECT_KEYS: tuple[str, ...] = (
     "joint_bad_message",
     "joint_effort_missing",
     "foot_force_bad_message",
+    "foot_wrench_not_finite",
+    "foot_wrench_bad_message",
+    "schedule_bad_message",
     "stamp_zero",
     "stamp_backwards",
     "stamp_gap",
@@ -187,6 +195,13 @@ class DiagnosticsState:
     no_contact_since_ns: int | None = None
     latency: LatencyRing = field(default_factory=LatencyRing)  # input stamp -> odometry publish (wall clock)
     processing: LatencyRing = field(default_factory=LatencyRing)  # callback entry -> odometry publish
+    # foot wrench topics (use_foot_wrenches): foot -> receive counter; the contact schedule's (contact.source schedule)
+    foot_wrenches: dict[str, _RateCounter] = field(default_factory=dict)
+    schedule: _RateCounter = field(default_factory=_RateCounter)
+    contact_source: str = ""  # the contact source of the last joint step (the core's contact_source)
+    stale_foot_wrenches: tuple[str, ...] = ()  # feet whose wrench was not fresh at the last joint step (the core)
+    stopped_foot_wrenches: tuple[str, ...] = ()  # feet whose wrench topic stopped while joints arrive (the node)
+    schedule_disagreements: dict[str, int] = field(default_factory=dict)  # foot -> episodes (the core)
 
 
 def _covariance_spd(cov: np.ndarray) -> bool:
@@ -262,6 +277,8 @@ class DiagnosticsBuilder:
             ("imu_rate_hz", imu_rate),
             ("joint_states_rate_hz", state.joints.rate(dt_s)),
             ("foot_forces_rate_hz", state.foot_forces.rate(dt_s)),
+            *[(f"foot_wrench_rate_hz.{foot}", c.rate(dt_s)) for foot, c in state.foot_wrenches.items()],
+            ("contact_schedule_rate_hz", state.schedule.rate(dt_s)),
             ("odometry_rate_hz", state.odometry.rate(dt_s)),
             ("imu_received", state.imu.count),
             ("joint_states_received", state.joints.count),
@@ -348,9 +365,13 @@ class DiagnosticsBuilder:
         est = state.last_feet_estimate
         feet = est.feet if est is not None else ()
         no_contact = no_contact_s(state)
+        stale = sorted(set(state.stale_foot_wrenches) | set(state.stopped_foot_wrenches))
         values: list[tuple[str, Any]] = [
             ("feet_in_contact", sum(1 for f in feet if f.in_contact)),
             ("no_contact_s", no_contact),
+            ("contact_source", state.contact_source),
+            ("foot_wrenches_stale", ",".join(stale)),
+            ("schedule_disagreements_total", sum(state.schedule_disagreements.values())),
         ]
         for foot in feet:
             values += [
@@ -358,11 +379,16 @@ class DiagnosticsBuilder:
                 (f"{foot.name}.force_z_n", float(np.asarray(foot.force_in_world)[2])),
                 (f"{foot.name}.nis", float(foot.nis)),
                 (f"{foot.name}.updates_rejected", state.foot_rejected_updates.get(foot.name, 0)),
+                (f"{foot.name}.schedule_disagreements", state.schedule_disagreements.get(foot.name, 0)),
             ]
         if not feet:
             return self._status("contacts", OK, "no contact information yet", values)
         if no_contact > NO_CONTACT_WARN_S:
             return self._status("contacts", WARN, no_contact_message(no_contact), values)
+        if stale:
+            return self._status(
+                "contacts", WARN, f"foot wrench topics of {stale} stopped: contacts from {state.contact_source}", values
+            )
         return self._status("contacts", OK, f"{values[0][1]} of {len(feet)} feet in contact", values)
 
 

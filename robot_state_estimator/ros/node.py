@@ -2,7 +2,9 @@
 
 Inputs (relative names: namespaces and remapping work as usual; best-effort QoS, matched by reliable and
 best-effort publishers): ``imu/data`` (sensor_msgs/Imu), ``joint_states`` (sensor_msgs/JointState),
-optionally ``foot_forces`` (sensor_msgs/JointState, name = foot frames, effort = values), and the
+optionally ``foot_forces`` (sensor_msgs/JointState, name = foot frames, effort = values), one
+geometry_msgs/WrenchStamped per foot (``use_foot_wrenches``, topics ``foot_wrench_topics``), ``contact_schedule``
+(sensor_msgs/JointState, name = feet, position = 1 stance / 0 swing; with ``contact.source: schedule``), and the
 ``robot_description`` topic (std_msgs/String, transient local) when no description parameter is given.
 
 Commands: ``set_pose`` (geometry_msgs/PoseWithCovarianceStamped, reliable; robot_localization's topic of the
@@ -45,6 +47,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 import rclpy
+from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
@@ -68,6 +71,7 @@ from robot_state_estimator.io.stream import (
     AdapterSettings,
     EstimatorStream,
     Outputs,
+    foot_wrench_topics,
     output_frame_problem,
 )
 from robot_state_estimator.ros.diagnostics import (
@@ -99,6 +103,10 @@ RCLError = _rclpy.RCLError
 UnknownROSArgsError = _rclpy.UnknownROSArgsError
 IMU_TYPE = TYPE_NAMES["Imu"]
 JOINT_STATE_TYPE = TYPE_NAMES["JointState"]
+WRENCH_TYPE = TYPE_NAMES["WrenchStamped"]
+#: s (steady clock): a foot wrench topic with no message for this long while joint states arrive is named
+#: (warning ``foot_wrench_stopped``, diagnostics ``foot_wrenches_stale``).
+FOOT_WRENCH_STOPPED_S = 1.0
 
 
 def _reason(exc: BaseException) -> str:
@@ -223,8 +231,12 @@ class EstimatorNode(Node):
         self._deserialize = typestore.deserialize_cdr
         # rosbags generates (and caches) the code that deserializes a type at its first use: about 20 ms of CPU
         # for an Imu, 10 ms for a JointState, which the first samples' callbacks would spend; done here instead
-        for typename in (IMU_TYPE, JOINT_STATE_TYPE):
+        for typename in (IMU_TYPE, JOINT_STATE_TYPE, WRENCH_TYPE):
             typestore.get_msgdef(typename)
+        self._depth = depth
+        self._wrench_subs: dict[str, Any] = {}  # foot -> its WrenchStamped subscription (made with the description)
+        self._wrench_seen: dict[str, tuple[int, float]] = {}  # foot -> (count, steady time it last changed)
+        self._foot_wrench_report = ThrottledReporter(self.get_logger().name, period_s=NO_IMU_WARN_PERIOD_S)
         self._imu_sub = self.create_subscription(Imu, "imu/data", self._on_imu, sensor_qos(depth), raw=True)
         self._joints_sub = self.create_subscription(
             JointState, "joint_states", self._on_joints, sensor_qos(depth), raw=True
@@ -233,6 +245,11 @@ class EstimatorNode(Node):
         if p["use_foot_forces"]:
             self._foot_forces_sub = self.create_subscription(
                 JointState, "foot_forces", self._on_foot_forces, sensor_qos(depth), raw=True
+            )
+        self._schedule_sub = None
+        if self._settings.contact.source == "schedule":
+            self._schedule_sub = self.create_subscription(
+                JointState, "contact_schedule", self._on_contact_schedule, sensor_qos(depth), raw=True
             )
 
         # commands (not hot: rare, served by the spin loop's fallback executor, between two sensor callbacks)
@@ -274,6 +291,7 @@ class EstimatorNode(Node):
         self._no_imu_warning = ""  # the last no_imu warning (tests)
         self._imu_seen = (0, time.monotonic())  # IMU count, steady time it last changed (or the start)
         self._joints_seen = 0
+        self._wrench_joints_seen = 0  # joint count at the last foot-wrench check
         # no foot in contact for long (diagnostics.NO_CONTACT_WARN_S of estimate time): the filter is on the IMU alone
         self._no_contact_report = ThrottledReporter(self.get_logger().name, period_s=NO_CONTACT_LOG_PERIOD_S)
         self._no_contact_warning = ""  # the last no_contact warning (tests)
@@ -362,6 +380,8 @@ class EstimatorNode(Node):
         for foot in feet:
             if foot not in self._wrench_pubs:
                 self._wrench_publisher(foot)
+        if self._p["use_foot_wrenches"]:
+            self._subscribe_foot_wrenches(feet)
         self._diag.has_description = True
         self._diag_builder.hardware_id = str(getattr(desc.model, "name", "") or self._p["robot"])
         self._outputs = OutputMessages(
@@ -380,6 +400,26 @@ class EstimatorNode(Node):
             f"feet {feet}, {len(stream.model_joints)} joints; settings {self._settings_source}"
         )
         self._check_robot_matches(desc)
+
+    def _subscribe_foot_wrenches(self, feet: list[str]) -> None:
+        """One WrenchStamped subscription per foot (``foot_wrench_topics``; raw, deserialized like the others).
+
+        Raises:
+            ValueError: ``foot_wrench_topics`` does not fit the feet (``io.stream.foot_wrench_topics``).
+        """
+        topics = foot_wrench_topics(self._p["foot_wrench_topics"], feet)
+        for foot, topic in topics.items():
+            if foot in self._wrench_subs:
+                continue
+            self._wrench_subs[foot] = self.create_subscription(
+                WrenchStamped, topic, lambda data, foot=foot: self._on_foot_wrench(data, foot),
+                sensor_qos(self._depth), raw=True,
+            )  # fmt: skip
+            self._diag.foot_wrenches[foot] = self._diag.foot_wrenches.get(foot) or type(self._diag.imu)()
+            self._wrench_seen[foot] = (0, time.monotonic())
+        self.get_logger().info(
+            "foot wrench sensors: " + ", ".join(f"{f} <- {self._wrench_subs[f].topic_name}" for f in topics)
+        )
 
     def _foot_frames(self, desc: Any) -> list[str]:
         """The feet: the ``foot_frames`` parameter, else those the description's names show
@@ -543,6 +583,31 @@ class EstimatorNode(Node):
             )
             return
         self._feed(EstimatorStream.on_foot_forces_msg, msg, "foot-force")
+
+    def _on_foot_wrench(self, data: bytes, foot: str) -> None:
+        self._t_entry_ns = time.perf_counter_ns()
+        self._diag.foot_wrenches[foot].tick()
+        try:
+            msg = self._deserialize(data, WRENCH_TYPE)
+        except Exception as exc:
+            self._report.warn(
+                "foot_wrench_bad_message",
+                f"foot wrench sample of {foot} skipped: {len(data)} bytes are no {WRENCH_TYPE}: {exc}",
+            )
+            return
+        self._feed(lambda stream, m: stream.on_foot_wrench_msg(m, foot), msg, f"{foot} wrench")
+
+    def _on_contact_schedule(self, data: bytes) -> None:
+        self._t_entry_ns = time.perf_counter_ns()
+        self._diag.schedule.tick()
+        try:
+            msg = self._deserialize(data, JOINT_STATE_TYPE)
+        except Exception as exc:
+            self._report.warn(
+                "schedule_bad_message", f"contact schedule skipped: {len(data)} bytes are no {JOINT_STATE_TYPE}: {exc}"
+            )
+            return
+        self._feed(EstimatorStream.on_contact_schedule_msg, msg, "contact-schedule")
 
     # ------------------------------------------------------------------------------------------ commands
 
@@ -750,6 +815,33 @@ class EstimatorNode(Node):
         """Twice a second on the steady clock, off the message path: IMU arriving, feet in contact."""
         self._check_imu_arrives()
         self._check_contacts()
+        self._check_foot_wrenches()
+
+    def _check_foot_wrenches(self) -> None:
+        """Name the feet whose wrench topic has had no message for ``FOOT_WRENCH_STOPPED_S`` while joint states arrive
+        (warning ``foot_wrench_stopped`` every ``NO_IMU_WARN_PERIOD_S``, not counted; diagnostics
+        ``foot_wrenches_stale``)."""
+        if not self._wrench_subs:
+            return
+        now = time.monotonic()
+        stopped = []
+        for foot, (count, since) in self._wrench_seen.items():
+            current = self._diag.foot_wrenches[foot].count
+            if current != count:
+                self._wrench_seen[foot] = (current, now)
+            elif now - since > FOOT_WRENCH_STOPPED_S:
+                stopped.append(foot)
+        joints_arrive = self._diag.joints.count != self._wrench_joints_seen
+        self._wrench_joints_seen = self._diag.joints.count
+        self._diag.stopped_foot_wrenches = tuple(stopped) if joints_arrive else ()
+        if stopped and joints_arrive:
+            topics = [self._wrench_subs[f].topic_name for f in stopped]
+            self._foot_wrench_report.warn(
+                "foot_wrench_stopped",
+                f"no foot wrench for {FOOT_WRENCH_STOPPED_S:g} s from {stopped} (topics {topics}) while joint states "
+                "arrive: contacts come from another source (contact.source auto: the torques)",
+                count=False,
+            )
 
     def _check_contacts(self) -> None:
         """Warn (every ``NO_CONTACT_LOG_PERIOD_S``, key ``no_contact``, not counted) while joint updates arrive and
@@ -782,6 +874,14 @@ class EstimatorNode(Node):
             self._no_imu_report.warn("no_imu", self._no_imu_warning, count=False)
 
     def _publish_diagnostics(self) -> None:
+        est = self._est
+        if est is not None:  # the core's contact-source state, read here (not per sample)
+            diag = self._diag
+            diag.contact_source = str(getattr(est, "contact_source", ""))
+            diag.stale_foot_wrenches = tuple(getattr(est, "stale_foot_wrenches", ()))
+            schedule = getattr(est, "schedule", None)
+            if schedule is not None:
+                diag.schedule_disagreements = dict(zip(est.foot_frames, schedule.disagreements.tolist()))
         if self._diag.last_estimate is not None:
             self._diag.covariance_ok = covariances_ok(self._diag.last_estimate)
         stamp = self.get_clock().now().to_msg()
@@ -792,7 +892,7 @@ class EstimatorNode(Node):
     @property
     def sensor_subscriptions(self) -> list[Any]:
         """The sensor-input subscriptions (the hot path of ``ros.spin.LeanExecutor``)."""
-        subs = [self._imu_sub, self._joints_sub, self._foot_forces_sub]
+        subs = [self._imu_sub, self._joints_sub, self._foot_forces_sub, self._schedule_sub, *self._wrench_subs.values()]
         return [s for s in subs if s is not None]
 
     @property

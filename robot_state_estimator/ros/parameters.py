@@ -102,6 +102,17 @@ NODE_PARAMETERS: dict[str, ParamSpec] = {
         "subscribe to foot_forces (sensor_msgs/JointState: name = foot frames, effort = force in N or raw "
         "sensor counts) as a contact source",
     ),
+    "use_foot_wrenches": ParamSpec(
+        False,
+        "subscribe to one geometry_msgs/WrenchStamped topic per foot (foot_wrench_topics; ros2_control's "
+        "force_torque_sensor_broadcaster): the wrench the ground exerts on the foot, in any frame of the description "
+        "(header.frame_id), as a contact source and the published contact wrench",
+    ),
+    "foot_wrench_topics": ParamSpec(
+        ["{foot}/wrench"],
+        "the foot wrench topics: one pattern where {foot} is replaced by each foot frame name, or one FOOT=TOPIC "
+        "entry per foot (e.g. FL_foot=/fl_ft_broadcaster/wrench)",
+    ),
     "qos_depth": ParamSpec(
         50, "history depth of the best-effort sensor subscriptions", range=NODE_PARAMETER_RANGES["qos_depth"]
     ),
@@ -161,6 +172,7 @@ DYNAMIC_SETTINGS: frozenset[str] = frozenset(
 #: Settings whose default is an empty list: declared with an explicit type (ROS cannot infer it).
 _LIST_TYPES: dict[str, Parameter.Type] = {
     "foot_frames": Parameter.Type.STRING_ARRAY,
+    "foot_wrench_topics": Parameter.Type.STRING_ARRAY,
     "ekf.initial_position": Parameter.Type.DOUBLE_ARRAY,
     "declared_imu.pose": Parameter.Type.DOUBLE_ARRAY,
 }
@@ -227,6 +239,8 @@ def declare_node_parameters(node: Node) -> dict[str, Any]:
     for name, spec in NODE_PARAMETERS.items():
         desc = _descriptor(name, spec.default, spec.description, read_only=spec.read_only, rng=spec.range)
         values[name] = node.declare_parameter(name, spec.default, desc).value
+        if isinstance(spec.default, list):
+            values[name] = list(values[name])
     return values
 
 

@@ -23,6 +23,15 @@ Topics (stamps = sample stamps; log time = stamp):
   :func:`robot_state_estimator.io.messages.contact_states_msg` (``values``: ``contact`` "1"/"0",
   ``normal_force`` N, ``update_accepted`` always "0" here), at the joint stamps.
 
+Optional foot sensors (``write_run_bag(foot_wrenches=True, contact_schedule=True)``):
+
+- ``/<foot>/wrench`` (geometry_msgs/WrenchStamped): the ground truth wrench on each foot as a force/torque sensor
+  reports it, in ``foot_wrench_frames[foot]`` (any frame of the description, default the foot frame; moved there
+  with pinocchio at the sample's true configuration), plus seeded white noise (``foot_wrench_noise_n`` N on the
+  force, a tenth of it in N m on the torque), at the joint stamps.
+- ``/contact_schedule`` (sensor_msgs/JointState: name = feet, position = 1 stance / 0 swing): the gait's contact
+  schedule (the ground truth contacts), at the joint stamps.
+
 Messages are built with :mod:`robot_state_estimator.io.messages` from core sample types.
 """
 
@@ -34,7 +43,14 @@ from typing import Any
 import numpy as np
 import yaml
 
-from robot_state_estimator.common.samples import Estimate, FootState, ImuSample, JointSample
+from robot_state_estimator.common.samples import (
+    ContactScheduleSample,
+    Estimate,
+    FootState,
+    FootWrenchSample,
+    ImuSample,
+    JointSample,
+)
 from robot_state_estimator.io import messages as m
 from robot_state_estimator.io.bags import BagWriter, default_types
 from robot_state_estimator.simulation.errors import SimulationError
@@ -45,6 +61,13 @@ TOPIC_JOINTS = "/joint_states"
 TOPIC_ODOM = "/ground_truth/odom"
 TOPIC_CONTACTS = "/ground_truth/contacts"
 TOPIC_WRENCH_PREFIX = "/ground_truth/contact_wrench/"
+TOPIC_SCHEDULE = "/contact_schedule"
+
+
+def foot_wrench_topic(foot: str) -> str:
+    """The simulated force/torque sensor topic of ``foot`` (the node's default ``foot_wrench_topics``)."""
+    return f"/{foot}/wrench"
+
 
 #: Variance on the diagonal of the ground-truth odometry covariances (m^2, rad^2, ...).
 GROUND_TRUTH_VARIANCE = 1e-12
@@ -81,6 +104,49 @@ def joint_samples(run: SimulatedRun) -> list[JointSample]:
         )
         for j in range(stamps.size)
     ]
+
+
+def foot_wrench_samples(
+    run: SimulatedRun, frames: dict[str, str] | None = None, *, noise_n: float = 0.0
+) -> list[list[FootWrenchSample]]:
+    """Per joint sample, each foot's ground-truth wrench as a force/torque sensor in ``frames[foot]`` reports it.
+
+    The wrench of the ground on the foot, ``w_F`` (force and moment about the foot origin, foot axes:
+    ``SimulatedRun.contact_wrenches_in_foot``), moved to frame S at the sample's true configuration:
+    ``w_S = X_SF . w_F`` (pinocchio ``SE3.act`` on a ``Force``, ``X_SF = oMf[S]^-1 oMf[F]``), then white noise,
+    seeded from the run's seed: N(0, noise_n) N per force axis, N(0, noise_n / 10) N m per torque axis.
+
+    Raises:
+        SimulationError: a frame that is not one of the description's.
+    """
+    import pinocchio as pin
+
+    from robot_state_estimator.description import load_description
+
+    frames = dict(frames or {})
+    model = load_description(run.description_xml).model
+    data = model.createData()
+    unknown = sorted({f for f in frames.values() if not model.existFrame(f)} | (set(frames) - set(run.feet)))
+    if unknown:
+        raise SimulationError(f"foot wrench frames: {unknown} are not feet / frames of the description")
+    rng = np.random.default_rng([int(run.settings.seed), 15])
+    fids = {foot: model.getFrameId(foot) for foot in run.feet}
+    sids = {foot: model.getFrameId(frames.get(foot, foot)) for foot in run.feet}
+    out = []
+    for j, stamp in enumerate(run.joint_stamps_ns.tolist()):
+        k = int(run.joint_index[j])
+        pin.framesForwardKinematics(model, data, run.q[k])
+        row = []
+        for i, foot in enumerate(run.feet):
+            w = np.asarray(run.contact_wrenches_in_foot[k, i], dtype=float)
+            if sids[foot] != fids[foot]:
+                X_sf = data.oMf[sids[foot]].actInv(data.oMf[fids[foot]])
+                w = X_sf.act(pin.Force(w[:3], w[3:])).vector
+            if noise_n > 0.0:
+                w = w + rng.normal(size=6) * np.repeat([noise_n, noise_n / 10], 3)
+            row.append(FootWrenchSample(int(stamp), foot, frames.get(foot, foot), np.array(w)))
+        out.append(row)
+    return out
 
 
 def ground_truth_estimates(run: SimulatedRun, indices: np.ndarray | None = None) -> list[Estimate]:
@@ -156,6 +222,10 @@ def write_run_bag(
     storage: str = "mcap",
     odom_frame: str = "odom",
     overwrite: bool = False,
+    foot_wrenches: bool = False,
+    foot_wrench_frames: dict[str, str] | None = None,
+    foot_wrench_noise_n: float = 0.0,
+    contact_schedule: bool = False,
 ) -> Path:
     """Write ``run`` to ``out_dir`` (layout in the module docstring).
 
@@ -165,6 +235,10 @@ def write_run_bag(
         storage: ``"mcap"`` or ``"sqlite3"``.
         odom_frame: ``header.frame_id`` of the ground-truth odometry.
         overwrite: remove an existing ``bag/``, ``run.yaml`` and ``robot_description.urdf`` first.
+        foot_wrenches: also write ``/<foot>/wrench`` (:func:`foot_wrench_samples`).
+        foot_wrench_frames: foot -> frame its wrench is expressed in (default the foot frame).
+        foot_wrench_noise_n: N, stddev of the force noise of the foot wrenches (seeded).
+        contact_schedule: also write ``/contact_schedule`` (the gait's contacts).
 
     Returns:
         Path of the bag directory (``out_dir/bag``).
@@ -189,6 +263,9 @@ def write_run_bag(
             gt = ground_truth_estimates(run)
             imu = imu_samples(run)
             joints = joint_samples(run)
+            wrenches = (
+                foot_wrench_samples(run, foot_wrench_frames, noise_n=foot_wrench_noise_n) if foot_wrenches else None
+            )
             events: list[tuple[int, int, int]] = []  # (stamp, kind, index)
             events += [(e.stamp_ns, 0, i) for i, e in enumerate(gt)]
             events += [(s.stamp_ns, 1, i) for i, s in enumerate(imu)]
@@ -208,8 +285,15 @@ def write_run_bag(
                     )
                     bag.write(TOPIC_IMU, msg, stamp)
                 else:
-                    bag.write(TOPIC_JOINTS, m.joint_state_msg(types, joints[i]), stamp)
                     k = int(run.joint_index[i])
+                    if contact_schedule:  # before the joints at equal stamps (log time, then insertion order)
+                        sched = ContactScheduleSample(stamp, run.feet, tuple(bool(c) for c in run.contact[k]))
+                        bag.write(TOPIC_SCHEDULE, m.contact_schedule_msg(types, sched), stamp)
+                    if wrenches is not None:
+                        for w in wrenches[i]:
+                            msg = m.wrench_stamped_msg(types, w.stamp_ns, w.frame_id, w.wrench)
+                            bag.write(foot_wrench_topic(w.foot), msg, stamp)
+                    bag.write(TOPIC_JOINTS, m.joint_state_msg(types, joints[i]), stamp)
                     feet = _foot_states(run, k)
                     for foot in feet:
                         bag.write(TOPIC_WRENCH_PREFIX + foot.name, m.foot_wrench_msg(types, stamp, foot), stamp)
@@ -238,6 +322,8 @@ def write_run_bag(
             "ground_truth_odom": TOPIC_ODOM,
             "contacts": TOPIC_CONTACTS,
             "contact_wrenches": [TOPIC_WRENCH_PREFIX + f for f in run.feet],
+            **({"foot_wrenches": [foot_wrench_topic(f) for f in run.feet]} if foot_wrenches else {}),
+            **({"contact_schedule": TOPIC_SCHEDULE} if contact_schedule else {}),
         },
         "storage": storage,
         "summary": run_summary(run),

@@ -60,6 +60,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="feet as rolling spheres of the description's radii or as points (default: sphere when the "
         "description has foot spheres, as the Go1's)",
     )
+    parser.add_argument(
+        "--foot-wrenches",
+        action="store_true",
+        help="also write each foot's force/torque sensor as /<foot>/wrench (geometry_msgs/WrenchStamped)",
+    )
+    parser.add_argument(
+        "--foot-wrench-frame",
+        action="append",
+        default=[],
+        metavar="FOOT=FRAME",
+        help="express FOOT's wrench in FRAME (a frame of the description; repeatable; default: the foot frame)",
+    )
+    parser.add_argument(
+        "--foot-wrench-noise", type=float, default=0.0, help="N, stddev of the foot wrench force noise (seeded)"
+    )
+    parser.add_argument(
+        "--contact-schedule",
+        action="store_true",
+        help="also write the gait's contact schedule as /contact_schedule (JointState: position 1 stance, 0 swing)",
+    )
     parser.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap", help="rosbag2 storage")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing bag in --output")
 
@@ -100,7 +120,22 @@ def run(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         result = simulate(settings)
         t1 = time.perf_counter()
-        bag = write_run_bag(result, args.output, storage=args.storage, overwrite=args.overwrite)
+        frames = {}
+        for item in getattr(args, "foot_wrench_frame", None) or []:
+            foot, sep, frame = str(item).partition("=")
+            if not sep or not foot or not frame:
+                raise SimulationError(f"--foot-wrench-frame {item!r} is not FOOT=FRAME")
+            frames[foot] = frame
+        bag = write_run_bag(
+            result,
+            args.output,
+            storage=args.storage,
+            overwrite=args.overwrite,
+            foot_wrenches=bool(getattr(args, "foot_wrenches", False)) or bool(frames),
+            foot_wrench_frames=frames,
+            foot_wrench_noise_n=float(getattr(args, "foot_wrench_noise", 0.0)),
+            contact_schedule=bool(getattr(args, "contact_schedule", False)),
+        )
         t2 = time.perf_counter()
     except SimulationError as exc:
         print(f"simulate: {exc}", file=sys.stderr)

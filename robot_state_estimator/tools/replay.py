@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import gc
 import json
 import shutil
@@ -64,6 +65,8 @@ NODE_PARAMETER_NAMES: tuple[str, ...] = (
     "publish_tf",
     "imu_frame_id",
     "use_foot_forces",
+    "use_foot_wrenches",
+    "foot_wrench_topics",
     "qos_depth",
     "max_time_gap_s",
     "diagnostics_period_s",
@@ -77,6 +80,8 @@ NODE_DEFAULTS: dict[str, Any] = {
     "tf_child_frame": "",
     "imu_frame_id": "",
     "use_foot_forces": False,
+    "use_foot_wrenches": False,
+    "foot_wrench_topics": ["{foot}/wrench"],
     "max_time_gap_s": 0.5,
     "odometry_rate_hz": 0.0,
     "contacts_rate_hz": 0.0,
@@ -125,8 +130,12 @@ def check_node_params(params: dict[str, Any], source: str) -> None:
                 raise ReplayError(f"{source}: {name} must be a frame name (a string), got {value!r}")
             if name in NON_EMPTY_PARAMETERS and not value:
                 raise ReplayError(f"{source}: {name} must not be empty")
-        elif name == "use_foot_forces" and not isinstance(value, bool):
-            raise ReplayError(f"{source}: use_foot_forces must be true or false, got {value!r}")
+        elif name in ("use_foot_forces", "use_foot_wrenches") and not isinstance(value, bool):
+            raise ReplayError(f"{source}: {name} must be true or false, got {value!r}")
+        elif name == "foot_wrench_topics" and (
+            not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value)
+        ):
+            raise ReplayError(f"{source}: foot_wrench_topics must be a list of topic names, got {value!r}")
 
 
 #: Output topic groups of replay's bag (``--output-topics``), in the order they are written for an estimate:
@@ -156,12 +165,26 @@ CORE_SKIP_EVENTS: frozenset[str] = frozenset(
         "foot_force_shape",
         "foot_force_nan",
         "unknown_foot",
+        "foot_wrench_shape",
+        "foot_wrench_nan",
+        "foot_wrench_unknown_frame",
+        "foot_wrench_out_of_order",
+        "schedule_shape",
+        "schedule_duplicate_feet",
+        "schedule_unknown_feet",
+        "schedule_missing_feet",
     }
 )
 
 
 #: Stream key of ``ReplayDriver.stream_counts`` -> its name in messages.
-STREAM_LABELS: dict[str, str] = {"imu": "IMU", "joints": "joint-state", "foot_forces": "foot-force"}
+STREAM_LABELS: dict[str, str] = {
+    "imu": "IMU",
+    "joints": "joint-state",
+    "foot_forces": "foot-force",
+    "foot_wrenches": "foot-wrench",
+    "schedule": "contact-schedule",
+}
 
 
 class ReplayError(RuntimeError):
@@ -175,6 +198,11 @@ class ReplayOptions:
     Attributes:
         imu_topic, joints_topic, foot_forces_topic: input topics.
         use_foot_forces: "auto" (when the topic is in the bag), "yes" or "no".
+        use_foot_wrenches: foot wrench sensors (``geometry_msgs/WrenchStamped``, one topic per foot, named by the
+            node parameter ``foot_wrench_topics``; relative names are taken from the root): "auto" (when the bag
+            has every foot's topic, or the node parameter ``use_foot_wrenches`` is true), "yes" or "no".
+        contact_schedule_topic: the contact schedule (``sensor_msgs/JointState``), read when ``contact.source`` is
+            ``schedule``.
         node_params: node parameters (``NODE_DEFAULTS`` keys) as the node would have them.
         progress: show a tqdm progress bar (None = when stderr is a terminal and the input is long).
         output_topics: the groups of ``OUTPUT_GROUPS`` the output bag gets (when one is written).
@@ -185,6 +213,8 @@ class ReplayOptions:
     joints_topic: str = "/joint_states"
     foot_forces_topic: str = "/foot_forces"
     use_foot_forces: str = "auto"
+    use_foot_wrenches: str = "auto"
+    contact_schedule_topic: str = "/contact_schedule"
     node_params: dict[str, Any] = field(default_factory=lambda: dict(NODE_DEFAULTS))
     progress: bool | None = None
     output_topics: tuple[str, ...] = OUTPUT_GROUPS
@@ -403,9 +433,9 @@ class ReplayDriver:
         #: cause or event key -> (level, message) of its first occurrence
         self.first_notes: dict[str, tuple[str, str]] = {}
         #: stream ("imu", "joints", "foot_forces") -> [messages received, messages skipped]
-        self.stream_counts: dict[str, list[int]] = {"imu": [0, 0], "joints": [0, 0], "foot_forces": [0, 0]}
+        self.stream_counts: dict[str, list[int]] = {k: [0, 0] for k in STREAM_LABELS}
         #: stream -> cause or event key -> [messages of the stream skipped with it, its first message there]
-        self.skip_causes: dict[str, dict[str, list[Any]]] = {"imu": {}, "joints": {}, "foot_forces": {}}
+        self.skip_causes: dict[str, dict[str, list[Any]]] = {k: {} for k in STREAM_LABELS}
 
     def _count(self, stream: str, out: Any) -> None:
         """Count one input of ``stream``; note the first message of each cause; skipped: the adapter refused
@@ -483,6 +513,18 @@ class ReplayDriver:
         """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
         out = self.stream.on_foot_forces_msg(msg)
         self._count("foot_forces", out)
+        self._emit(out)
+
+    def foot_wrench(self, msg: Any, foot: str) -> None:
+        """A ``geometry_msgs/WrenchStamped`` of foot ``foot``."""
+        out = self.stream.on_foot_wrench_msg(msg, foot)
+        self._count("foot_wrenches", out)
+        self._emit(out)
+
+    def contact_schedule(self, msg: Any) -> None:
+        """A contact schedule (``sensor_msgs/JointState``: name = feet, position = 1 stance / 0 swing)."""
+        out = self.stream.on_contact_schedule_msg(msg)
+        self._count("schedule", out)
         self._emit(out)
 
 
@@ -981,9 +1023,42 @@ def _replay_bag(
         if opts.foot_forces_topic not in present:
             raise ReplayError(f"{input_path} has no foot-sensor topic {opts.foot_forces_topic}")
         topics.append(opts.foot_forces_topic)
-    topics.append(opts.joints_topic)
     from robot_state_estimator.io import bags
-    from robot_state_estimator.io.stream import output_frame_problem
+    from robot_state_estimator.io.stream import foot_wrench_topics, output_frame_problem
+
+    params = {**NODE_DEFAULTS, **opts.node_params}
+    from robot_state_estimator.estimation.imu_setup import apply_imu_settings
+
+    desc = apply_imu_settings(load_description(description), settings)  # the IMU of imu_name / declared_imu
+    feet = settings.foot_frames or tuple(desc.foot_frames())
+    try:
+        wrench_topics = {
+            foot: topic if topic.startswith("/") else "/" + topic
+            for foot, topic in foot_wrench_topics(params["foot_wrench_topics"], feet).items()
+        }
+    except ValueError as exc:
+        raise ReplayError(str(exc)) from exc
+    have_wrenches = all(t in present for t in wrench_topics.values())
+    use_fw = opts.use_foot_wrenches == "yes" or (
+        opts.use_foot_wrenches == "auto" and (have_wrenches or bool(params.get("use_foot_wrenches")))
+    )
+    if use_fw:
+        lacking = [t for t in wrench_topics.values() if t not in present]
+        if lacking:
+            raise ReplayError(
+                f"{input_path} lacks the foot wrench topics {lacking} (node parameter foot_wrench_topics; "
+                "--use-foot-wrenches no reads none)"
+            )
+        topics += list(wrench_topics.values())
+    use_schedule = settings.contact.source == "schedule"
+    if use_schedule:
+        if opts.contact_schedule_topic not in present:
+            raise ReplayError(
+                f"contact.source is schedule but {input_path} has no contact schedule topic "
+                f"{opts.contact_schedule_topic} (--contact-schedule-topic); it has {sorted(present)}"
+            )
+        topics.append(opts.contact_schedule_topic)
+    topics.append(opts.joints_topic)
 
     joint_state = "sensor_msgs/msg/JointState"
     expected = {
@@ -992,13 +1067,14 @@ def _replay_bag(
     }
     if use_ff:
         expected[opts.foot_forces_topic] = (joint_state, "--foot-forces-topic or --use-foot-forces no")
+    if use_fw:
+        for topic in wrench_topics.values():
+            expected[topic] = ("geometry_msgs/msg/WrenchStamped", "foot_wrench_topics or --use-foot-wrenches no")
+    if use_schedule:
+        expected[opts.contact_schedule_topic] = (joint_state, "--contact-schedule-topic")
     bags.check_topic_types(input_path, present, expected)
 
-    from robot_state_estimator.estimation.imu_setup import apply_imu_settings
-
-    desc = apply_imu_settings(load_description(description), settings)  # the IMU of imu_name / declared_imu
     est = RobotStateEstimator.from_description(desc, settings)
-    params = {**NODE_DEFAULTS, **opts.node_params}
     problem = output_frame_problem(desc, params)  # as the node: B's names in the outputs, no other robot frame
     if problem:
         raise ReplayError(problem)
@@ -1046,7 +1122,11 @@ def _replay_bag(
         opts.imu_topic: driver.imu,
         opts.joints_topic: driver.joints,
         opts.foot_forces_topic: driver.foot_forces,
+        opts.contact_schedule_topic: driver.contact_schedule,
     }
+    if use_fw:
+        for foot, topic in wrench_topics.items():
+            by_index[topic] = functools.partial(driver.foot_wrench, foot=foot)
     handlers = [by_index[t] for t in msgs.topics]
     bar = _progress(len(msgs), opts.progress)
     wall = 0.0
@@ -1297,6 +1377,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--use-foot-forces", default="auto", choices=["auto", "yes", "no"], help="auto: when the topic is present"
     )
+    parser.add_argument(
+        "--use-foot-wrenches",
+        default="auto",
+        choices=["auto", "yes", "no"],
+        help="foot wrench sensors (WrenchStamped per foot, topics from the node parameter foot_wrench_topics, "
+        "default /<foot>/wrench); auto: when every foot's topic is present",
+    )
+    parser.add_argument(
+        "--contact-schedule-topic",
+        default="/contact_schedule",
+        help="contact schedule (JointState: name = feet, position = 1 stance / 0 swing), read with "
+        "contact.source schedule",
+    )
     parser.add_argument("--imu-frame-id", help="accepted IMU frame_id ('*' = any); default: the description's")
     parser.add_argument(
         "--progress",
@@ -1507,6 +1600,8 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
         joints_topic=args.joints_topic,
         foot_forces_topic=args.foot_forces_topic,
         use_foot_forces=args.use_foot_forces,
+        use_foot_wrenches=getattr(args, "use_foot_wrenches", "auto"),
+        contact_schedule_topic=getattr(args, "contact_schedule_topic", "/contact_schedule"),
         node_params={**NODE_DEFAULTS, **node_params},
         progress=args.progress,
         output_topics=tuple(getattr(args, "output_topics", None) or OUTPUT_GROUPS),

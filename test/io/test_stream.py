@@ -459,7 +459,7 @@ def test_lost_imu_samples_are_counted_from_the_stamp_gaps():
     stamps += [T0 + 23 * MS, T0 + 24 * MS]
     stamps += [T0 + 30 * MS]  # 5 lost
     outs = [st.on_imu(imu(t)) for t in stamps]
-    assert st.lost == {"imu_lost": 7, "joint_states_lost": 0, "foot_forces_lost": 0}
+    assert st.lost == {"imu_lost": 7, "joint_states_lost": 0, "foot_forces_lost": 0, "foot_wrenches_lost": 0}
     assert [keys(o) for o in outs].count(["imu_lost"]) == 2
     note = outs[len(stamps) - 4].notes[0]
     assert note.key == "imu_lost" and note.level == "warn" and "2 IMU samples lost" in note.message
