@@ -38,7 +38,9 @@ class InitialSupport:
 
     Attributes:
         loaded: (n_feet,) bool, feet that carry the robot (all False: wait).
-        source: ``foot_sensor``, ``torque`` or ``kinematic``: what decided.
+        source: ``foot_sensor``, ``torque`` or ``kinematic``: what decided (the pipeline adds ``foot_wrench``: the
+            wrench sensors' vertical force against the force trigger's on threshold, and ``schedule``: the contact
+            schedule's stance feet).
         values: (n_feet,) what was compared with the threshold (sensor reading, normal force in N, or the foot
             speed in m/s for kinematics), for the message.
         threshold: the threshold used (same unit).

@@ -80,6 +80,7 @@ both named),
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 from collections.abc import Sequence
@@ -842,6 +843,12 @@ class RobotStateEstimator:
             and abs(stamp - self._foot_sensor_stamp_ns) <= cs.foot_sensor_timeout_s * _NS
             and bool(np.isfinite(self._foot_sensor_values).all())
         )
+        if stamp is not None:
+            other = self._initial_support_from_inputs(stamp, R_world_base)
+            if other is not None:
+                return other
+            if cs.source == "schedule":  # no fresh schedule: the sources auto would use
+                cs = dataclasses.replace(cs, source="auto")
         return initial_support(
             cs,
             sensor_values=self._foot_sensor_values,
@@ -853,6 +860,28 @@ class RobotStateEstimator:
             torque_on_threshold_n=self.torque_detector.on_threshold,
             R_world_base=R_world_base,
         )
+
+    def _initial_support_from_inputs(self, stamp: int, R_world_base: FloatArray) -> InitialSupport | None:
+        """The loaded feet from the foot wrench sensors (every foot fresh; ``auto`` / ``foot_sensor``: the vertical
+        force above the force trigger's on threshold) or the contact schedule (``schedule``: its stance feet), at
+        the last joint sample; None when neither applies."""
+        cs = self.settings.contact
+        if cs.source == "schedule":
+            schedule, _ = self.schedule.at(stamp)
+            if schedule is None:
+                return None
+            return InitialSupport(schedule.copy(), "schedule", schedule.astype(float), 0.5)
+        fw = self.foot_wrenches
+        timeout_ns = round(cs.foot_sensor_timeout_s * _NS)
+        if cs.source not in ("auto", "foot_sensor") or not fw.started or fw.stale_feet(stamp, timeout_ns):
+            return None
+        kin = self.kin
+        kin.update(self._q_joints)
+        n = kin.n_feet
+        wrench, force = np.zeros((n, 6)), np.zeros((n, 3))
+        fw.in_foot_frames(kin.data, kin.X_base_foot, R_world_base, wrench, force)
+        threshold = self.wrench_detector.on_threshold
+        return InitialSupport(force[:, 2] >= threshold, "foot_wrench", force[:, 2].copy(), threshold)
 
     def _wait_for_load(self, support: InitialSupport) -> None:
         """No foot loaded: stay uninitialised (reported once per initialisation)."""
