@@ -1,8 +1,10 @@
-"""``robot-state-estimator evaluate EST GT``: compare a trajectory with ground truth (no estimator run).
+"""``robot-state-estimator evaluate EST [EST ...] GT``: compare trajectories with ground truth (no estimator run).
 
 ``EST`` is a TUM file or a bag with a ``nav_msgs/Odometry`` topic (e.g. replay's output, or another
 estimator's recording); ``GT`` is anything ``ground_truth.load_ground_truth`` reads (a bag's Odometry topic,
-a TUM file, an unstamped mocap CSV).
+a TUM file, an unstamped mocap CSV). Several estimates are each evaluated on their own against the same ground
+truth and compared in one table (``comparison``) and, with ``--plots``, on one figure (``plots_compare``), as
+evo's ``evo_ape ... est1 est2 --plot``.
 
 An unstamped CSV is spread over the span replay would use (``replay.ground_truth_time_span``): ``--time-span``,
 else the source span recorded by import-csv (``import_source.yaml`` of ``--input``, or the copy replay writes
@@ -149,8 +151,21 @@ def _span_of(bag: Path, topic: str) -> tuple[float, float] | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``robot-state-estimator evaluate``."""
-    parser.add_argument("estimate", help="TUM file, or bag with an Odometry topic (--est-topic)")
+    parser.add_argument(
+        "estimate",
+        nargs="+",
+        help="TUM file, or bag with an Odometry topic (--est-topic); several: compared in one table and figure",
+    )
     parser.add_argument("ground_truth", help="bag (Odometry topic --gt-topic), TUM file or unstamped mocap CSV")
+    parser.add_argument(
+        "--labels", nargs="+", help="names of the estimates in the table and plots (default: their file names)"
+    )
+    parser.add_argument(
+        "--plots",
+        help="folder for PNG plots: trajectories.png and errors.png (every estimate), and per estimate a folder "
+        "with its errors over time (3-sigma bands when it has covariances), attitude and height",
+    )
+    parser.add_argument("--title", default="", help="title of the table and plots")
     parser.add_argument("--est-topic", default="odometry", help="estimate nav_msgs/Odometry topic (bags)")
     parser.add_argument(
         "--gt-topic",
@@ -206,55 +221,111 @@ def _check_json_path(args: argparse.Namespace) -> None:
     Raises:
         GroundTruthError: naming the option and the file.
     """
-    if not args.json:
-        return
-    target = Path(args.json).resolve()
-    for option, value in (
-        ("the estimate", args.estimate),
-        ("the ground truth", args.ground_truth),
-        ("--input", args.input),
-    ):
-        if not value or not Path(value).exists():
-            continue
-        path = Path(value).resolve()
-        if target == path or (path.is_dir() and target.parent == path and target.exists()):
-            raise G.GroundTruthError(f"--json {args.json} would overwrite {option} {value}: choose another path")
-    problem = G.output_path_problem(args.json)
-    if problem:
-        raise G.GroundTruthError(f"--json: {problem}")
+    inputs = [("the estimate", e) for e in _estimates(args)]
+    inputs += [("the ground truth", args.ground_truth), ("--input", args.input)]
+    if args.json:
+        target = Path(args.json).resolve()
+        for option, value in inputs:
+            if not value or not Path(value).exists():
+                continue
+            path = Path(value).resolve()
+            if target == path or (path.is_dir() and target.parent == path and target.exists()):
+                raise G.GroundTruthError(f"--json {args.json} would overwrite {option} {value}: choose another path")
+        problem = G.output_path_problem(args.json)
+        if problem:
+            raise G.GroundTruthError(f"--json: {problem}")
+    if getattr(args, "plots", None):
+        target = Path(args.plots).resolve()
+        for option, value in inputs:
+            if value and Path(value).exists() and Path(value).resolve() == target:
+                raise G.GroundTruthError(
+                    f"--plots {args.plots} would write into {option} {value}: choose another folder"
+                )
+        problem = G.output_path_problem(args.plots, folder=True)
+        if problem:
+            raise G.GroundTruthError(f"--plots: {problem}")
+
+
+def _estimates(args: argparse.Namespace) -> list[str]:
+    """The estimate paths (one string for callers that build the namespace themselves, or a list)."""
+    return [args.estimate] if isinstance(args.estimate, (str, Path)) else list(args.estimate)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the metrics table (and write JSON); returns 0, or 2 with one line naming the problem (the format and
     exit code of the other sub-commands' errors, ``tools.cli``)."""
+    from robot_state_estimator.tools import comparison
     from robot_state_estimator.tools.replay import ReplayError, to_jsonable
 
     notes: list[str] = []
+    estimates = _estimates(args)
+    runs: list[tuple[dict[str, Any], G.GroundTruth, M.Trajectory]] = []
+    try:
+        labels = comparison.run_labels(estimates, getattr(args, "labels", None))
+    except ValueError as exc:  # --labels of another count, or repeated
+        print(f"robot-state-estimator evaluate: error: {exc}", file=sys.stderr)
+        return 2
     try:
         _check_json_path(args)
         R = _R_base_imu(args)
         if args.input is not None and R is None:
             notes.append("no description for --input (--robot / --description): time alignment on the estimate")
-        res, gt, _ = evaluate_files(
-            args.estimate,
-            args.ground_truth,
-            est_topic=args.est_topic,
-            gt_topic=args.gt_topic,
-            time_alignment=args.time_align,
-            max_offset_s=args.max_offset,
-            time_span_s=tuple(args.time_span) if args.time_span else None,
-            input_bag=args.input,
-            R_base_imu=R,
-            imu_topic=args.imu_topic,
-            notes=notes,
-        )
+        for estimate in estimates:
+            run_notes: list[str] = []
+            runs.append(
+                evaluate_files(
+                    estimate,
+                    args.ground_truth,
+                    est_topic=args.est_topic,
+                    gt_topic=args.gt_topic,
+                    time_alignment=args.time_align,
+                    max_offset_s=args.max_offset,
+                    time_span_s=tuple(args.time_span) if args.time_span else None,
+                    input_bag=args.input,
+                    R_base_imu=R,
+                    imu_topic=args.imu_topic,
+                    notes=run_notes,
+                )
+            )
+            prefix = f"{estimate}: " if len(estimates) > 1 else ""
+            notes += [prefix + n for n in run_notes]
     except (G.GroundTruthError, M.MetricsError, ReplayError) as exc:
         print(f"robot-state-estimator evaluate: error: {exc}", file=sys.stderr)  # as tools.cli reports errors
         return 2
     for line in notes:
         print(line)
-    print(M.format_table(res, title=f"{args.estimate} against {gt.source}"))
+    gt = runs[0][1]
+    title = getattr(args, "title", "") or ""
+    if len(runs) == 1:
+        print(M.format_table(runs[0][0], title=title or f"{estimates[0]} against {gt.source}"))
+        doc: Any = runs[0][0]
+    else:
+        results = [r for r, _, _ in runs]
+        print(
+            comparison.format_comparison(labels, results, title=title or f"{len(runs)} estimates against {gt.source}")
+        )
+        doc = {
+            "ground_truth": gt.source,
+            "runs": [{"label": lab, "estimate": str(e), "metrics": r} for lab, e, r in zip(labels, estimates, results)],
+        }
+    if getattr(args, "plots", None):
+        files = _plot(args.plots, labels, runs, title=title)
+        print(f"plots: {args.plots} ({len(files)} files: trajectories.png, errors.png, one folder per estimate)")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(to_jsonable(res), indent=2))
+        Path(args.json).write_text(json.dumps(to_jsonable(doc), indent=2))
     return 0
+
+
+def _plot(
+    folder: str | Path,
+    labels: list[str],
+    runs: list[tuple[dict[str, Any], G.GroundTruth, M.Trajectory]],
+    *,
+    title: str,
+) -> list[Path]:
+    """The comparison plots (``plots_compare``) of evaluated runs, each against its time-aligned ground truth."""
+    from robot_state_estimator.tools import plot_series, plots_compare, replay
+
+    comparisons = [plot_series.compare(est, replay.aligned_ground_truth(gt, res).trajectory) for res, gt, est in runs]
+    return plots_compare.write_comparison_plots(folder, labels, comparisons, title=title)
