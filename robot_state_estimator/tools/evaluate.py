@@ -248,7 +248,7 @@ def _check_json_path(args: argparse.Namespace) -> None:
 
 def _estimates(args: argparse.Namespace) -> list[str]:
     """The estimate paths (one string for callers that build the namespace themselves, or a list)."""
-    return [args.estimate] if isinstance(args.estimate, (str, Path)) else list(args.estimate)
+    return [str(args.estimate)] if isinstance(args.estimate, (str, Path)) else [str(e) for e in args.estimate]
 
 
 def run(args: argparse.Namespace) -> int:
