@@ -34,7 +34,7 @@ small against the contact terms ``sigma_foot`` and ``sigma_rot``.
 Which feet are flat (``ekf.flat_foot_update``): ``auto`` (default) = the feet declared flat
 (``contact.flat_feet: true``, every foot), or detected: frames named as REP-120's humanoid sole frames (the name,
 without a ``_link``/``_frame`` suffix, ends in ``sole``: ``l_sole``, ``left_sole_link``) with no foot sphere;
-``all`` = every foot; ``off`` = none (the 3-D update only). Detection from the support polygon of a foot's
+``all`` = every foot; ``none`` = no foot (the 3-D update only). Detection from the support polygon of a foot's
 collision boxes is not done: a sole frame says more reliably that the frame lies on the sole.
 
 Paths: :func:`rotation_update` runs the compiled kernel (:func:`.flat_kernels.rotation_update`) when the filter
@@ -56,7 +56,7 @@ from robot_state_estimator.estimation.ekf import BG_SL, N_STATES, BaseEkf, Measu
 FloatArray = NDArray[np.float64]
 
 #: ``ekf.flat_foot_update`` values.
-FLAT_FOOT_MODES = ("auto", "all", "off")
+FLAT_FOOT_MODES = ("auto", "all", "none")
 _SOLE_RE = re.compile(r"sole$", re.IGNORECASE)
 _SUFFIX_RE = re.compile(r"_(link|frame)$", re.IGNORECASE)
 
@@ -75,7 +75,7 @@ def flat_feet_mask(mode: str, foot_frames: Sequence[str], radii: FloatArray, dec
     """(n_feet,) bool: which feet get the orientation update (module docstring, ``ekf.flat_foot_update``).
 
     Args:
-        mode: ``auto``, ``all`` or ``off``.
+        mode: ``auto``, ``all`` or ``none``.
         foot_frames: the foot frame names. radii: (n_feet,) m, foot sphere radii in use (0 = no sphere).
         declared_flat: ``contact.flat_feet``.
 
@@ -83,7 +83,7 @@ def flat_feet_mask(mode: str, foot_frames: Sequence[str], radii: FloatArray, dec
         ValueError: an unknown mode.
     """
     n = len(foot_frames)
-    if mode == "off":
+    if mode == "none":
         return np.zeros(n, dtype=bool)
     if mode == "all":
         return np.ones(n, dtype=bool)

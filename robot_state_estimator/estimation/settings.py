@@ -91,7 +91,7 @@ class EkfSettings:
             stance does not rotate, which makes the gyro bias observable on all axes and stops the yaw drift it
             causes; :mod:`robot_state_estimator.estimation.flat_feet`): ``auto`` = the feet declared flat
             (``contact.flat_feet``) or sole frames (REP-120 ``l_sole``/``r_sole``-like names) without a foot sphere;
-            ``all`` = every foot; ``off`` = the 3-D update only.
+            ``all`` = every foot; ``none`` = the 3-D update only.
         foot_angular_velocity_noise: rad/s, stddev of a flat stance foot's angular velocity (rocking, sole
             compliance) in that update; encoder and gyro noise are added to it.
         foot_radius_m: m, radius of the spherical feet for the rolling-contact leg measurement (the contact
@@ -222,8 +222,10 @@ class EkfSettings:
             raise SettingsError(f"ekf.initial_position must be 3 finite numbers, got {self.initial_position!r}")
         if self.init_imu_samples < 1:
             raise SettingsError(f"ekf.init_imu_samples must be >= 1, got {self.init_imu_samples}")
-        if self.flat_foot_update not in ("auto", "all", "off"):
-            raise SettingsError(f"ekf.flat_foot_update must be auto, all or off, got {self.flat_foot_update!r}")
+        if self.flat_foot_update not in ("auto", "all", "none"):
+            raise SettingsError(
+                f"ekf.flat_foot_update must be auto, all or none (a YAML string), got {self.flat_foot_update!r}"
+            )
         if not math.isfinite(self.foot_radius_m):
             raise SettingsError(f"ekf.foot_radius_m must be finite, got {self.foot_radius_m!r}")
 

@@ -14,7 +14,7 @@ import sys
 import time
 
 from robot_state_estimator.simulation.errors import SimulationError
-from robot_state_estimator.simulation.robots import ROBOTS
+from robot_state_estimator.simulation.robots import BIPEDS, ROBOTS
 from robot_state_estimator.simulation.settings import GAITS, SimulationSettings, SlipEvent
 
 
@@ -30,7 +30,12 @@ def _slip(text: str) -> tuple[str, float]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the ``simulate`` sub-command."""
-    parser.add_argument("--robot", choices=sorted(ROBOTS), default="go1", help="bundled robot (config/robots)")
+    parser.add_argument(
+        "--robot",
+        choices=sorted([*ROBOTS, *BIPEDS]),
+        default="go1",
+        help="bundled robot (config/robots), or the biped talos (example-robot-data; stand or walk on flat soles)",
+    )
     parser.add_argument("--gait", choices=GAITS, default="trot", help="motion to generate")
     parser.add_argument("--duration", type=float, default=20.0, help="run length (s)")
     parser.add_argument("--output", required=True, help="output folder (bag/, robot_description.urdf, run.yaml)")
@@ -55,10 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slip-duration", type=float, default=0.05, help="slip duration (s)")
     parser.add_argument(
         "--foot-model",
-        choices=("sphere", "point"),
+        choices=("sphere", "point", "flat"),
         default=None,
         help="feet as rolling spheres of the description's radii or as points (default: sphere when the "
-        "description has foot spheres, as the Go1's)",
+        "description has foot spheres, as the Go1's; flat: soles, the bipeds' only model)",
     )
     parser.add_argument(
         "--foot-wrenches",

@@ -522,6 +522,12 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
         SimulationError: unknown robot/gait, a slip outside a stance, a foot target out of reach,
             ``foot_model="sphere"`` for a robot without foot spheres.
     """
+    from robot_state_estimator.simulation.biped import BIPEDS, simulate_biped
+
+    if settings.robot in BIPEDS:
+        return simulate_biped(settings, robot=robot)
+    if settings.foot_model == "flat":
+        raise SimulationError(f"foot_model 'flat' is the bipeds' ({sorted(BIPEDS)}); {settings.robot} has not")
     if robot is None:
         robot = load_sim_robot(settings.robot)
     seeds = np.random.SeedSequence(settings.seed).spawn(4)
@@ -584,6 +590,28 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
     ]
 
     wb = _whole_body(robot, q_start, t, base, plans, touchdown_bases, rho, settings.friction_coefficient)
+    xml = robot.description_xml if foot_model == "sphere" else point_feet_description(robot.description_xml, robot.feet)
+    return sensor_run(settings, robot, wb, grid_rel, imu_rel, imu_index, joint_index, rng_imu, rng_joints, rho, xml)
+
+
+def sensor_run(
+    settings: SimulationSettings,
+    robot: SimRobot,
+    wb: dict[str, np.ndarray | int],
+    grid_rel: np.ndarray,
+    imu_rel: np.ndarray,
+    imu_index: np.ndarray,
+    joint_index: np.ndarray,
+    rng_imu: np.random.Generator,
+    rng_joints: np.random.Generator,
+    rho: np.ndarray,
+    description_xml: str,
+) -> SimulatedRun:
+    """The sensors of a generated whole-body trajectory ``wb`` (the dict of ``_whole_body``: ``q v a tau res f
+    w_foot violations unilateral unbalanced foot_p contact slipping``) and the :class:`SimulatedRun` (step 7 of
+    the module docstring): IMU readings (ideal, then gz-sensors noise) at ``imu_index``, joint readings with
+    optional encoder and torque noise at ``joint_index``; shared by the quadruped and biped generators."""
+    foot_model = str(settings.foot_model)
     q, v, a = np.asarray(wb["q"]), np.asarray(wb["v"]), np.asarray(wb["a"])
     contact, slipping = np.asarray(wb["contact"]), np.asarray(wb["slipping"])
     foot_p = np.asarray(wb["foot_p"])
@@ -618,9 +646,7 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
         joint_names=robot.joint_names,
         feet=tuple(robot.feet),
         imu=robot.imu,
-        description_xml=robot.description_xml
-        if foot_model == "sphere"
-        else point_feet_description(robot.description_xml, tuple(robot.feet)),
+        description_xml=description_xml,
         foot_model=foot_model,
         foot_radii=rho,
         stamps_ns=grid_rel.astype(np.int64) + np.int64(settings.start_stamp_ns),

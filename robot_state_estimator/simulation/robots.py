@@ -60,6 +60,31 @@ ROBOTS: dict[str, _RobotInfo] = {
 }
 
 
+@dataclass(frozen=True)
+class _BipedInfo:
+    """A biped of example-robot-data: URDF and SRDF (relative to its ``robots`` folder), standing posture, soles
+    (left, right) and gait defaults (:mod:`.biped`)."""
+
+    urdf: str
+    srdf: str
+    posture: str
+    feet: tuple[str, str]  # left, right
+    gait: GaitDefaults
+
+
+#: The bipeds :mod:`.biped` generates walks of.
+BIPEDS: dict[str, _BipedInfo] = {
+    "talos": _BipedInfo(
+        urdf="talos_data/robots/talos_reduced.urdf",
+        srdf="talos_data/srdf/talos.srdf",
+        posture="half_sitting",
+        feet=("left_sole_link", "right_sole_link"),
+        # trot fields unused (a biped walks); walk: 1.2 s per stride (two steps), 0.3 m/s, 5 cm steps, duty 0.6
+        gait=GaitDefaults(1.2, 1.2, 0.05, 0.3, 0.3, trot_duty=0.6, walk_duty=0.6),
+    ),
+}
+
+
 @dataclass
 class SimRobot:
     """A robot ready for the generator.

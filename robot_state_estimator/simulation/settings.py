@@ -9,8 +9,8 @@ from typing import Any
 from robot_state_estimator.simulation.errors import SimulationError
 
 GAITS = ("stand", "stand_up", "trot", "walk")
-#: Foot contact models (None: sphere when the description has foot spheres, else point).
-FOOT_MODELS = (None, "point", "sphere")
+#: Foot contact models (None: sphere when the description has foot spheres, else point; a biped's soles: flat).
+FOOT_MODELS = (None, "point", "sphere", "flat")
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ class SimulationSettings:
     """Everything that defines a generated run (the same settings and seed give the same run).
 
     Attributes:
-        robot: ``go1``, ``solo12`` or ``anymal_c``.
+        robot: ``go1``, ``solo12`` or ``anymal_c``; or the biped ``talos`` (``stand`` and a straight ``walk`` on
+            flat soles, :mod:`.biped`).
         gait: ``stand`` (standing still), ``stand_up`` (base rising from a crouch, feet fixed), ``trot`` or
             ``walk`` (4-beat, with turns).
         duration_s: length of the run (s).
@@ -67,6 +68,7 @@ class SimulationSettings:
             None (the default): ``"sphere"`` when the robot's description has foot spheres (Go1), else
             ``"point"``. The run's settings hold the resolved value; the description stored with a point-foot
             run has its foot spheres removed, so an estimator taking the radius from it models the same feet.
+            ``"flat"``: soles holding position and orientation in stance (bipeds only, their only model).
     """
 
     robot: str = "go1"

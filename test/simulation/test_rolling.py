@@ -66,7 +66,7 @@ def test_default_foot_model_follows_the_description(go1, trot):
     with pytest.raises(SimulationError, match="no collision sphere"):
         simulate(SimulationSettings(robot="solo12", gait="stand", duration_s=0.05, foot_model="sphere"), robot=solo)
     with pytest.raises(SimulationError, match="foot_model"):
-        SimulationSettings(foot_model="flat")
+        SimulationSettings(foot_model="box")
 
 
 def test_contact_points_are_at_rest_and_centres_roll(trot, go1):
