@@ -69,9 +69,13 @@ moving window after ``ekf.init_timeout_s``, attitude and velocity less certain),
 ``ignore_unknown_joints``, the names not in the model that are ignored; reported when that set changes),
 ``missing_joint``, ``joint_dt_nonpositive``,
 ``joint_out_of_order``, ``joint_too_old``, ``joint_queue_overflow``, ``foot_force_shape``, ``foot_force_nan``,
-``unknown_foot``,
-``contact_source_unavailable``, ``contacts_from_kinematics`` (once per estimator, when the kinematic contact
-source is first used: contacts from foot heights and speeds, unreliable for low foot clearance),
+``unknown_foot``, foot wrench sensors (:mod:`.contact_inputs`): ``foot_wrench_shape``, ``foot_wrench_nan``,
+``foot_wrench_unknown_frame``, ``foot_wrench_out_of_order``, ``foot_wrench_stale`` (a change of the set of feet
+whose wrench is not fresh, named; the sample is not refused), the contact schedule: ``schedule_shape``,
+``schedule_duplicate_feet``, ``schedule_unknown_feet``, ``schedule_missing_feet``, ``contact_schedule_disagrees``
+(a foot's schedule and force-based contact differ for ``contact.schedule_disagreement_s``; the schedule is used),
+``contact_source_unavailable`` (also a stale schedule), ``contacts_from_kinematics`` (once per estimator, when the
+kinematic contact source is first used: contacts from foot heights and speeds, unreliable for low foot clearance),
 ``foot_gated`` (info: a stance foot failed the chi-square gate; "orientation" in the message for the flat feet's
 orientation update), ``foot_frames_merged`` (info: foot detection kept one frame of a rigid body and dropped others,
 both named),
