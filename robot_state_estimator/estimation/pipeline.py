@@ -414,6 +414,9 @@ class RobotStateEstimator:
         self._stance_cache: dict[bytes, tuple[NDArray[np.intp], list[int], list[str], FloatArray]] = {}
         self.contacts = np.zeros(n_feet, dtype=bool)
         self.contact_source = "none"
+        #: whether the foot forces of the last joint step were estimated (from joint torques) or measured (fresh foot
+        #: wrenches); False otherwise: the forces are then zeros, not a measurement (the node does not publish them)
+        self.forces_estimated = False
         self._all_feet = np.arange(n_feet)
         self._kinematic_reported = False  # contacts_from_kinematics is reported once per estimator
         self._foot_sensor_values = np.full(n_feet, np.nan)
@@ -1270,6 +1273,7 @@ class RobotStateEstimator:
         )
         wrench_fresh = self._wrenches_fresh(stamp)
         have_tau = prepared.tau is not None
+        self.forces_estimated = have_tau or wrench_fresh  # estimated from torques, or measured by foot wrenches
         if (
             prepared.tau is not None
             and not cs.use_full_dynamics
@@ -1515,6 +1519,7 @@ class RobotStateEstimator:
             _jacobian_com(kin.model, kin.data), qtau, self._joint_ints, self._joint_floats, det.on_threshold,
             det.off_threshold, stamp, det._flags, det._since_ns, forces.force_in_world, forces.wrench_in_foot, buf,
         )  # fmt: skip
+        self.forces_estimated = True
         if result < 0:
             prepared = _PreparedJoints(stamp, qtau[0], qtau[1], True, qtau[2], qtau)
             if result == _ek.JOINT_FORCES_FAILED:  # nothing done: the reference forces (least squares) and trigger

@@ -11,6 +11,13 @@ The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both fee
 - An IMU stamp more than ``max_time_gap_s`` after the previous one resets the filter (``stamp_gap``), then the
   sample is processed; time going backwards (by more than ``out_of_order_tolerance_s``) is left to the core,
   which resets itself (events ``stamp_backwards``, ``reset``).
+- The IMU is the clock: a joint, foot-force, foot-wrench or contact-schedule sample stamped more than ``max_time_gap_s`` after the last IMU
+  sample that reached the core is skipped (``stamp_future``: a driver whose clock is ahead, a message of the
+  timeline before a reset still queued, or an IMU that stopped), one stamped more than ``max_time_gap_s``
+  before it too (``stamp_past``: a driver whose clock is behind, or the first messages of a looping bag's new
+  timeline before the IMU's own goes back and resets the filter). Neither reaches the core, so neither resets
+  the filter nor makes the good samples after it look like time going backwards; the note names the skipped
+  sample's stamp and the IMU's. No bound before the first IMU sample.
 - Joint samples must name every model joint (``joint_missing_names``) and, unless the estimator setting
   ``ignore_unknown_joints`` is on, no other joint (``joint_unknown_names``); with it on, samples with extra
   names go to the core, which ignores those names and reports them when their set changes (core event
@@ -36,6 +43,13 @@ The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both fee
   readable positive stamp feeds the detection, also one the adapter then skips (wrong frame, missing joints,
   non-finite values, bad lengths ...): a rejected sample arrived, so it is a rejection, never also a loss. A
   sample without a usable stamp (zero, negative, unreadable) arrived too: it cancels one loss of the next gap.
+- The contact source the core uses (``contact_source``: ``torque``, ``foot_sensor``, ``kinematic``; the
+  core's ``RobotStateEstimator.contact_source``) is followed after each joint sample: when it falls back to
+  the kinematic detector after another source was used (e.g. the efforts disappear from the joint states with
+  ``contact.source: auto``), or when the configured source has no data, a note ``contact_source`` (warn) says so
+  and ``contact_source_problem`` keeps the message until a better source is back (a note at info level then).
+  ``forces_estimated`` tells whether the last joint step estimated the foot forces (from joint torques): the
+  adapters publish no wrench without them (a zero force would read as a measured one).
 - Every skipped sample or reset is counted by its stable cause key (``rejected``), every core event by its key
   (``events``); both use the keys of the node's ``rejected.<cause>`` diagnostics.
 
@@ -162,6 +176,26 @@ def foot_wrench_topics(entries: Any, feet: Any) -> dict[str, str]:
     return out
 
 
+def output_frame_warning(desc: Any, params: Mapping[str, Any]) -> str:
+    """The warning when the TF child frame of the node parameters ``params`` (``tf_child_frame``, else
+    ``base_frame``) names no frame of ``desc`` (``RobotDescription``) while ``tf_child_frame`` is left empty: e.g.
+    ``base_frame:=base_link`` (REP-105's name) on a description whose base link is ``base`` or ``trunk``. The TF
+    ``odom -> base_link`` then does not connect to the robot's tree, which robot_state_publisher publishes from the
+    description's base link; "" otherwise (an explicit ``tf_child_frame`` such as ``base_rse`` is meant to be apart,
+    to run beside another estimator). The node logs it at start, replay prints it."""
+    base = str(params.get("base_frame", "") or "")
+    if not base or str(params.get("tf_child_frame", "") or "") or base in desc.graph:
+        return ""
+    link = desc.base_link
+    return (
+        f"base_frame {base!r} is not a frame of the robot description (its base link is {link!r}): the TF "
+        f"odom -> {base} will not connect to the robot's TF tree, which robot_state_publisher publishes from "
+        f"{link!r} (RViz shows the robot model apart from the odometry). Fix: leave base_frame empty (the base link "
+        f"{link!r}) or set base_frame:={link}; or, to keep the name {base!r}, add to the description a link {base!r} "
+        f"with a fixed joint to {link!r}"
+    )
+
+
 @dataclass(frozen=True)
 class AdapterSettings:
     """The adapter parameters of the node (same names, defaults and meaning as in README.md, "Parameters").
@@ -203,7 +237,9 @@ class AdapterSettings:
 #: Stable keys of the lost-sample counts (``EstimatorStream.lost``), one per input stream.
 LOST_KEYS: tuple[str, ...] = ("imu_lost", "joint_states_lost", "foot_forces_lost", "foot_wrenches_lost")
 #: Core events of level warn or error that refuse no sample (the sample was used): the node logs them but does
-#: not count them as rejected samples (``rejected.<cause>``); resets are counted as resets.
+#: not count them as rejected samples (``rejected.<cause>``); resets are counted as resets. ``imu_gap`` (a stamp
+#: difference above ``ekf.max_dt_s``: the sample is used, the filter re-anchors its clock) is what samples lost
+#: before the node (a queue overflowing under CPU load) look like: they are counted as losses (``imu_lost``).
 NOT_REJECTIONS: frozenset[str] = frozenset(
     {
         "reset",
@@ -213,6 +249,8 @@ NOT_REJECTIONS: frozenset[str] = frozenset(
         "contact_source_unavailable",
         "foot_wrench_stale",
         "contact_schedule_disagrees",
+        "imu_gap",
+        "contact_source",
     }
 )
 #: Number of positive stamp differences whose median is a stream's period (recomputed every window).
@@ -297,6 +335,12 @@ class StampLossCounter:
         )
 
 
+def _stamp_s(stamp_ns: int) -> str:
+    """A stamp in ns as seconds with 9 decimals, exact."""
+    sec, nsec = divmod(int(stamp_ns), NS_PER_S)
+    return f"{sec}.{nsec:09d}"
+
+
 def _period_ns(rate_hz: float) -> int:
     return round(NS_PER_S / rate_hz) if rate_hz > 0 else 0
 
@@ -369,6 +413,13 @@ class EstimatorStream:
         self._foot_loss = StampLossCounter("foot_forces_lost", "foot-force")
         self._wrench_loss: dict[str, StampLossCounter] = {}  # per foot topic, one count key
         self._checked_joint_names: tuple[str, ...] | None = None
+        #: the stamp of the last IMU sample that reached the core (the clock joint and foot samples are bounded
+        #: against: ``stamp_future``, ``stamp_past``); None before the first one
+        self.imu_clock_ns: int | None = None
+        #: the contact source the core used for the last joint sample ("" before any)
+        self.contact_source = ""
+        #: why the contact source in use is worse than the one used before or configured ("" when it is not)
+        self.contact_source_problem = ""
         self.set_core(estimator, settings)
         self.set_adapter(adapter)
         self.restart_outputs()
@@ -432,6 +483,36 @@ class EstimatorStream:
             return self._check_loss(counter, stamp_ns)
         counter.arrived_unstamped()
         return None
+
+    def off_imu_clock(self, what: str, stamp_ns: int, counter: StampLossCounter | None = None) -> Outputs | None:
+        """The skip of a ``what`` ("joint", "foot-force") sample stamped ``stamp_ns`` (> 0) more than
+        ``max_time_gap_s`` after (``stamp_future``) or before (``stamp_past``) the IMU clock (``imu_clock_ns``);
+        None when it is within (or before the first IMU sample). ``counter``: the stream's loss counter, told that
+        the sample arrived (so that the gap it leaves in the stream's stamps is not taken for a loss)."""
+        clock = self.imu_clock_ns
+        if clock is None:
+            return None
+        d = stamp_ns - clock
+        limit = self._max_gap_ns
+        if -limit <= d <= limit:
+            return None
+        if counter is not None:
+            counter.arrived_unstamped()
+        where = (
+            f"stamped {_stamp_s(stamp_ns)} s, {abs(d) / NS_PER_S:.3f} s {'after' if d > 0 else 'before'} the last IMU "
+            f"sample ({_stamp_s(clock)} s), more than max_time_gap_s = {self.adapter.max_time_gap_s:g} s"
+        )
+        if d > 0:
+            return self._skip(
+                "stamp_future",
+                f"{what} sample skipped: {where}: is the clock of its driver ahead (the IMU's is the estimator's), "
+                "is it a message from before a reset (a looping bag), or has the IMU stopped?",
+            )
+        return self._skip(
+            "stamp_past",
+            f"{what} sample skipped: {where}: is the clock of its driver behind (the IMU's is the estimator's), or "
+            "did its time go back (a looping bag) before the IMU's?",
+        )
 
     def reject(self, key: str, message: str) -> Outputs:
         """Skip an input the adapter could not even read (e.g. bytes that do not deserialize), counted under
@@ -499,6 +580,9 @@ class EstimatorStream:
                 last = None
         if last is None or stamp_ns > last:
             self.last_imu_ns = stamp_ns
+        clock = self.imu_clock_ns
+        if clock is None or stamp_ns > clock or clock - stamp_ns > self._backwards_tolerance_ns:
+            self.imu_clock_ns = stamp_ns  # forward, or back by more than the tolerance (the core resets)
         if sample.frame_id != self.imu_frame_of_core:  # an accepted alias (imu_frame_id): the core's frame
             sample = dataclasses.replace(sample, frame_id=self.imu_frame_of_core)
         return self._step(self.estimator.add_imu, sample, notes)
@@ -531,6 +615,9 @@ class EstimatorStream:
         if stamp_ns <= 0:
             self._joint_loss.arrived_unstamped()
             return self._skip("stamp_zero", "joint sample skipped: zero or negative stamp")
+        off = self.off_imu_clock("joint", stamp_ns, self._joint_loss)
+        if off is not None:
+            return off
         notes = self._check_loss(self._joint_loss, stamp_ns)  # also for a sample skipped below
         if sample.names != self._checked_joint_names:  # the names of a stream rarely change: check them once
             names = set(sample.names)
@@ -556,7 +643,49 @@ class EstimatorStream:
                 "joint sample skipped: empty effort, but contact.source is 'torque' (needs joint torques)",
                 notes=notes,
             )
-        return self._step(self.estimator.add_joints, sample, notes)
+        out = self._step(self.estimator.add_joints, sample, notes)
+        source = getattr(self.estimator, "contact_source", None)
+        if source is not None and source != self.contact_source:
+            note = self._contact_source_changed(str(source))
+            if note is not None:
+                out = out._replace(notes=[*out.notes, note])
+        return out
+
+    @property
+    def forces_estimated(self) -> bool:
+        """Whether the core estimated the foot forces of its last joint step (from joint torques; the core's
+        ``forces_estimated``, True for a core without it): without them the wrenches are zeros, not measured."""
+        return bool(getattr(self.estimator, "forces_estimated", True))
+
+    def _contact_source_changed(self, source: str) -> Event | None:
+        """The core's contact source changed to ``source``: the note to log, if any (module doc)."""
+        before, self.contact_source = self.contact_source, source
+        configured = str(getattr(self.settings.contact, "source", "auto"))
+        if source == "kinematic":
+            if before not in ("", "none", "kinematic"):
+                why = {
+                    "torque": "the joint states carry no efforts any more",
+                    "foot_sensor": "the foot sensors are silent or stale (contact.foot_sensor_timeout_s)",
+                    "foot_wrench": "the foot wrenches are silent or stale",
+                    "schedule": "the contact schedule is stale (contact.schedule_timeout_s)",
+                }.get(before, f"{before!r} has no data any more")
+                text = f"{why}: contacts now come from the foot heights and speeds (kinematic), not from {before!r}"
+            elif configured not in ("auto", "kinematic"):
+                text = f"contact.source is {configured!r} but it has no data: contacts come from the foot heights and "
+                text += "speeds (kinematic fallback)"
+            else:
+                return None  # contact.source auto on a robot without efforts or foot sensors: the core says so once
+            self.contact_source_problem = (
+                f"{text}; no foot force is estimated, so contact_wrench/<foot> is not published meanwhile, and the "
+                "kinematic contacts are unreliable for gaits with low foot clearance"
+            )
+            self.events["contact_source"] += 1
+            return Event("contact_source", self.contact_source_problem)
+        if self.contact_source_problem:
+            self.contact_source_problem = ""
+            self.events["contact_source"] += 1
+            return Event("contact_source", f"contacts come from {source!r} again", "info")
+        return None
 
     def on_foot_forces_msg(self, msg: Any) -> Outputs:
         """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
@@ -573,6 +702,9 @@ class EstimatorStream:
         if stamp_ns <= 0:  # as IMU and joint samples: a sensor without a clock; never a contact source
             self._foot_loss.arrived_unstamped()
             return self._skip("stamp_zero", "foot-force sample skipped: zero or negative stamp")
+        off = self.off_imu_clock("foot-force", stamp_ns, self._foot_loss)
+        if off is not None:
+            return off
         notes = self._check_loss(self._foot_loss, stamp_ns)
         return self._step(self.estimator.add_foot_forces, sample, notes)
 
@@ -598,6 +730,9 @@ class EstimatorStream:
         if sample.stamp_ns <= 0:
             counter.arrived_unstamped()
             return self._skip("stamp_zero", f"foot wrench sample of {sample.foot} skipped: zero or negative stamp")
+        off = self.off_imu_clock(f"foot wrench ({sample.foot})", sample.stamp_ns, counter)
+        if off is not None:
+            return off
         notes = self._check_loss(counter, sample.stamp_ns)
         return self._step(self.estimator.add_foot_wrench, sample, notes)
 
@@ -613,6 +748,9 @@ class EstimatorStream:
         """A ``ContactScheduleSample``."""
         if sample.stamp_ns <= 0:
             return self._skip("stamp_zero", "contact schedule skipped: zero or negative stamp")
+        off = self.off_imu_clock("contact schedule", sample.stamp_ns)
+        if off is not None:
+            return off
         return self._step(self.estimator.add_contact_schedule, sample, None)
 
     # ---------------------------------------------------------------------------------------- the step
@@ -687,5 +825,7 @@ __all__ = [
     "Outputs",
     "StampLossCounter",
     "foot_wrench_topics",
+    "output_frame_problem",
+    "output_frame_warning",
     "pack_estimate",
 ]

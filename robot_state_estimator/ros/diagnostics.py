@@ -15,8 +15,9 @@ robot (model name of the description):
   within [0, 10 s], i.e. when the stamps are wall-clock time; ``nan`` and 0 samples otherwise) and
   ``processing_p50_ms``, ``processing_p99_ms``, ``processing_max_ms``, ``processing_samples`` (steady time
   from the entry of the input's callback to the odometry publish, meaningful for any stamps). Level WARN when
-  samples were lost or rejected since the previous report or no IMU arrived while the description is loaded;
-  ERROR without a description.
+  samples were lost or rejected since the previous report, no IMU arrived while the description is loaded, or
+  IMU messages arrive but another input stream stopped (``stopped_inputs``: joint states, foot forces); ERROR
+  without a description.
 - ``<node>: filter``: ``status``, ``resets``, ``last_reset_reason``, ``last_stamp_s`` (the stamp of the last
   estimate, seconds with 9 decimals: exact to the nanosecond, also for wall-clock stamps),
   ``position_std_m``, ``velocity_std_m_s``, ``attitude_std_rad`` (square roots of the largest diagonal
@@ -24,13 +25,16 @@ robot (model name of the description):
   status is not ``ok`` or a covariance was not finite/positive definite, OK otherwise.
 - ``<node>: contacts``: ``feet_in_contact``, ``no_contact_s`` (estimate time since the last estimate with a
   foot in contact, 0 while one is), ``contact_source`` (of the last joint step: ``torque``, ``foot_wrench``,
-  ``foot_sensor``, ``schedule``, ``kinematic``), ``foot_wrenches_stale`` (the feet whose wrench topic stopped,
-  comma-separated; WARN), ``schedule_disagreements_total``, then per foot ``<foot>.in_contact``,
-  ``<foot>.force_z_n``, ``<foot>.nis``, ``<foot>.updates_rejected``, ``<foot>.schedule_disagreements`` (episodes of
-  the schedule and the force disagreeing for ``contact.schedule_disagreement_s``).
-  Level WARN when no foot has been in contact for more than
-  ``NO_CONTACT_WARN_S`` of estimate time (the filter runs on the IMU alone: ``no_contact_message``), OK
-  otherwise.
+  ``foot_sensor``, ``schedule``, ``kinematic``), ``forces_estimated`` (whether the foot forces of the last joint
+  step were estimated: false without joint efforts (or foot wrenches), when ``contact_wrench/<foot>`` is not
+  published), ``foot_wrenches_stale`` (the feet whose wrench topic stopped, comma-separated; WARN),
+  ``schedule_disagreements_total``, then per foot ``<foot>.in_contact``, ``<foot>.force_z_n``, ``<foot>.nis``,
+  ``<foot>.updates_rejected``, ``<foot>.schedule_disagreements`` (episodes of the schedule and the force
+  disagreeing for ``contact.schedule_disagreement_s``). Level WARN when the contact source degraded
+  (``contact_source_problem``, ``io.stream``: e.g. the efforts disappeared and the filter fell back to kinematic
+  contacts, or the configured source has no data), when foot wrench topics stopped, or when no foot has been in
+  contact for more than ``NO_CONTACT_WARN_S`` of estimate time (the filter runs on the IMU alone:
+  ``no_contact_message``), OK otherwise.
 
 Rates are computed over the interval between two reports (``diagnostics_period`` parameter).
 """
@@ -72,6 +76,8 @@ REJECT_KEYS: tuple[str, ...] = (
     "stamp_zero",
     "stamp_backwards",
     "stamp_gap",
+    "stamp_future",
+    "stamp_past",
     "estimate_not_finite",
     "core_error",
 )
@@ -193,6 +199,9 @@ class DiagnosticsState:
     # stamp (ns) of the first estimate with feet of the current stretch without any foot in contact; None while a
     # foot is in contact (or before any estimate with feet)
     no_contact_since_ns: int | None = None
+    stopped_inputs: str = ""  # the node's warning while IMU messages arrive but another input stream does not
+    contact_source_problem: str = ""  # why it is worse than before or than configured ("" when it is not)
+    forces_estimated: bool = True  # whether the foot forces of the last joint step were estimated
     latency: LatencyRing = field(default_factory=LatencyRing)  # input stamp -> odometry publish (wall clock)
     processing: LatencyRing = field(default_factory=LatencyRing)  # callback entry -> odometry publish
     # foot wrench topics (use_foot_wrenches): foot -> receive counter; the contact schedule's (contact.source schedule)
@@ -309,6 +318,8 @@ class DiagnosticsBuilder:
         self._last_lost_total = lost_total
         if not state.has_description:
             level, message = ERROR, "waiting for the robot description"
+        elif state.stopped_inputs:  # an input stream stopped (the node's check): before the per-report counts
+            level, message = WARN, state.stopped_inputs
         elif new_lost > 0:
             level, message = (
                 WARN,
@@ -369,7 +380,8 @@ class DiagnosticsBuilder:
         values: list[tuple[str, Any]] = [
             ("feet_in_contact", sum(1 for f in feet if f.in_contact)),
             ("no_contact_s", no_contact),
-            ("contact_source", state.contact_source),
+            ("contact_source", state.contact_source or "none"),
+            ("forces_estimated", bool(state.forces_estimated)),
             ("foot_wrenches_stale", ",".join(stale)),
             ("schedule_disagreements_total", sum(state.schedule_disagreements.values())),
         ]
@@ -384,7 +396,12 @@ class DiagnosticsBuilder:
         if not feet:
             return self._status("contacts", OK, "no contact information yet", values)
         if no_contact > NO_CONTACT_WARN_S:
-            return self._status("contacts", WARN, no_contact_message(no_contact), values)
+            message = no_contact_message(no_contact)
+            if state.contact_source_problem:
+                message += f"; {state.contact_source_problem}"
+            return self._status("contacts", WARN, message, values)
+        if state.contact_source_problem:
+            return self._status("contacts", WARN, state.contact_source_problem, values)
         if stale:
             return self._status(
                 "contacts", WARN, f"foot wrench topics of {stale} stopped: contacts from {state.contact_source}", values

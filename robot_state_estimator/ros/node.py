@@ -73,6 +73,7 @@ from robot_state_estimator.io.stream import (
     Outputs,
     foot_wrench_topics,
     output_frame_problem,
+    output_frame_warning,
 )
 from robot_state_estimator.ros.diagnostics import (
     NO_CONTACT_WARN_S,
@@ -292,6 +293,12 @@ class EstimatorNode(Node):
         self._imu_seen = (0, time.monotonic())  # IMU count, steady time it last changed (or the start)
         self._joints_seen = 0
         self._wrench_joints_seen = 0  # joint count at the last foot-wrench check
+        # IMU messages arriving without joint states (or foot forces, when subscribed) for NO_IMU_AFTER_S: warned
+        # about as no_joint_states / no_foot_forces, as no_imu
+        self._no_input_report = ThrottledReporter(self.get_logger().name, period_s=NO_IMU_WARN_PERIOD_S)
+        self._stopped_warning: dict[str, str] = {}  # key -> the last warning while the stream is stopped (tests)
+        self._others_seen = {"joint_states": (0, time.monotonic()), "foot_forces": (0, time.monotonic())}
+        self._imu_count_seen = 0
         # no foot in contact for long (diagnostics.NO_CONTACT_WARN_S of estimate time): the filter is on the IMU alone
         self._no_contact_report = ThrottledReporter(self.get_logger().name, period_s=NO_CONTACT_LOG_PERIOD_S)
         self._no_contact_warning = ""  # the last no_contact warning (tests)
@@ -344,9 +351,23 @@ class EstimatorNode(Node):
             raise StartupError(str(exc)) from exc
 
     def _description_source(self) -> str | None:
-        """The description to load now (XML or path), or None to wait for the topic."""
-        if self._p["robot_description"]:
+        """The description to load now (XML or path), or None to wait for the topic.
+
+        Raises:
+            ValueError: ``robot_description`` was given but is empty (or blank) and neither ``description_file`` nor
+                ``robot`` is set: the node would wait on the topic forever for what was meant to be a parameter
+                (e.g. ``robot_description:="$(cat robot.urdf)"`` of a file that is not there).
+        """
+        if str(self._p["robot_description"]).strip():
             return str(self._p["robot_description"])
+        overrides = getattr(self, "_parameter_overrides", None)
+        given = isinstance(overrides, Mapping) and "robot_description" in overrides
+        if given and not self._p["description_file"] and not self._p["robot"]:
+            raise ValueError(
+                "the robot_description parameter is given but empty (no URDF or SDFormat XML): pass the XML itself "
+                '(e.g. robot_description:="$(xacro robot.urdf.xacro)"), or set description_file or robot; to '
+                "take the description from the robot_description topic, do not set the parameter"
+            )
         if self._p["description_file"]:
             return str(self._p["description_file"])
         if self._p["robot"]:
@@ -400,6 +421,9 @@ class EstimatorNode(Node):
             f"feet {feet}, {len(stream.model_joints)} joints; settings {self._settings_source}"
         )
         self._check_robot_matches(desc)
+        frame_warning = output_frame_warning(desc, self._p)
+        if frame_warning:
+            self.get_logger().warning(f"[base_frame] {frame_warning}")
 
     def _subscribe_foot_wrenches(self, feet: list[str]) -> None:
         """One WrenchStamped subscription per foot (``foot_wrench_topics``; raw, deserialized like the others).
@@ -766,7 +790,8 @@ class EstimatorNode(Node):
         if feet:
             if contacts:
                 pubs = self._wrench_pubs
-                for i, foot in enumerate(feet):
+                # no wrench without estimated forces (no efforts): zeros would read as a measured force
+                for i, foot in enumerate(feet if getattr(self._est, "forces_estimated", True) else ()):
                     name = foot.name
                     pub = pubs.get(name) or self._wrench_publisher(name)
                     if pub.get_subscription_count():
@@ -812,8 +837,10 @@ class EstimatorNode(Node):
                 self._diag.latency.add(d)
 
     def _check_inputs(self) -> None:
-        """Twice a second on the steady clock, off the message path: IMU arriving, feet in contact."""
+        """Twice a second on the steady clock, off the message path: IMU arriving, the other inputs arriving while
+        the IMU does, feet in contact."""
         self._check_imu_arrives()
+        self._check_others_arrive()
         self._check_contacts()
         self._check_foot_wrenches()
 
@@ -842,6 +869,41 @@ class EstimatorNode(Node):
                 "arrive: contacts come from another source (contact.source auto: the torques)",
                 count=False,
             )
+
+    def _check_others_arrive(self) -> None:
+        """Warn (every ``NO_IMU_WARN_PERIOD_S``, keys ``no_joint_states`` / ``no_foot_forces``, not counted) while
+        IMU messages arrive but no joint state (or, when subscribed, foot-force) message has for ``NO_IMU_AFTER_S``;
+        the inputs status of ``/diagnostics`` is WARN meanwhile (``DiagnosticsState.stopped_inputs``)."""
+        now = time.monotonic()
+        imu = self._diag.imu.count
+        imu_arrives = imu != self._imu_count_seen
+        self._imu_count_seen = imu
+        streams = [("joint_states", self._diag.joints, self._joints_sub, "joint state", "joint-state driver")]
+        if self._foot_forces_sub is not None:
+            streams.append(("foot_forces", self._diag.foot_forces, self._foot_forces_sub, "foot-force", "foot sensors"))
+        stopped = []
+        for key, counter, sub, what, sender in streams:
+            count, since = self._others_seen[key]
+            if counter.count != count:
+                self._others_seen[key] = (counter.count, now)
+                since = now
+            if not imu_arrives or now - since <= self._no_imu_after_s:
+                self._stopped_warning.pop(key, None)
+                continue
+            when = f"no {what} message" if counter.count == 0 else f"no {what} message for {now - since:.1f} s"
+            consequence = (
+                "the filter runs on the IMU alone (no leg-kinematics update: its position and velocity drift)"
+                if key == "joint_states"
+                else "contacts come from the other sources meanwhile"
+            )
+            text = (
+                f"IMU messages arrive on {self._imu_sub.topic_name} but {when} on {sub.topic_name}: {consequence}; is "
+                f"the {sender} publishing there (remap {key}:=<its topic>), with a matching QoS?"
+            )
+            self._stopped_warning[key] = text
+            self._no_input_report.warn(f"no_{key}", text, count=False)
+            stopped.append(text)
+        self._diag.stopped_inputs = "; ".join(stopped)
 
     def _check_contacts(self) -> None:
         """Warn (every ``NO_CONTACT_LOG_PERIOD_S``, key ``no_contact``, not counted) while joint updates arrive and
@@ -882,6 +944,10 @@ class EstimatorNode(Node):
             schedule = getattr(est, "schedule", None)
             if schedule is not None:
                 diag.schedule_disagreements = dict(zip(est.foot_frames, schedule.disagreements.tolist()))
+        stream = self._stream
+        if stream is not None:  # the degradation of the contact source (io/stream.py follows it)
+            self._diag.contact_source_problem = stream.contact_source_problem
+            self._diag.forces_estimated = stream.forces_estimated
         if self._diag.last_estimate is not None:
             self._diag.covariance_ok = covariances_ok(self._diag.last_estimate)
         stamp = self.get_clock().now().to_msg()

@@ -580,9 +580,10 @@ class OutputBag:
         self._contacts_msg: Any = None
         self._contacts_names: tuple[str, ...] = ()
 
-    def write(self, e: Estimate, odometry: bool = True, contacts: bool = True) -> None:
+    def write(self, e: Estimate, odometry: bool = True, contacts: bool = True, forces: bool = True) -> None:
         """Write the messages the node publishes for ``e`` (odometry and /tf when ``odometry``; wrenches and
-        contact states when ``contacts`` and it has feet), those of the chosen groups, at ``e.stamp_ns``."""
+        contact states when ``contacts`` and it has feet, the wrenches only with ``forces``: the foot forces
+        were estimated, ``EstimatorStream.forces_estimated``), those of the chosen groups, at ``e.stamp_ns``."""
         s = e.stamp_ns
         write = self.bag.write
         if odometry and (self._odometry or self._tf):
@@ -594,7 +595,7 @@ class OutputBag:
             feet = e.feet
             if not feet:
                 return
-            if self._wrenches:
+            if self._wrenches and forces:
                 for foot in feet:
                     topic, msg = self._fill_wrench(s, foot)
                     write(topic, msg, s)
@@ -1097,7 +1098,7 @@ def _replay_bag(
         log.append(e, odometry, contacts)
         if out is not None:
             t = clock()
-            out.write(e, odometry, contacts)
+            out.write(e, odometry, contacts, driver.stream.forces_estimated)
             write_s += clock() - t
         if on_estimate is not None:
             on_estimate(e, odometry, contacts)
@@ -1635,6 +1636,11 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
     )
     for line in result.problem_lines():
         print(line)
+    from robot_state_estimator.io.stream import output_frame_warning
+
+    frame_warning = output_frame_warning(result.description, opts.node_params) if args.output else ""
+    if frame_warning:  # as the node says at start: the TF written into the output bag is apart from the robot's
+        print(f"WARNING: {frame_warning}")
     if len(result.log) < 2:
         raise ReplayError(
             f"the estimator produced {len(result.log)} estimates from the {s['n_inputs']} messages "
