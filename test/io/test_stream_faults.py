@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from robot_state_estimator.common.paths import robot_description_path
+from robot_state_estimator.common.samples import ImuSample, JointSample
 from robot_state_estimator.description import load_description
 from robot_state_estimator.estimation import RobotStateEstimator
 from robot_state_estimator.estimation.settings import EstimatorSettings
-from robot_state_estimator.estimation.types import ImuSample, JointSample
 from robot_state_estimator.io.stream import (
     NOT_REJECTIONS,
     AdapterSettings,
@@ -29,7 +29,7 @@ S = 1_000_000_000
 T0 = 1_000 * S
 DT = 2_000_000  # 500 Hz
 STAND_Q = np.tile([0.0, 0.8, -1.6], 4)
-STAND_TAU = np.tile([0.0, 2.0, -5.0], 4)  # hip, thigh, calf torques of a standing Go1 (N m): feet loaded
+STAND_TAU = np.tile([0.0, -2.0, 5.0], 4)  # hip, thigh, calf torques (N m): about 42 N on each foot, loaded
 
 
 @pytest.fixture(scope="module")
