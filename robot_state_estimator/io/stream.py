@@ -11,13 +11,13 @@ The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both fee
 - An IMU stamp more than ``max_time_gap_s`` after the previous one resets the filter (``stamp_gap``), then the
   sample is processed; time going backwards (by more than ``out_of_order_tolerance_s``) is left to the core,
   which resets itself (events ``stamp_backwards``, ``reset``).
-- The IMU is the clock: a joint, foot-force, foot-wrench or contact-schedule sample stamped more than ``max_time_gap_s`` after the last IMU
-  sample that reached the core is skipped (``stamp_future``: a driver whose clock is ahead, a message of the
-  timeline before a reset still queued, or an IMU that stopped), one stamped more than ``max_time_gap_s``
-  before it too (``stamp_past``: a driver whose clock is behind, or the first messages of a looping bag's new
-  timeline before the IMU's own goes back and resets the filter). Neither reaches the core, so neither resets
-  the filter nor makes the good samples after it look like time going backwards; the note names the skipped
-  sample's stamp and the IMU's. No bound before the first IMU sample.
+- The IMU is the clock: a joint, foot-force, foot-wrench or contact-schedule sample stamped more than
+  ``max_time_gap_s`` after the last IMU sample that reached the core is skipped (``stamp_future``: a driver whose
+  clock is ahead, a message of the timeline before a reset still queued, or an IMU that stopped), one stamped
+  more than ``max_time_gap_s`` before it too (``stamp_past``: a driver whose clock is behind, or the first
+  messages of a looping bag's new timeline before the IMU's own goes back and resets the filter). Neither
+  reaches the core, so neither resets the filter nor makes the good samples after it look like time going
+  backwards; the note names the skipped sample's stamp and the IMU's. No bound before the first IMU sample.
 - Joint samples must name every model joint (``joint_missing_names``) and, unless the estimator setting
   ``ignore_unknown_joints`` is on, no other joint (``joint_unknown_names``); with it on, samples with extra
   names go to the core, which ignores those names and reports them when their set changes (core event
