@@ -99,3 +99,35 @@ def test_missing_inputs_are_named(foot_bag: tuple[Path, Any], sim_run: Any) -> N
     bag, _ = foot_bag
     with pytest.raises(ReplayError, match="lacks '\\{foot\\}'"):
         _replay(bag, EstimatorSettings(), node_params={"foot_wrench_topics": ["/wrench"]})
+
+
+def test_biped_ankle_sensors_give_the_true_contacts_and_wrenches(tmp_path: Path) -> None:
+    """A simulated Talos walk (flat soles, 6-D ground truth wrenches) with its force/torque sensors where a humanoid
+    has them: the left one in the shank link before the ankle roll joint (its transform to the sole changes with
+    the ankle angle, so the configuration of each joint sample matters), the right one in the foot link above the
+    sole (a constant offset); 5 N of force noise. The contacts and the sole wrenches (force and moment about the
+    sole origin) are the simulator's within the noise."""
+    from robot_state_estimator.simulation import generator
+    from robot_state_estimator.simulation.settings import SimulationSettings
+
+    run = generator.simulate(SimulationSettings(robot="talos", gait="walk", duration_s=3.0, seed=1, noise=True))
+    frames = {"left_sole_link": "leg_left_5_link", "right_sole_link": "leg_right_6_link"}
+    write_run_bag(run, tmp_path / "talos", foot_wrenches=True, foot_wrench_frames=frames, foot_wrench_noise_n=5.0)
+    wrenches: list[Any] = []
+    result = replay(
+        tmp_path / "talos" / "bag",
+        description=str(tmp_path / "talos" / "robot_description.urdf"),
+        settings=EstimatorSettings(),
+        options=ReplayOptions(progress=False),
+        on_estimate=lambda e, o, c: wrenches.append((e.stamp_ns, e.feet)) if c else None,
+    )
+    assert not result.skipped and "foot_wrench_unknown_frame" not in result.events
+    stamps = [s for s, _ in wrenches]
+    contact, _ = _truth(run, stamps)
+    k = np.searchsorted(run.stamps_ns, stamps)
+    after = np.asarray(stamps) > run.stamps_ns[0] + 1e9
+    measured = np.array([[f.in_contact for f in feet] for _, feet in wrenches])
+    assert (measured[after] == contact[after]).mean() > 0.99
+    w = np.array([[f.wrench_in_foot for f in feet] for _, feet in wrenches])[after]
+    err = np.abs(w - run.contact_wrenches_in_foot[k][after])
+    assert err[..., :3].mean() < 5.0 and err[..., 3:].mean() < 1.0, (err[..., :3].mean(), err[..., 3:].mean())
