@@ -56,8 +56,8 @@ CHOOSE_HOW = (
 )
 #: How a user declares an IMU the description lacks: in messages.
 DECLARE_HOW = (
-    "the settings declared_imu.link (the link or frame it sits on), declared_imu.pose and its noise "
-    'declared_imu.*, see README.md, "Add your robot"'
+    "the settings declared_imu.link (the link or frame it sits on), declared_imu.pose and the declared_imu.* "
+    'noise (robot-state-estimator info DESCRIPTION --write-config FILE writes them; README.md, "Add your robot")'
 )
 
 

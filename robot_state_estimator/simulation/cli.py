@@ -10,11 +10,12 @@ Example::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 
 from robot_state_estimator.simulation.errors import SimulationError
-from robot_state_estimator.simulation.robots import BIPEDS, ROBOTS
+from robot_state_estimator.simulation.robots import BIPEDS, ROBOTS, SimRobot
 from robot_state_estimator.simulation.settings import GAITS, SimulationSettings, SlipEvent
 
 
@@ -115,15 +116,22 @@ def settings_from_args(args: argparse.Namespace) -> SimulationSettings:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    """Generate and write; returns 0, or 1 with a message on stderr when the settings are invalid."""
+def run(args: argparse.Namespace, robot: SimRobot | None = None) -> int:
+    """Generate and write; returns 0, or 1 with a message on stderr when the settings are invalid.
+
+    Args:
+        args: the parsed options.
+        robot: the robot to simulate (any description: ``tools.simulate``); None = the bundled ``--robot``.
+    """
     from robot_state_estimator.simulation.bag import run_summary, write_run_bag
     from robot_state_estimator.simulation.generator import simulate
 
     try:
         settings = settings_from_args(args)
+        if robot is not None:
+            settings = dataclasses.replace(settings, robot=robot.name)
         t0 = time.perf_counter()
-        result = simulate(settings)
+        result = simulate(settings, robot=robot)
         t1 = time.perf_counter()
         frames = {}
         for item in getattr(args, "foot_wrench_frame", None) or []:

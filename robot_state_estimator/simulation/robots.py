@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 from robot_state_estimator.common.paths import robot_description_path
 from robot_state_estimator.common.robots import example_robot_data_share
-from robot_state_estimator.description import load_description
+from robot_state_estimator.description import RobotDescription, load_description
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.simulation.errors import SimulationError
 
@@ -125,12 +126,20 @@ class SimRobot:
 
 
 def _standing(robot: str, model: pin.Model, feet: tuple[str, ...]) -> np.ndarray:
-    srdf = example_robot_data_share() / "robots" / ROBOTS[robot].srdf
-    pin.loadReferenceConfigurations(model, str(srdf), False)
-    try:
-        q = np.array(model.referenceConfigurations["standing"], dtype=float)
-    except (KeyError, IndexError) as exc:
-        raise SimulationError(f"{srdf} has no 'standing' configuration") from exc
+    return _standing_from(model, feet, example_robot_data_share() / "robots" / ROBOTS[robot].srdf)
+
+
+def _standing_from(model: pin.Model, feet: tuple[str, ...], srdf: Path | None) -> np.ndarray:
+    """The SRDF's ``standing`` configuration (the neutral one when ``srdf`` is None), yaw 0 at the origin, the
+    foot frame origins on z = 0."""
+    if srdf is None:
+        q = np.array(pin.neutral(model), dtype=float)
+    else:
+        try:
+            pin.loadReferenceConfigurations(model, str(srdf), False)
+            q = np.array(model.referenceConfigurations["standing"], dtype=float)
+        except (KeyError, IndexError, RuntimeError) as exc:
+            raise SimulationError(f"{srdf} has no 'standing' configuration for this model ({exc})") from exc
     q[:3] = 0.0
     q[3:7] = (0.0, 0.0, 0.0, 1.0)
     data = model.createData()
@@ -195,4 +204,97 @@ def load_sim_robot(robot: str) -> SimRobot:
         gait=info.gait,
         source="description",
         foot_radii=tuple(float(desc.foot_radius(f)) for f in info.feet),
+    )
+
+
+#: m, the Go1's standing base height above its feet: the reference of :func:`scaled_gait` (Go1 gait defaults).
+_GO1_HEIGHT_M = 0.254
+
+
+def scaled_gait(height_m: float) -> GaitDefaults:
+    """The Go1's gait defaults scaled to a robot whose base stands ``height_m`` above its feet, with dynamic
+    similarity (equal Froude number ``v^2 / (g h)``): lengths (step height) by ``k = h / h_go1``, periods and
+    speeds by ``sqrt(k)`` (Alexander 1984, "The gaits of bipedal and quadrupedal animals")."""
+    go1 = ROBOTS["go1"].gait
+    k = max(height_m, 1e-3) / _GO1_HEIGHT_M
+    r = float(np.sqrt(k))
+    return GaitDefaults(
+        trot_period_s=go1.trot_period_s * r,
+        walk_period_s=go1.walk_period_s * r,
+        step_height_m=go1.step_height_m * k,
+        trot_speed_m_s=go1.trot_speed_m_s * r,
+        walk_speed_m_s=go1.walk_speed_m_s * r,
+    )
+
+
+def quadruped_feet(desc: RobotDescription, feet: tuple[str, ...] | None = None) -> tuple[str, str, str, str]:
+    """The four feet of ``desc`` (``feet``, else ``desc.foot_frames()``) in the generator's order front-left,
+    front-right, hind-left, hind-right, told by their position in the base at the neutral configuration (x
+    forward, y left: REP-103).
+
+    Raises:
+        SimulationError: not four feet, or not two in front and two on the left.
+    """
+    names = tuple(feet) if feet else tuple(desc.foot_frames())
+    model = desc.model
+    if len(names) != 4:
+        raise SimulationError(f"simulate generates quadruped gaits: {desc.name!r} has {len(names)} feet {list(names)}")
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, pin.neutral(model))
+    X_world_base = data.oMf[model.getFrameId(desc.base_link)]
+    p = {f: X_world_base.actInv(data.oMf[model.getFrameId(f)]).translation for f in names}
+    by_x = sorted(names, key=lambda f: -p[f][0])
+    front, hind = by_x[:2], by_x[2:]
+    ordered = []
+    for pair in (front, hind):
+        left, right = sorted(pair, key=lambda f: -p[f][1])
+        if not p[left][1] > p[right][1]:
+            raise SimulationError(f"feet {list(pair)} of {desc.name!r} are not a left and a right foot")
+        ordered += [left, right]
+    return (ordered[0], ordered[1], ordered[2], ordered[3])
+
+
+def find_standing_srdf(source: str | Path) -> Path | None:
+    """An SRDF with a ``standing`` state next to a description file laid out as example-robot-data's
+    (``<robot>_description/urdf/<robot>.urdf`` and ``<robot>_description/srdf/*.srdf``); None when there is none
+    (or ``source`` is no file)."""
+    try:
+        path = Path(source)
+        if not path.is_file():
+            return None
+    except (OSError, ValueError):
+        return None
+    for srdf in sorted(path.resolve().parent.parent.glob("srdf/*.srdf")):
+        if srdf.stem == path.stem.split(".")[0] and "standing" in srdf.read_text(errors="replace"):
+            return srdf
+    return None
+
+
+def sim_robot_from_description(
+    desc: RobotDescription, *, feet: tuple[str, ...] | None = None, srdf: Path | None = None
+) -> SimRobot:
+    """A :class:`SimRobot` for any quadruped description whose legs have 3 joints: its IMU (``desc.imu``: the
+    one chosen or declared, see ``RobotDescription.with_imu`` / ``with_declared_imu``), its four feet
+    (:func:`quadruped_feet`), the ``standing`` configuration of ``srdf`` (the neutral configuration when None)
+    and gait defaults scaled from the Go1's (:func:`scaled_gait`).
+
+    Raises:
+        SimulationError: not a quadruped, no standing configuration in ``srdf``.
+        DescriptionError: ``desc`` has no IMU, or several and none chosen.
+    """
+    imu = desc.imu
+    order = quadruped_feet(desc, feet)
+    model = desc.model
+    q_standing = _standing_from(model, order, srdf)
+    return SimRobot(
+        name=desc.name,
+        model=model,
+        imu=imu,
+        feet=order,
+        q_standing=q_standing,
+        base_link=desc.base_link,
+        description_xml=desc.xml,
+        gait=scaled_gait(float(q_standing[2])),
+        source="description",
+        foot_radii=tuple(float(desc.foot_radius(f)) for f in order),
     )

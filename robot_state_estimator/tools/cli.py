@@ -15,8 +15,11 @@ import sys
 
 #: sub-command -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "info": ("robot_state_estimator.tools.info", "print versions of the package, ROS 2 and pinocchio"),
-    "simulate": ("robot_state_estimator.simulation.cli", "generate a legged-robot run with ground truth (mcap)"),
+    "info": (
+        "robot_state_estimator.tools.info",
+        "print versions; with a description, what the estimator uses for that robot (--write-config: a template)",
+    ),
+    "simulate": ("robot_state_estimator.tools.simulate", "generate a legged-robot run with ground truth (mcap)"),
     "import-csv": ("robot_state_estimator.tools.csv_import", "convert a tabular recording to a rosbag2 file"),
     "replay": ("robot_state_estimator.tools.replay", "run the estimator over a bag, write outputs and metrics"),
     "evaluate": ("robot_state_estimator.tools.evaluate", "compare a trajectory with ground truth"),

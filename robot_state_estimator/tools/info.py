@@ -1,4 +1,6 @@
-"""``robot-state-estimator info``: versions of the package and of what it runs on (works without rclpy)."""
+"""``robot-state-estimator info``: versions of the package and of what it runs on (works without rclpy); with a
+robot description, what the estimator will use for that robot and, with ``--write-config``, a commented settings
+template for it (:mod:`robot_state_estimator.tools.robot_info`)."""
 
 from __future__ import annotations
 
@@ -77,11 +79,39 @@ def _distro_from_rclpy(version: str | None) -> str | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``robot-state-estimator info``."""
+    parser.add_argument(
+        "description",
+        nargs="?",
+        help="a robot description (URDF/xacro/SDF file, package:// or model:// URI, or the XML text): print what the "
+        "estimator will use for it (base, IMU with pose and noise, feet, joints, mass, contact thresholds in N); "
+        "without it, the versions",
+    )
+    parser.add_argument("--imu", metavar="NAME", help="the IMU to use when the description has several (imu_name)")
+    parser.add_argument(
+        "--config", help="estimator settings YAML to apply (e.g. declared_imu.* for a robot without IMU)"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override one setting (dotted name, YAML value)",
+    )
+    parser.add_argument(
+        "--write-config",
+        metavar="FILE",
+        help="write a commented settings template for this robot (loadable as is by the node, replay and simulate)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the versions."""
+    """Print the versions, or the robot report (and write the template)."""
+    if getattr(args, "description", None):
+        return _run_robot(args)
+    if getattr(args, "write_config", None) or getattr(args, "imu", None) or getattr(args, "config", None):
+        print("info: --imu, --config and --write-config need a DESCRIPTION", file=sys.stderr)
+        return 2
     info = collect()
     if args.json:
         print(json.dumps(info, indent=2))
@@ -97,4 +127,19 @@ def run(args: argparse.Namespace) -> int:
     for key in ("rmw_implementation", "domain_id", "automatic_discovery_range"):
         if ros[key]:
             print(f"{key:<22} {ros[key]}")
+    return 0
+
+
+def _run_robot(args: argparse.Namespace) -> int:
+    from robot_state_estimator.tools.robot_info import report_text, robot_report, settings_for, write_config
+
+    settings = settings_for(args.config, args.set, args.imu)
+    report = robot_report(args.description, settings)
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        print(report_text(report))
+    if args.write_config:
+        path = write_config(args.write_config, report, settings)
+        print(f"wrote {path}: check the IMU and the feet, then use it with --params-file / --config", file=sys.stderr)
     return 0

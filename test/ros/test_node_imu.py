@@ -21,6 +21,9 @@ pytestmark = pytest.mark.ros
 
 T0 = 1_000 * 10**9
 GO2 = str(example_robot_data_share() / "robots" / "go2_description" / "urdf" / "go2.urdf")
+#: the synthetic standing stream's joint efforts (streams.joint_msg) do not load the feet of these robots: start
+#: without waiting for a loaded foot (what is tested here is which IMU is used)
+NO_LOAD_WAIT = {"ekf.init_wait_for_loaded_feet": False}
 
 
 def _go1_two_imus() -> str:
@@ -52,7 +55,9 @@ def test_unknown_imu_name_fails_at_start_with_did_you_mean(ros_context) -> None:
 
 
 def test_imu_name_chooses_the_imu_and_its_frame(ros_context) -> None:
-    h = Harness(ros_context, "/chosen_imu", robot_description=_go1_two_imus(), imu_name="imu2", robot="go1")
+    h = Harness(
+        ros_context, "/chosen_imu", robot_description=_go1_two_imus(), imu_name="imu2", robot="go1", **NO_LOAD_WAIT
+    )
     try:
         assert h.node.estimator.imu.name == "imu2"
         frames = h.node._stream.imu_frames
@@ -75,6 +80,7 @@ def test_go2_with_an_imu_declared_by_parameters(ros_context) -> None:
             "declared_imu.link": "imu",
             "declared_imu.update_rate_hz": 500.0,
             "declared_imu.gyro_noise_density_rad_s_sqrt_hz": 2.4e-4,
+            **NO_LOAD_WAIT,
         },
     )
     try:
@@ -110,3 +116,21 @@ def test_bad_declared_imu_parameters_fail_at_start_by_name(ros_context, params: 
     overrides = [Parameter("description_file", value=GO2)] + [Parameter(k, value=v) for k, v in params.items()]
     with pytest.raises(StartupError, match=message):
         EstimatorNode(context=ros_context, parameter_overrides=overrides)
+
+
+def test_the_node_loads_the_template_info_writes(ros_context, tmp_path) -> None:
+    from robot_state_estimator.tools import cli
+
+    path = tmp_path / "go2.yaml"
+    assert cli.main(["info", GO2, "--write-config", str(path)]) == 0
+    node = EstimatorNode(
+        context=ros_context,
+        namespace="/template",
+        parameter_overrides=[Parameter("description_file", value=GO2), Parameter("config_file", value=str(path))],
+    )
+    try:
+        imu = node.estimator.imu
+        assert imu.source == "settings" and imu.name == "imu" and imu.link == "imu"
+        assert list(node.get_parameter("foot_frames").value) == ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
+    finally:
+        node.destroy_node()

@@ -1,0 +1,78 @@
+"""``robot-state-estimator simulate``: a generated run of a bundled robot or of any quadruped description.
+
+The options of :mod:`robot_state_estimator.simulation.cli`, plus the robot from a description (``--description``:
+a file, a ``package://`` / ``model://`` URI or the XML text) with its IMU chosen (``--imu``) or declared by
+settings (``--config`` / ``--set`` with ``declared_imu.*``, for a description without one, e.g.
+example-robot-data's Go2). The IMU settings are applied as the estimator applies them
+(``estimation.imu_setup``), so the simulated IMU is the one the estimator will use with the same settings.
+
+Example::
+
+    robot-state-estimator simulate --description go2.urdf --config go2.yaml --gait trot --output out/go2_trot
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from robot_state_estimator.simulation import cli as sim_cli
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``simulate``: the bundled-robot ones and those of a description."""
+    sim_cli.add_arguments(parser)
+    group = parser.add_argument_group("any description (instead of --robot)")
+    group.add_argument(
+        "--description",
+        help="robot description to simulate (URDF/xacro/SDF file, package:// or model:// URI, or the XML text): a "
+        "quadruped with 3-joint legs; gait defaults scaled from the Go1's by the standing height",
+    )
+    group.add_argument("--imu", metavar="NAME", help="the description's IMU to use when it has several (imu_name)")
+    group.add_argument(
+        "--config",
+        help="estimator settings YAML whose imu_name / declared_imu.* give the IMU (the file info --write-config "
+        "writes); the other settings are not used by the simulation",
+    )
+    group.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override one of those settings, e.g. declared_imu.link=imu",
+    )
+    group.add_argument(
+        "--srdf",
+        help="SRDF with the 'standing' configuration; default: the one next to the description in "
+        "example-robot-data's layout (<robot>_description/srdf), else the neutral configuration",
+    )
+
+
+def load_robot(args: argparse.Namespace) -> object:
+    """The :class:`~robot_state_estimator.simulation.robots.SimRobot` of ``--description`` with its IMU.
+
+    Raises:
+        DescriptionError, SettingsError, SimulationError: naming what is wrong.
+    """
+    from robot_state_estimator.description import load_description
+    from robot_state_estimator.estimation.imu_setup import apply_imu_settings
+    from robot_state_estimator.simulation.robots import find_standing_srdf, sim_robot_from_description
+    from robot_state_estimator.tools.robot_info import settings_for
+
+    settings = settings_for(args.config, args.set, args.imu)
+    desc = apply_imu_settings(load_description(args.description), settings)
+    srdf = Path(args.srdf) if args.srdf else find_standing_srdf(args.description)
+    if srdf is None:
+        print("note: no SRDF 'standing' configuration found (--srdf): the robot stands in its neutral configuration")
+    return sim_robot_from_description(desc, feet=settings.foot_frames or None, srdf=srdf)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Generate and write the run (see ``simulation.cli.run``)."""
+    if not args.description:
+        if args.imu or args.config or args.set or args.srdf:
+            print("simulate: --imu, --config, --set and --srdf go with --description", file=sys.stderr)
+            return 2
+        return sim_cli.run(args)
+    return sim_cli.run(args, robot=load_robot(args))  # type: ignore[arg-type]

@@ -1,0 +1,59 @@
+"""``simulate`` on a description that is not bundled (example-robot-data's ANYmal B, no IMU block): its feet in
+the generator's order, its SRDF standing pose, gait sized from the Go1's, an IMU declared on its base."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robot_state_estimator.common.robots import example_robot_data_share
+from robot_state_estimator.description import load_description
+from robot_state_estimator.description.declared_imu import declared_imu_spec
+from robot_state_estimator.simulation import SimulationSettings, simulate
+from robot_state_estimator.simulation.errors import SimulationError
+from robot_state_estimator.simulation.robots import (
+    ROBOTS,
+    find_standing_srdf,
+    quadruped_feet,
+    scaled_gait,
+    sim_robot_from_description,
+)
+
+ANYMAL_B = example_robot_data_share() / "robots" / "anymal_b_simple_description" / "robots" / "anymal.urdf"
+
+
+@pytest.fixture(scope="module")
+def anymal_b():
+    desc = load_description(ANYMAL_B)
+    return desc.with_declared_imu(
+        declared_imu_spec(desc, name="imu", frame="base", pose_xyz_rpy=[0.1, 0, 0.05, 0, 0, 0])
+    )
+
+
+def test_feet_in_the_generator_order(anymal_b) -> None:
+    # front-left, front-right, hind-left, hind-right: ANYmal's own names say which is which
+    assert quadruped_feet(anymal_b) == ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT")
+    with pytest.raises(SimulationError, match="has 2 feet"):
+        quadruped_feet(anymal_b, ("LF_FOOT", "RF_FOOT"))
+
+
+def test_gait_scaled_by_froude_similarity() -> None:
+    go1 = ROBOTS["go1"].gait
+    assert scaled_gait(0.254) == go1
+    g = scaled_gait(4 * 0.254)  # 4 times taller: 4 times the step height, twice the periods and speeds
+    assert g.step_height_m == pytest.approx(4 * go1.step_height_m)
+    assert g.trot_period_s == pytest.approx(2 * go1.trot_period_s) and g.trot_speed_m_s == pytest.approx(
+        2 * go1.trot_speed_m_s
+    )
+
+
+def test_a_trot_of_anymal_b_with_its_declared_imu(anymal_b) -> None:
+    srdf = find_standing_srdf(ANYMAL_B)
+    assert srdf is not None and srdf.name == "anymal.srdf"
+    robot = sim_robot_from_description(anymal_b, srdf=srdf)
+    run = simulate(SimulationSettings(robot=robot.name, gait="trot", duration_s=2.0, seed=1), robot=robot)
+    assert run.feet == ("LF_FOOT", "RF_FOOT", "LH_FOOT", "RH_FOOT") and run.imu.name == "imu"
+    # standing still and level at the start: the accelerometer reads +g on z, the gyro nothing
+    np.testing.assert_allclose(run.imu_f[0], [0.0, 0.0, 9.81], atol=1e-9)
+    np.testing.assert_allclose(run.imu_omega[0], 0.0, atol=1e-12)
+    assert np.ptp(run.q[:, 0]) > 0.2  # it trots forward

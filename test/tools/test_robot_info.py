@@ -1,0 +1,127 @@
+"""``info DESCRIPTION`` (what the estimator uses for a robot), ``--write-config`` (a template that loads as it is),
+``simulate --description`` and the README's "Add your robot" commands, end to end on example-robot-data's Go2
+(a URDF without an IMU block)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from robot_state_estimator.common.paths import robot_description_path
+from robot_state_estimator.common.robots import example_robot_data_share
+from robot_state_estimator.description import load_description
+from robot_state_estimator.estimation import RobotStateEstimator, load_settings
+from robot_state_estimator.tools import cli
+
+REPO = Path(__file__).resolve().parents[2]
+GO2 = example_robot_data_share() / "robots" / "go2_description" / "urdf" / "go2.urdf"
+
+
+def _urdf_mass_kg(path: Path) -> float:
+    return sum(float(m.get("value")) for m in ET.parse(path).getroot().iter("mass"))
+
+
+def test_info_reports_what_the_estimator_uses_for_go2(capsys) -> None:
+    assert cli.main(["info", str(GO2), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["base_link"] == "base" and r["imu"] is None and "declared_imu.link" in r["imu_problem"]
+    assert r["feet"] == ["FL_foot", "FR_foot", "RL_foot", "RR_foot"] and "detected" in r["feet_found_by"]
+    assert len(r["joints"]) == 12
+    mass = _urdf_mass_kg(GO2)
+    assert r["mass_kg"] == pytest.approx(mass, rel=1e-12)
+    # default contact thresholds: 0.3 and 0.15 of the weight per foot (weight_relative)
+    assert r["contact"]["torque_on_threshold_n"] == pytest.approx(0.3 * mass * 9.81 / 4, rel=1e-9)
+    assert r["contact"]["torque_off_threshold_n"] == pytest.approx(0.15 * mass * 9.81 / 4, rel=1e-9)
+    assert cli.main(["info", str(GO2)]) == 0
+    text = capsys.readouterr().out
+    assert "IMU            none usable" in text and f"{0.3 * mass * 9.81 / 4:.1f} N" in text
+
+
+def test_write_config_loads_as_it_is_and_declares_the_imu_on_the_imu_link(tmp_path, capsys) -> None:
+    path = tmp_path / "go2.yaml"
+    assert cli.main(["info", str(GO2), "--write-config", str(path)]) == 0
+    capsys.readouterr()
+    text = path.read_text()
+    assert text.count("#") > 20  # commented
+    settings = load_settings(path)
+    assert settings.declared_imu.link == "imu" and settings.imu_name == "imu"
+    assert settings.foot_frames == ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+    est = RobotStateEstimator.from_description(load_description(GO2), settings)
+    np.testing.assert_allclose(est.imu.p_base_imu, [-0.02557, 0.0, 0.04232], atol=1e-12)  # imu_joint origin
+    assert "imu_noise_assumed" in {e.key for e in est.pop_events()}
+    # info with the template: the IMU is now reported with its pose and the noise the filter uses
+    assert cli.main(["info", str(GO2), "--config", str(path), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["imu"]["from"] == "settings (declared_imu)" and r["imu"]["link"] == "imu"
+    np.testing.assert_allclose(r["imu"]["pose_in_base"]["xyz_m"], [-0.02557, 0.0, 0.04232], atol=1e-12)
+    assert r["imu"]["filter_noise"]["gyro_density_rad_s_sqrt_hz"] == [settings.ekf.gyro_noise_density] * 3
+    assert {e["key"] for e in r["events"]} >= {"imu_declared", "imu_noise_assumed"}
+
+
+def test_info_on_a_description_imu_and_on_xml_text(tmp_path, capsys) -> None:
+    xml = load_description(robot_description_path("go1")).xml
+    assert cli.main(["info", xml, "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["imu"]["name"] == "imu_sensor" and r["imu"]["from"] == "description"
+    assert r["imu"]["update_rate_hz"] == 1000.0
+    path = tmp_path / "go1.yaml"
+    assert cli.main(["info", xml, "--write-config", str(path)]) == 0
+    assert load_settings(path).imu_name == "imu_sensor" and not load_settings(path).declared_imu.declared
+
+
+def test_info_with_several_imus_lists_them_and_imu_chooses(capsys) -> None:
+    xml = load_description(robot_description_path("go1")).xml
+    two = xml.replace("</robot>", '<gazebo reference="trunk"><sensor name="imu2" type="imu"/></gazebo></robot>')
+    assert cli.main(["info", two]) == 0
+    out = capsys.readouterr().out
+    assert "none usable" in out and "'imu2' (link 'base'" in out and "--imu NAME" in out
+    assert cli.main(["info", two, "--imu", "imu2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["imu"]["name"] == "imu2"
+    assert cli.main(["info", two, "--imu", "imu3"]) == 2
+    assert "no IMU 'imu3' (did you mean 'imu2'?)" in capsys.readouterr().err
+
+
+def test_info_bad_declared_link_is_named(capsys) -> None:
+    assert cli.main(["info", str(GO2), "--set", "declared_imu.link=imuu"]) == 2
+    assert "declared_imu.link 'imuu' is not a link or frame of robot 'go2_description'" in capsys.readouterr().err
+
+
+def _readme_commands() -> list[list[str]]:
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Add your robot", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None
+    return [shlex.split(line) for line in block.group(1).splitlines() if line.startswith("robot-state-estimator ")]
+
+
+def test_the_readme_add_your_robot_commands_run(tmp_path, monkeypatch, capsys) -> None:
+    """The README's commands, as written but for a shorter run (3 s instead of 10): a template, a simulated Go2
+    trot with the declared IMU, and the estimator on it against its ground truth."""
+    monkeypatch.chdir(tmp_path)
+    commands = _readme_commands()
+    assert [c[1] for c in commands] == ["info", "simulate", "replay"]
+    for argv in commands:
+        argv = [str(GO2) if a == "$GO2" else a for a in argv[1:]]
+        if "--duration" in argv:
+            argv[argv.index("--duration") + 1] = "3"
+        assert cli.main(argv) == 0, argv
+    out = capsys.readouterr().out
+    assert yaml.safe_load((tmp_path / "go2.yaml").read_text())  # the template
+    ate = re.search(r"ATE 4-DoF % of path\s+([0-9.]+) %", out)
+    assert ate is not None and float(ate.group(1)) < 1.0
+    assert "event imu_noise_assumed (warn)" in out
+
+
+def test_simulate_description_errors_are_named(tmp_path, capsys) -> None:
+    argv = ["simulate", "--description", str(GO2), "--output", str(tmp_path / "x"), "--duration", "1"]
+    assert cli.main(argv) == 2
+    assert "has no IMU sensor" in capsys.readouterr().err
+    assert cli.main(["simulate", "--imu", "a", "--output", str(tmp_path / "y")]) == 2
+    assert "go with --description" in capsys.readouterr().err
