@@ -1273,7 +1273,8 @@ class RobotStateEstimator:
         )
         wrench_fresh = self._wrenches_fresh(stamp)
         have_tau = prepared.tau is not None
-        self.forces_estimated = have_tau or wrench_fresh  # estimated from torques, or measured by foot wrenches
+        use_wrenches = wrench_fresh and cs.source != "torque"  # the foot wrenches replace the torque estimate (below)
+        self.forces_estimated = have_tau or use_wrenches  # estimated from torques, or measured by foot wrenches
         if (
             prepared.tau is not None
             and not cs.use_full_dynamics
@@ -1296,7 +1297,7 @@ class RobotStateEstimator:
         else:
             self.forces.force_in_world[:] = 0.0
             self.forces.wrench_in_foot[:] = 0.0
-        if wrench_fresh:  # measured wrenches replace the estimated ones in the outputs, whatever the source
+        if use_wrenches:  # not with the torque source: its one-kernel path publishes the torque estimate, so does this
             self.foot_wrenches.in_foot_frames(
                 self.kin.data, self.kin.X_base_foot, self.ekf.R_world_base, self.forces.wrench_in_foot,
                 self.forces.force_in_world,

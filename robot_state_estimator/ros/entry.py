@@ -24,8 +24,10 @@ usage: estimator_node [--ros-args -p NAME:=VALUE ... --params-file FILE -r FROM:
 
 The robot_state_estimator node.
   inputs:   imu/data (sensor_msgs/Imu), joint_states (sensor_msgs/JointState), foot_forces
-            (sensor_msgs/JointState, with use_foot_forces), robot_description (std_msgs/String, when no
-            description parameter is set), set_pose (geometry_msgs/PoseWithCovarianceStamped: re-seat the pose)
+            (sensor_msgs/JointState, with use_foot_forces), <foot>/wrench (geometry_msgs/WrenchStamped, one per
+            foot, with use_foot_wrenches; foot_wrench_topics), contact_schedule (sensor_msgs/JointState, with
+            contact.source schedule), robot_description (std_msgs/String, when no description parameter is
+            set), set_pose (geometry_msgs/PoseWithCovarianceStamped: re-seat the pose)
   outputs:  odometry (nav_msgs/Odometry), the TF odom -> base on /tf, contact_wrench/<foot>
             (geometry_msgs/WrenchStamped, one per foot), contact_states (diagnostic_msgs/DiagnosticArray, one
             status per foot), /diagnostics (diagnostic_msgs/DiagnosticArray: inputs, filter, contacts)

@@ -235,3 +235,20 @@ def test_run_mirrors_mim_run(go1_model: pin.Model) -> None:
         other.run((True,) * 4, None, JointSample(T0 + 31 * MS, other.joint_names, GO1_STANDING))
     with pytest.raises(ValueError, match="3 values for the 4 feet"):
         a.run((True,) * 3, None, JointSample(T0 + 81 * MS, a.joint_names, GO1_STANDING))
+
+
+def test_the_torque_source_publishes_its_own_forces_with_wrenches_streaming(go1_model: pin.Model) -> None:
+    """contact.source torque decides and publishes from the joint torques, whether the compiled one-kernel step or
+    the reference path runs: streaming foot wrenches change nothing (the same outputs as without them)."""
+    a, b = make(go1_model, source="torque"), make(go1_model, source="torque")
+    effort = np.resize([0.0, 2.0, -5.0], 12)
+    for k in range(30, 60):
+        for foot in GO1_FEET:
+            a.add_foot_wrench(FootWrenchSample(T0 + k * MS, foot, foot, np.array([0, 0, 80.0, 0, 0, 0])))
+        ea, eb = tick(a, k, effort=effort), tick(b, k, effort=effort)
+        assert ea is not None and eb is not None
+        np.testing.assert_array_equal(ea.output_vector(), eb.output_vector())
+        for fa, fb in zip(ea.feet, eb.feet, strict=True):
+            assert fa.in_contact == fb.in_contact
+            np.testing.assert_array_equal(fa.wrench_in_foot, fb.wrench_in_foot)
+    assert a.contact_source == "torque" and a.forces_estimated
