@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from robot_state_estimator.common.output_layout import OUTPUT_FIELDS
+
 FloatArray = NDArray[np.float64]
 
 
@@ -211,10 +213,10 @@ class Estimate:
 
         Args:
             stamp_ns: ns, the estimate's stamp.
-            output: (91,) float64 laid out as ``ekf.OUTPUT_SLICES`` (``BaseEkf.output_vector``): position (3),
-                quaternion xyzw (4), linear velocity (3), angular velocity (3), pose covariance (36, row-major),
-                twist covariance (36, row-major), accelerometer bias (3), gyroscope bias (3). Not copied: the
-                caller hands it over.
+            output: (91,) float64 laid out as ``common.output_layout.OUTPUT_FIELDS`` (``BaseEkf.output_vector``):
+                position (3), quaternion xyzw (4), linear velocity (3), angular velocity (3), pose covariance
+                (36, row-major), twist covariance (36, row-major), accelerometer bias (3), gyroscope bias (3).
+                Not copied: the caller hands it over.
             feet: the per-foot states, or a function returning them (called once, on the first access).
         """
         est = _new_object(_LazyEstimate)
@@ -229,18 +231,8 @@ class Estimate:
     def output_vector(self) -> FloatArray:
         """(91,) float64: the numbers of the estimate in the layout of :meth:`from_output_vector` (the stored
         vector itself when made that way, do not write to it; else a new one from the fields)."""
-        return np.concatenate(
-            [
-                np.ravel(self.p_world_base),
-                np.ravel(self.quat_world_base_xyzw),
-                np.ravel(self.v_base_in_base),
-                np.ravel(self.omega_base_in_base),
-                np.ravel(self.pose_covariance),
-                np.ravel(self.twist_covariance),
-                np.ravel(self.accel_bias),
-                np.ravel(self.gyro_bias),
-            ]
-        ).astype(np.float64, copy=False)
+        # OUTPUT_FIELDS is in vector order, contiguous from 0 to OUTPUT_SIZE (test/common/test_output_layout.py)
+        return np.concatenate([np.ravel(getattr(self, name)) for name in OUTPUT_FIELDS]).astype(np.float64, copy=False)
 
     if not TYPE_CHECKING:  # (a static checker keeps seeing the declared fields only)
 
@@ -312,17 +304,8 @@ def _lazy_field(est: Estimate, name: str) -> Any:
     raise AttributeError(f"{type(est).__name__!r} object has no attribute {name!r}")
 
 
-#: Estimate field -> (slice of the output vector, shape or None); the layout of ``ekf.OUTPUT_SLICES``.
-_LAZY_FIELDS: dict[str, tuple[slice, tuple[int, int] | None]] = {
-    "p_world_base": (slice(0, 3), None),
-    "quat_world_base_xyzw": (slice(3, 7), None),
-    "v_base_in_base": (slice(7, 10), None),
-    "omega_base_in_base": (slice(10, 13), None),
-    "pose_covariance": (slice(13, 49), (6, 6)),
-    "twist_covariance": (slice(49, 85), (6, 6)),
-    "accel_bias": (slice(85, 88), None),
-    "gyro_bias": (slice(88, 91), None),
-}
+#: Estimate field -> (slice of the output vector, shape or None)
+_LAZY_FIELDS = OUTPUT_FIELDS
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,17 @@ try:  # LAPACK's Cholesky solve without numpy.linalg's per-call overhead (a few 
 except ImportError:  # pragma: no cover - scipy is optional
     _dposv = None
 
+from robot_state_estimator.common.output_layout import (
+    ACCEL_BIAS,
+    GYRO_BIAS,
+    OMEGA_BASE_IN_BASE,
+    OUTPUT_SIZE,
+    P_WORLD_BASE,
+    POSE_COVARIANCE,
+    QUAT_WORLD_BASE_XYZW,
+    TWIST_COVARIANCE,
+    V_BASE_IN_BASE,
+)
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation import jit
 from robot_state_estimator.estimation.ekf_numerics import (
@@ -160,21 +171,6 @@ _I15 = np.eye(N_STATES)
 #: ``ekf_kernels.imu_step``'s compiled entry point (``jit.entry_point``; its argument types never change), made at
 #: the first :meth:`BaseEkf.imu_step`
 _imu_step_entry: list[Any] = [None]
-
-#: Layout of :meth:`BaseEkf.output_vector` (91,) float64: name -> slice. Quaternion ``x y z w``; covariances
-#: 6 x 6 row-major in ROS conventions (:meth:`BaseEkf.pose_covariance`, :meth:`BaseEkf.twist_covariance`).
-OUTPUT_SLICES: dict[str, slice] = {
-    "p_world_base": slice(0, 3),  # m, in W
-    "quat_world_base_xyzw": slice(3, 7),
-    "v_base_in_base": slice(7, 10),  # m/s, in B
-    "omega_base": slice(10, 13),  # rad/s, in B
-    "pose_covariance": slice(13, 49),  # (x, y, z, rot x, rot y, rot z), position in W, rotation about W axes
-    "twist_covariance": slice(49, 85),  # (linear, angular), both in B
-    "accel_bias": slice(85, 88),  # m/s^2, in S
-    "gyro_bias": slice(88, 91),  # rad/s, in S
-}
-#: length of :meth:`BaseEkf.output_vector`
-OUTPUT_SIZE = 91
 
 
 @dataclass(frozen=True)
@@ -1421,22 +1417,22 @@ class BaseEkf:
         return C
 
     def output_vector(self) -> FloatArray:
-        """All outputs in one new (91,) float64 array, laid out as :data:`OUTPUT_SLICES`: ``p_world_base`` (3),
-        :meth:`quat_world_base_xyzw` (4), ``v_base_in_base`` (3), ``omega_base`` (3), :meth:`pose_covariance`
-        (36, row-major), :meth:`twist_covariance` (36, row-major), ``accel_bias`` (3), ``gyro_bias`` (3); the
-        same values as those attributes and methods."""
+        """All outputs in one new (91,) float64 array, laid out as ``common.output_layout.OUTPUT_FIELDS``:
+        ``p_world_base`` (3), :meth:`quat_world_base_xyzw` (4), ``v_base_in_base`` (3), ``omega_base`` (3),
+        :meth:`pose_covariance` (36, row-major), :meth:`twist_covariance` (36, row-major), ``accel_bias`` (3),
+        ``gyro_bias`` (3); the same values as those attributes and methods."""
         out = np.empty(OUTPUT_SIZE)
         if self._use_k:
             _k.outputs(self._x, self._P, self._c, out)
             return out
-        out[0:3] = self.p_world_base
-        out[3:7] = self.quat_world_base_xyzw()
-        out[7:10] = self.v_base_in_base
-        out[10:13] = self.omega_base
-        out[13:49] = self.pose_covariance().ravel()
-        out[49:85] = self.twist_covariance().ravel()
-        out[85:88] = self.accel_bias
-        out[88:91] = self.gyro_bias
+        out[P_WORLD_BASE] = self.p_world_base
+        out[QUAT_WORLD_BASE_XYZW] = self.quat_world_base_xyzw()
+        out[V_BASE_IN_BASE] = self.v_base_in_base
+        out[OMEGA_BASE_IN_BASE] = self.omega_base
+        out[POSE_COVARIANCE] = self.pose_covariance().ravel()
+        out[TWIST_COVARIANCE] = self.twist_covariance().ravel()
+        out[ACCEL_BIAS] = self.accel_bias
+        out[GYRO_BIAS] = self.gyro_bias
         return out
 
     def finite_output_vector(self) -> FloatArray | None:

@@ -95,6 +95,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
+from robot_state_estimator.common.output_layout import OUTPUT_SIZE
 from robot_state_estimator.common.samples import (
     ContactScheduleSample,
     Estimate,
@@ -118,7 +119,6 @@ from robot_state_estimator.estimation.contact_inputs import ContactSchedule, Foo
 from robot_state_estimator.estimation.ekf import (
     IMU_NOT_FINITE,
     IMU_OK,
-    OUTPUT_SIZE,
     BaseEkf,
     UpdateResult,
     check_pose,

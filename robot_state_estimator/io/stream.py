@@ -69,12 +69,27 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from robot_state_estimator.common.output_layout import (
+    OMEGA_BASE_IN_BASE,
+    P_WORLD_BASE,
+    POSE_COVARIANCE,
+    PUBLISHED_SIZE,
+    QUAT_WORLD_BASE_XYZW,
+    TWIST_COVARIANCE,
+    V_BASE_IN_BASE,
+)
 from robot_state_estimator.common.samples import Estimate, Event
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.io import messages
 
-#: Offsets in the buffer of :func:`pack_estimate`.
-P_OFFSET, Q_OFFSET, V_OFFSET, W_OFFSET, POSE_COV_OFFSET, TWIST_COV_OFFSET, FEET_OFFSET = 0, 3, 7, 10, 13, 49, 85
+#: Offsets in the buffer of :func:`pack_estimate`: the output vector's first numbers (``common.output_layout``).
+P_OFFSET: int = P_WORLD_BASE.start
+Q_OFFSET: int = QUAT_WORLD_BASE_XYZW.start
+V_OFFSET: int = V_BASE_IN_BASE.start
+W_OFFSET: int = OMEGA_BASE_IN_BASE.start
+POSE_COV_OFFSET: int = POSE_COVARIANCE.start
+TWIST_COV_OFFSET: int = TWIST_COVARIANCE.start
+FEET_OFFSET: int = PUBLISHED_SIZE
 #: Per foot: wrench in the foot frame (6), then force in the world (3).
 FOOT_STRIDE = 9
 

@@ -40,6 +40,17 @@ from typing import Any
 import numpy as np
 import yaml
 
+from robot_state_estimator.common.output_layout import (
+    ACCEL_BIAS,
+    GYRO_BIAS,
+    OMEGA_BASE_IN_BASE,
+    OUTPUT_SIZE,
+    P_WORLD_BASE,
+    POSE_COVARIANCE,
+    QUAT_WORLD_BASE_XYZW,
+    TWIST_COVARIANCE,
+    V_BASE_IN_BASE,
+)
 from robot_state_estimator.common.samples import Estimate
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.estimation.jit import kernels_need_compiling
@@ -221,10 +232,10 @@ class ReplayOptions:
     output_compression: str = DEFAULT_OUTPUT_COMPRESSION
 
 
-#: Slices of the (91,) vector of ``Estimate.output_vector`` (its documented layout, ``Estimate.from_output_vector``).
-_OUT_P, _OUT_Q, _OUT_V, _OUT_W = slice(0, 3), slice(3, 7), slice(7, 10), slice(10, 13)
-_OUT_POSE_COV, _OUT_TWIST_COV, _OUT_BA, _OUT_BG = slice(13, 49), slice(49, 85), slice(85, 88), slice(88, 91)
-_OUTPUT_SIZE = 91
+#: Slices of the (91,) vector of ``Estimate.output_vector`` (its layout: ``common.output_layout``).
+_OUT_P, _OUT_Q, _OUT_V, _OUT_W = P_WORLD_BASE, QUAT_WORLD_BASE_XYZW, V_BASE_IN_BASE, OMEGA_BASE_IN_BASE
+_OUT_POSE_COV, _OUT_TWIST_COV, _OUT_BA, _OUT_BG = POSE_COVARIANCE, TWIST_COVARIANCE, ACCEL_BIAS, GYRO_BIAS
+_OUTPUT_SIZE = OUTPUT_SIZE
 
 
 @dataclass

@@ -11,12 +11,11 @@ import pinocchio as pin
 import pytest
 from est_helpers import GO1_FEET, GO1_STANDING, IMU_MOUNTS, initialize_at_random
 
+from robot_state_estimator.common.output_layout import OUTPUT_SIZE, OUTPUT_SLICES
 from robot_state_estimator.estimation import BaseEkf, ContactForceEstimator, EkfSettings, LegKinematics, skew
 from robot_state_estimator.estimation.ekf import (
     BG_SL,
     N_STATES,
-    OUTPUT_SIZE,
-    OUTPUT_SLICES,
     P_SL,
     TH_SL,
     V_SL,
@@ -115,7 +114,7 @@ def test_output_vector_equals_the_output_methods(mount: int) -> None:
         "p_world_base": ekf.p_world_base,
         "quat_world_base_xyzw": ekf.quat_world_base_xyzw(),
         "v_base_in_base": ekf.v_base_in_base,
-        "omega_base": ekf.omega_base,
+        "omega_base_in_base": ekf.omega_base,
         "pose_covariance": ekf.pose_covariance().ravel(),
         "twist_covariance": ekf.twist_covariance().ravel(),
         "accel_bias": ekf.accel_bias,
