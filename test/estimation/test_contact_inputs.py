@@ -252,3 +252,24 @@ def test_the_torque_source_publishes_its_own_forces_with_wrenches_streaming(go1_
             assert fa.in_contact == fb.in_contact
             np.testing.assert_array_equal(fa.wrench_in_foot, fb.wrench_in_foot)
     assert a.contact_source == "torque" and a.forces_estimated
+
+
+def test_initialisation_waits_for_the_wrench_sensors_or_the_schedule_to_load_a_foot(go1_model: pin.Model) -> None:
+    """ekf.init_wait_for_loaded_feet with foot wrenches: the robot does not initialise while every sensor reads no
+    force (held in the air, the standing joint pose and a still IMU notwithstanding), and does once they carry it;
+    with contact.source schedule, once the schedule has a stance foot."""
+    for source in ("auto", "schedule"):
+        settings = EstimatorSettings(ekf=EkfSettings(init_imu_samples=20), contact=ContactSettings(source=source))
+        est = RobotStateEstimator(go1_model, ImuSpec(name="imu", link="base", frame_id="imu_link"), GO1_FEET,
+                                  settings, base_link="base")  # fmt: skip
+        for k in range(60):
+            t = T0 + k * MS
+            loaded = k >= 40
+            for foot in GO1_FEET:
+                est.add_foot_wrench(FootWrenchSample(t, foot, "base", np.array([0, 0, 40.0 * loaded, 0, 0, 0])))
+            est.add_contact_schedule(ContactScheduleSample(t, GO1_FEET, (loaded,) * 4))
+            est.add_joints(JointSample(t, est.joint_names, GO1_STANDING))
+            est.add_imu(ImuSample(t, np.zeros(3), LEVEL))
+            assert est.initialized == (k >= 40), (source, k)
+        keys = [e.key for e in est.pop_events()]
+        assert "init_waiting_for_load" in keys and "initialized" in keys, source
