@@ -228,3 +228,21 @@ def test_declared_imu_end_to_end_equals_the_description_imu() -> None:
     np.testing.assert_allclose(out["p"], ref["p"], atol=1e-9)
     err = out["v"] - run.v[out["imu_gt"], :3]
     assert float(np.sqrt(np.mean(np.sum(err**2, axis=1)))) < 0.05
+
+
+def test_declared_imu_on_an_sdf_frame_composes_the_frame_pose() -> None:
+    """S declared at (0.05, 0, 0) in a <frame> yawed 90 deg at (0.1, 0, 0.2) in the base: S sits at (0.1, 0.05, 0.2)
+    in the base (the frame's x axis is the base's y axis), yawed 90 deg; it moves with the base link."""
+    sdf = (
+        '<sdf version="1.9"><model name="m"><link name="base"><pose>5 5 5 0 0 0</pose></link>'
+        '<frame name="imu_mount" attached_to="base"><pose relative_to="base">0.1 0 0.2 0 0 1.5707963267948966</pose>'
+        "</frame></model></sdf>"
+    )
+    desc = load_description(sdf)
+    settings = load_settings({"declared_imu": {"link": "imu_mount", "pose": [0.05, 0, 0, 0, 0, 0]}})
+    imu = apply_imu_settings(desc, settings).imu
+    assert imu.link == "base" and imu.frame_id == "declared_imu"
+    np.testing.assert_allclose(imu.p_base_imu, [0.1, 0.05, 0.2], atol=1e-12)
+    np.testing.assert_allclose(imu.R_base_imu, [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-12)
+    at_frame = apply_imu_settings(desc, load_settings({"declared_imu": {"link": "imu_mount"}})).imu
+    assert at_frame.frame_id == "imu_mount" and "imu_mount" in at_frame.accepted_frame_ids

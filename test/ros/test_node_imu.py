@@ -3,6 +3,7 @@ descriptions (the bundled Go1 with a second IMU block, example-robot-data's Go2 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels or a ROS 2 install) is not available")
@@ -10,20 +11,20 @@ from rclpy.parameter import Parameter  # noqa: E402
 
 from robot_state_estimator.common.paths import robot_description_path  # noqa: E402
 from robot_state_estimator.common.robots import example_robot_data_share  # noqa: E402
+from robot_state_estimator.common.samples import JointSample  # noqa: E402
 from robot_state_estimator.description import load_description  # noqa: E402
+from robot_state_estimator.io import messages  # noqa: E402
+from robot_state_estimator.ros.message_types import TYPES  # noqa: E402
 from robot_state_estimator.ros.node import EstimatorNode, StartupError  # noqa: E402
 
 from .conftest import spin_until  # noqa: E402
-from .streams import Step, imu_msg, joint_msg  # noqa: E402
+from .streams import GO1_JOINTS, STAND_Q, Step, imu_msg  # noqa: E402
 from .test_node import Harness  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
 T0 = 1_000 * 10**9
 GO2 = str(example_robot_data_share() / "robots" / "go2_description" / "urdf" / "go2.urdf")
-#: the synthetic standing stream's joint efforts (streams.joint_msg) do not load the feet of these robots: start
-#: without waiting for a loaded foot (what is tested here is which IMU is used)
-NO_LOAD_WAIT = {"ekf.init_wait_for_loaded_feet": False}
 
 
 def _go1_two_imus() -> str:
@@ -32,12 +33,22 @@ def _go1_two_imus() -> str:
     return xml.replace("</robot>", block + "</robot>")
 
 
+#: hip, thigh, calf torques (N m) that load each foot (about 40 N on a Go1 or Go2 standing at STAND_Q): the filter
+#: initialises once a foot is loaded (ekf.init_wait_for_loaded_feet)
+STAND_TAU = np.tile([0.0, -2.0, 5.0], 4)
+
+
+def _joints(stamp_ns: int):
+    sample = JointSample(stamp_ns, GO1_JOINTS, STAND_Q, np.zeros(12), STAND_TAU)
+    return messages.joint_state_msg(TYPES, sample)
+
+
 def _standing(frame_id: str, duration_s: float = 0.6, rate_hz: float = 500.0):
     dt_ns = round(1e9 / rate_hz)
     for k in range(int(duration_s * rate_hz)):
         t = T0 + k * dt_ns
         yield Step("imu", t, imu_msg(t, frame_id=frame_id))
-        yield Step("joints", t, joint_msg(t))
+        yield Step("joints", t, _joints(t))
 
 
 def test_several_imus_and_none_chosen_fail_at_start_listing_them(ros_context) -> None:
@@ -55,9 +66,7 @@ def test_unknown_imu_name_fails_at_start_with_did_you_mean(ros_context) -> None:
 
 
 def test_imu_name_chooses_the_imu_and_its_frame(ros_context) -> None:
-    h = Harness(
-        ros_context, "/chosen_imu", robot_description=_go1_two_imus(), imu_name="imu2", robot="go1", **NO_LOAD_WAIT
-    )
+    h = Harness(ros_context, "/chosen_imu", robot_description=_go1_two_imus(), imu_name="imu2", robot="go1")
     try:
         assert h.node.estimator.imu.name == "imu2"
         frames = h.node._stream.imu_frames
@@ -80,7 +89,6 @@ def test_go2_with_an_imu_declared_by_parameters(ros_context) -> None:
             "declared_imu.link": "imu",
             "declared_imu.update_rate_hz": 500.0,
             "declared_imu.gyro_noise_density_rad_s_sqrt_hz": 2.4e-4,
-            **NO_LOAD_WAIT,
         },
     )
     try:

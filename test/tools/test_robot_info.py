@@ -76,6 +76,19 @@ def test_info_on_a_description_imu_and_on_xml_text(tmp_path, capsys) -> None:
     assert load_settings(path).imu_name == "imu_sensor" and not load_settings(path).declared_imu.declared
 
 
+def test_info_takes_a_package_uri(monkeypatch, capsys) -> None:
+    from robot_state_estimator.common.robots import example_robot_data_prefix
+
+    prefix = example_robot_data_prefix()
+    if prefix is None:
+        pytest.skip("example-robot-data has no ament prefix here")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
+    uri = "package://example-robot-data/robots/go2_description/urdf/go2.urdf"
+    assert cli.main(["info", uri, "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["name"] == "go2_description" and r["source"] == uri and len(r["joints"]) == 12
+
+
 def test_info_with_several_imus_lists_them_and_imu_chooses(capsys) -> None:
     xml = load_description(robot_description_path("go1")).xml
     two = xml.replace("</robot>", '<gazebo reference="trunk"><sensor name="imu2" type="imu"/></gazebo></robot>')
