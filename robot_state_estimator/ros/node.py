@@ -34,7 +34,6 @@ diagnostics, and never reach the filter; nothing non-finite is ever published.
 
 from __future__ import annotations
 
-import difflib
 import gc
 import re
 import sys
@@ -58,6 +57,7 @@ from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
+from robot_state_estimator.common.names import close_names, did_you_mean
 from robot_state_estimator.common.node_ranges import NON_EMPTY_PARAMETERS
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.jit import kernels_need_compiling
@@ -310,18 +310,14 @@ class EstimatorNode(Node):
     def unknown_overrides(self) -> dict[str, list[str]]:
         """Parameter overrides given to this node (``-p``, ``--params-file`` sections that apply to it,
         ``parameter_overrides``) that match no declared parameter, each with the closest declared names
-        (``difflib.get_close_matches``, at most 3); empty when rclpy keeps its overrides elsewhere (it has
+        (``common.names.close_names``, at most 3); empty when rclpy keeps its overrides elsewhere (it has
         no public accessor: ``Node._parameter_overrides`` is read when present)."""
         overrides = getattr(self, "_parameter_overrides", None)
         if not isinstance(overrides, Mapping):
             return {}
         known = list(self.list_parameters([], 0).names)
         known_set = set(known)
-        return {
-            name: difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-            for name in sorted(str(n) for n in overrides)
-            if name not in known_set
-        }
+        return {name: close_names(name, known) for name in sorted(str(n) for n in overrides) if name not in known_set}
 
     def _warn_unknown_overrides(self) -> None:
         """One warning at start-up naming the overrides that match no parameter (``unknown_overrides``): a
@@ -332,10 +328,7 @@ class EstimatorNode(Node):
             return
         parts = []
         for name, close in unknown.items():
-            names = [repr(c) for c in close]
-            alternatives = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-            hint = f" (did you mean {alternatives}?)" if close else ""
-            parts.append(f"{name!r}{hint}")
+            parts.append(f"{name!r}{did_you_mean(close)}")
         self.unknown_overrides_warning = (
             f"[unknown_parameter] ignored: {', '.join(parts)}: no parameter of this node has "
             f"{'this name' if len(parts) == 1 else 'these names'} (from -p or a --params-file section that "

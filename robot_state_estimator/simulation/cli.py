@@ -47,7 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--noise", action=argparse.BooleanOptionalAction, default=False, help="IMU (SDF) + encoder/torque noise"
     )
-    parser.add_argument("--speed", type=float, default=None, help="forward speed (m/s); default per robot")
+    gaits = {**{n: r.gait for n, r in ROBOTS.items()}, **{n: b.gait for n, b in BIPEDS.items()}}
+    speeds = ", ".join(f"{n} {g.trot_speed_m_s:g}/{g.walk_speed_m_s:g}" for n, g in sorted(gaits.items()))
+    parser.add_argument(
+        "--speed", type=float, default=None, help=f"forward speed (m/s); default per robot (trot/walk): {speeds}"
+    )
     parser.add_argument("--yaw-rate", type=float, default=0.0, help="constant turn rate (rad/s)")
     parser.add_argument("--slip", type=_slip, default=None, metavar="FOOT@START_S", help="a foot slip event")
     parser.add_argument(

@@ -918,10 +918,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--short", action="store_true", help="seconds instead of minutes (tests)")
     parser.add_argument("--no-node", action="store_true", help="skip the node latency benchmark")
     parser.add_argument(
-        "--node-duration", type=float, default=None, help="s of node feeding (None: 30, --short: a few)"
+        "--node-duration", type=float, default=None, help="s of node feeding; default: 30, a few with --short"
     )
     parser.add_argument(
-        "--offline-duration", type=float, default=None, help="s of simulated trot (None: 10, --short: a few)"
+        "--offline-duration", type=float, default=None, help="s of simulated trot; default: 10, a few with --short"
     )
     parser.add_argument(
         "--node-prefix",

@@ -63,12 +63,20 @@ def _is_user_error(exc: BaseException) -> bool:
 
 
 class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """argparse's defaults in the help, except where there is nothing to say: a default of None or False (a
-    required option, a flag, a default the help text explains itself) or a help text that already gives it."""
+    """argparse's defaults in the help, written as a user types them: ``--noise/--no-noise`` flags name the one that
+    is the default; nothing is added where there is nothing to say (a default of None, False, "" or [], i.e. a
+    required option, a plain flag, an option left out; or a help text that gives the default itself, which must
+    then not be Python's ``None``)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        if action.default is None or action.default is False or "default" in text.lower():
+        default = action.default
+        if "default" in text.lower():
+            return text
+        if isinstance(action, argparse.BooleanOptionalAction) and isinstance(default, bool):
+            flags = [o for o in action.option_strings if o.startswith("--no-") != default]
+            return f"{text} (default: {flags[0]})" if flags else text
+        if default is None or default is False or (isinstance(default, (str, list, tuple)) and not default):
             return text
         return super()._get_help_string(action)
 

@@ -116,7 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random draw of the simulated run")
     parser.add_argument("--fresh", action="store_true", help="regenerate the simulated run and the imported bag")
     parser.add_argument("--no-real", action="store_true", help="skip the real Go1 run")
-    parser.add_argument("--go1-data", help=f"folder of the real Go1 trot (None: found as {GO1_DATA_REL})")
+    parser.add_argument("--go1-data", help=f"folder of the real Go1 trot; default: found as {GO1_DATA_REL}")
 
 
 def run(args: argparse.Namespace) -> int:

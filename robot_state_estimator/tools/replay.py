@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from robot_state_estimator.common.names import close_names, did_you_mean
 from robot_state_estimator.common.output_layout import (
     ACCEL_BIAS,
     GYRO_BIAS,
@@ -863,10 +864,11 @@ def apply_overrides(settings: Any, node_params: dict[str, Any], items: list[str]
             with a bad value (:func:`check_node_params`); ``estimation.errors.SettingsError``: unknown name or bad
             value of a setting.
     """
-    from robot_state_estimator.estimation.settings import settings_from_flat
+    from robot_state_estimator.estimation.settings import EstimatorSettings, flatten_settings, settings_from_flat
 
     flat: dict[str, Any] = {}
     params = dict(node_params)
+    setting_names = list(flatten_settings(EstimatorSettings()))
     for item in items:
         name, sep, text = item.partition("=")
         if not sep or not name:
@@ -882,8 +884,14 @@ def apply_overrides(settings: Any, node_params: dict[str, Any], items: list[str]
         if name in NODE_PARAMETER_NAMES:
             check_node_params({name: value}, f"--set {name}")
             params[name] = value
-        else:
+        elif name in setting_names or any(k.startswith(f"{name}.") for k in setting_names):
             flat[name] = value
+        else:  # the node's rule for a misspelt parameter (common/names.py), as an error here
+            close = close_names(name, [*setting_names, *NODE_PARAMETER_NAMES, *NODE_ONLY_PARAMETERS])
+            raise ReplayError(
+                f"--set {name}: no setting or node parameter has this name{did_you_mean(close)} (the settings are "
+                "listed by their dotted names in README.md, 'Parameters')"
+            )
     return (settings_from_flat(flat, base=settings) if flat else settings), params
 
 
@@ -1313,7 +1321,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the input, else the bundled --robot's",
     )
     parser.add_argument("--robot", help="bundled robot (go1, solo12, anymal_c): description and config/<robot>.yaml")
-    parser.add_argument("--config", help="estimator settings YAML (node parameter-file layout)")
+    parser.add_argument(
+        "--config",
+        help="estimator settings YAML (node parameter-file layout); default: config/<robot>.yaml with --robot, else "
+        "the built-in defaults",
+    )
     parser.add_argument(
         "--imu",
         metavar="NAME",
@@ -1338,7 +1350,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="GROUP",
         help="what --output gets, any of: odometry (nav_msgs/Odometry), tf (/tf), wrenches (contact_wrench/<foot>), "
-        "contacts (contact_states); None: all four; needs --output",
+        "contacts (contact_states); default: all four; needs --output",
     )
     parser.add_argument(
         "--output-compression",
@@ -1394,7 +1406,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         choices=["auto", "yes", "no"],
         help="foot wrench sensors (WrenchStamped per foot, topics from the node parameter foot_wrench_topics, "
-        "default /<foot>/wrench); auto: when every foot's topic is present",
+        "default /<foot>/wrench); auto: when every foot's topic is present (default: auto)",
     )
     parser.add_argument(
         "--contact-schedule-topic",
@@ -1407,9 +1419,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="progress bar (None: on a terminal, long inputs)",
+        help="progress bar; default: on a terminal, for inputs of more than 20000 messages",
     )
-    parser.add_argument("--title", default="", help="title of the metrics table and plots")
+    parser.add_argument(
+        "--title",
+        default="",
+        help="title of the metrics table and plots; default: 'metrics against <ground truth>' and the input's name",
+    )
 
 
 def plot_title(inp: str | Path) -> str:
