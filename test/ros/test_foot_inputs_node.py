@@ -151,3 +151,84 @@ def test_contact_schedule_topic_decides_contacts(ros_context: Any) -> None:
         assert values["contact_source"] == "schedule" and "FL_foot.schedule_disagreements" in values
     finally:
         h.close()
+
+
+def test_the_node_equals_replay_on_foot_wrenches(ros_context: Any, tmp_path: Any) -> None:
+    """The same IMU, joint and foot wrench messages (three feet in other frames, one foot unloaded, then RR's sensor
+    stopping) through the node over DDS, one at a time in stamp order, and through replay from a bag: the same contact
+    states and the same wrenches at every joint stamp (both adapters run io/stream's rules over the same core)."""
+    from robot_state_estimator.common.paths import robot_description_path
+    from robot_state_estimator.common.samples import ImuSample, JointSample
+    from robot_state_estimator.io.bags import BagWriter, default_types
+    from robot_state_estimator.ros.parameters import base_settings
+    from robot_state_estimator.tools.replay import ReplayOptions, replay
+
+    frames = {"FL_foot": "base", "FR_foot": "FR_calf", "RL_foot": "RL_thigh", "RR_foot": "RR_foot"}
+    force_z = {"FL_foot": 0.0, "FR_foot": 45.0, "RL_foot": 45.0, "RR_foot": 45.0}
+    wrenches = _foot_wrenches_in(frames, force_z)
+    joints = tuple(f"{leg}_{j}_joint" for leg in ("FL", "FR", "RL", "RR") for j in ("hip", "thigh", "calf"))
+    effort = np.resize([0.0, 2.0, -5.0], 12)
+    steps: list[tuple[str, Any, Any]] = []  # (topic, sample builder(types), foot) in stamp order, replay's tie order
+    for k in range(260):
+        t = T0 + k * 2_000_000
+        acc = np.array([0.0, 0.0, 9.81]) + 0.02 * np.sin(k / 7)  # a little motion: the estimates differ per step
+        steps.append(("/imu/data", lambda ty, t=t, acc=acc: messages.imu_msg(
+            ty, ImuSample(t, np.zeros(3), acc, frame_id="imu_sensor")), None))  # fmt: skip
+        for foot in GO1_FEET:
+            if foot != "RR_foot" or k < 180:
+                steps.append((f"/{foot}/wrench", lambda ty, t=t, foot=foot, k=k: messages.wrench_stamped_msg(
+                    ty, t, frames[foot], wrenches[foot] * (1 + 0.01 * np.cos(k / 5))), foot))  # fmt: skip
+        steps.append(("/joint_states", lambda ty, t=t: messages.joint_state_msg(
+            ty, JointSample(t, joints, STAND_Q, np.zeros(12), effort)), None))  # fmt: skip
+    types = default_types()
+    with BagWriter(tmp_path / "bag") as bag:
+        for topic, build, _ in steps:
+            msg = build(types)
+            bag.write(topic, msg, stamp_to_ns(msg.header.stamp))
+    replayed: dict[int, tuple[list[bool], list[Any]]] = {}
+
+    def on_estimate(e: Any, odometry: bool, contacts: bool) -> None:
+        if contacts:
+            replayed[e.stamp_ns] = ([f.in_contact for f in e.feet], [np.array(f.wrench_in_foot) for f in e.feet])
+
+    replay(
+        tmp_path / "bag",
+        description=str(robot_description_path("go1")),
+        settings=base_settings("go1", ""),
+        options=ReplayOptions(progress=False, node_params={"use_foot_wrenches": True}),
+        on_estimate=on_estimate,
+    )
+    h = Harness(ros_context, "/equal", robot="go1", use_foot_wrenches=True, diagnostics_period_s=60.0)
+    try:
+        pubs = {f: h.io.create_publisher(WrenchStamped, f"{f}/wrench", qos.sensor_qos(1000)) for f in GO1_FEET}
+        assert spin_until(h.executor, lambda: all(p.get_subscription_count() >= 1 for p in pubs.values()))
+        diag = h.node._diag
+        for topic, build, foot in steps:  # one at a time: the node takes them in this order
+            if foot is not None:
+                counter, pub = diag.foot_wrenches[foot], pubs[foot]
+            elif topic == "/imu/data":
+                counter, pub = diag.imu, h.imu_pub
+            else:
+                counter, pub = diag.joints, h.joint_pub
+            before = counter.count
+            pub.publish(build(TYPES))
+            assert spin_until(h.executor, lambda c=counter, b=before: c.count > b)
+        last = T0 + 259 * 2_000_000
+        assert spin_until(h.executor, lambda: any(stamp_to_ns(m.header.stamp) == last for m in h.out["contacts"]))
+        node_contacts = {
+            stamp_to_ns(m.header.stamp): [s.message == "contact" for s in m.status] for m in h.out["contacts"]
+        }
+        assert node_contacts == {s: c for s, (c, _) in replayed.items()}
+        assert node_contacts[T0 + 100 * 2_000_000] == [False, True, True, True]  # from the wrenches (FL unloaded)
+        for i, foot in enumerate(GO1_FEET):
+            assert spin_until(
+                h.executor, lambda f=foot: any(stamp_to_ns(m.header.stamp) == last for m in h.out[f"wrench/{f}"])
+            )
+            got = {stamp_to_ns(m.header.stamp): m.wrench for m in h.out[f"wrench/{foot}"]}
+            assert set(got) == set(replayed)
+            for stamp, (_, w) in replayed.items():
+                m = got[stamp]
+                values = [m.force.x, m.force.y, m.force.z, m.torque.x, m.torque.y, m.torque.z]
+                np.testing.assert_array_equal(values, w[i])
+    finally:
+        h.close()
