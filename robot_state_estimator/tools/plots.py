@@ -13,8 +13,8 @@ in the same coordinates:
 - ``velocity.png``: base velocity in the base frame, estimate (3-sigma band) and ground truth;
 - ``biases.png``: accelerometer and gyroscope biases (IMU frame), against their true values when known (the
   ``run.yaml`` of a simulated run);
-- per foot (``plots_feet``): ``contacts.png`` (estimated against true contacts), ``foot_forces.png``,
-  ``nis.png``.
+- per foot (``plots_feet``): ``contacts.png`` (estimated against true contacts), ``nis.png``, and
+  ``foot_forces.png`` when the run estimates forces (from joint torques) or knows the true ones.
 
 Legends sit outside the axes, on the right. Each ``*_figure`` function returns the matplotlib Figure (tests
 read its lines); :func:`plot_replay` writes them all.
@@ -114,7 +114,8 @@ def error_figure(
         half, cut = symmetric_view(e, band)
         ax.set_ylim(-half, half)
         if cut and band is not None:
-            ax.plot([], [], " ", label=f"band cut: reaches +-{float(np.nanmax(band)):.3g} {unit}")
+            med, top = float(np.nanmedian(band)), float(np.nanmax(band))
+            ax.plot([], [], " ", label=f"band cut: 3 sigma median {med:.3g}, max {top:.3g} {unit}")
         ax.set_ylabel(f"{names[k]} [{unit}]")
         ax.grid(True, alpha=0.3)
         legend_outside(ax)
@@ -295,7 +296,9 @@ def replay_figures(
     if feet is not None:
         gt_contacts = gt_all.contacts if gt_all is not None else None
         figs["contacts"] = plots_feet.contacts_figure(feet, gt_contacts, t0=t0, title=title)
-        figs["foot_forces"] = plots_feet.foot_forces_figure(feet, gt_contacts, t0=t0, title=title)
+        # contacts from foot sensors or kinematics carry no force estimate (zeros): no figure of zeros
+        if np.any(feet.normal_force_n != 0.0) or getattr(gt_contacts, "normal_force_n", None) is not None:
+            figs["foot_forces"] = plots_feet.foot_forces_figure(feet, gt_contacts, t0=t0, title=title)
         figs["nis"] = plots_feet.nis_figure(feet, t0=t0, gate=nis_gate, title=title)
     return figs
 

@@ -51,7 +51,8 @@ def contacts_figure(feet: S.FootSeries, gt_contacts: Any, *, t0: float, title: s
     for k, foot in enumerate(feet.feet):
         y = n - 1 - k  # first foot on top
         est = feet.contact[:, k]
-        bar = ax.broken_barh(_bars(t, est), (y + 0.45, 0.3), color="C0", alpha=0.8)
+        # with truth: the estimate above it; without: centred on the foot's row
+        bar = ax.broken_barh(_bars(t, est), (y + 0.45, 0.3) if known else (y + 0.3, 0.4), color="C0", alpha=0.8)
         bar.set_gid(f"{foot}:estimate")
         if not known or foot not in gt_contacts.feet:
             continue

@@ -28,7 +28,21 @@ def test_demo_reuses_a_cached_run_and_reports_metrics(sim_run, tmp_path, capsys)
     assert "ATE 4-DoF RMSE" in text
     summary = json.loads((out / "summary.json").read_text())
     assert summary["simulated"]["metrics"]["ate_4dof"]["trans"]["rmse"] < 0.05
-    assert (out / "sim_results" / "plots" / "top_view.png").exists()
+    # the figures an estimation engineer reads first (their content: test_plots.py, on the same replay path)
+    for name in (
+        "top_view",
+        "height",
+        "attitude",
+        "velocity",
+        "biases",
+        "position_error",
+        "attitude_error",
+        "velocity_error",
+        "contacts",
+        "foot_forces",
+        "nis",
+    ):
+        assert (out / "sim_results" / "plots" / f"{name}.png").stat().st_size > 10_000, name
     assert (out / "sim_results" / "estimate.tum").exists()
 
 

@@ -113,7 +113,9 @@ def test_error_figure_draws_the_error_and_its_three_sigma_band():
     # x: no error, the band is the view; z: a 9 cm band around a 1 cm error is cut at BAND_VIEW_FACTOR x 1 cm
     assert "band cut" not in " ".join(t.get_text() for t in axes[0].get_legend().get_texts())
     assert axes[0].get_ylim()[1] == pytest.approx(1.05 * 3.0 * math.sqrt(want_var_x(series)), rel=1e-6)
-    assert "band cut: reaches +-0.09 m" in " ".join(t.get_text() for t in axes[2].get_legend().get_texts())
+    assert "band cut: 3 sigma median 0.09, max 0.09 m" in " ".join(
+        t.get_text() for t in axes[2].get_legend().get_texts()
+    )
     assert axes[2].get_ylim()[1] == pytest.approx(1.1 * plots.BAND_VIEW_FACTOR * 0.01, rel=1e-6)
     plots.save(fig, "/dev/null")
 
@@ -126,7 +128,7 @@ def test_error_figure_cuts_a_band_that_would_flatten_the_error():
     ax = fig.axes[0]
     assert ax.get_ylim()[1] == pytest.approx(1.1 * plots.BAND_VIEW_FACTOR * 0.001)
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert any("band cut: reaches +-0.3 m" in x for x in texts), texts
+    assert any("band cut: 3 sigma median 0.3, max 0.3 m" in x for x in texts), texts
     # the legend is outside the data: to the right of the axes
     fig.canvas.draw()
     assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1
@@ -346,3 +348,20 @@ def test_simulated_truth_is_none_without_a_run_yaml(tmp_path):
     assert S.simulated_truth(tmp_path) is None
     (tmp_path / "run.yaml").write_text("robot: go1\n")
     assert S.simulated_truth(tmp_path / "bag") is None
+
+
+def test_no_force_figure_without_a_force_estimate_or_truth(replayed_with_plots):
+    """Contacts from foot sensors or kinematics carry zero forces: a figure of zeros would read as measured."""
+    import copy
+    from types import SimpleNamespace
+
+    _, result, *_ = replayed_with_plots
+    log = copy.copy(result.log)
+    log.force_world = [np.zeros_like(np.asarray(f, float)) for f in log.force_world]
+    figs = plots.replay_figures(SimpleNamespace(log=log, ground_truth=None))
+    assert "foot_forces" not in figs and "contacts" in figs and "nis" in figs
+    assert "position_error" not in figs  # no ground truth, no errors
+    figs = plots.replay_figures(SimpleNamespace(log=log, ground_truth=result.ground_truth))
+    assert "foot_forces" in figs  # the truth's forces are worth drawing
+    for fig in figs.values():
+        plots.save(fig, "/dev/null")
