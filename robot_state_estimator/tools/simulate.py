@@ -29,11 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="robot description to simulate (URDF/xacro/SDF file, package:// or model:// URI, or the XML text): a "
         "quadruped with 3-joint legs; gait defaults scaled from the Go1's by the standing height",
     )
-    group.add_argument("--imu", metavar="NAME", help="the description's IMU to use when it has several (imu_name)")
+    group.add_argument(
+        "--imu", metavar="NAME", help="the IMU to use when the description (or --robot's) has several (imu_name)"
+    )
     group.add_argument(
         "--config",
         help="estimator settings YAML whose imu_name / declared_imu.* give the IMU (the file info --write-config "
-        "writes); the other settings are not used by the simulation",
+        "writes; also with --robot); the other settings are not used by the simulation",
     )
     group.add_argument(
         "--set",
@@ -68,11 +70,34 @@ def load_robot(args: argparse.Namespace) -> object:
     return sim_robot_from_description(desc, feet=settings.foot_frames or None, srdf=srdf)
 
 
+def bundled_robot_with_imu(args: argparse.Namespace) -> object:
+    """The bundled ``--robot`` with the IMU ``--imu`` / ``--config`` / ``--set`` choose or declare on its
+    description (its posture, feet and gait as bundled).
+
+    Raises:
+        DescriptionError, SettingsError, SimulationError: naming what is wrong.
+    """
+    import dataclasses
+
+    from robot_state_estimator.common.paths import robot_description_path
+    from robot_state_estimator.description import load_description
+    from robot_state_estimator.estimation.imu_setup import apply_imu_settings
+    from robot_state_estimator.simulation.robots import load_sim_robot
+    from robot_state_estimator.tools.robot_info import settings_for
+
+    robot = load_sim_robot(args.robot)
+    settings = settings_for(args.config, args.set, args.imu)
+    imu = apply_imu_settings(load_description(robot_description_path(args.robot)), settings).imu
+    return dataclasses.replace(robot, imu=imu)
+
+
 def run(args: argparse.Namespace) -> int:
     """Generate and write the run (see ``simulation.cli.run``)."""
-    if not args.description:
-        if args.imu or args.config or args.set or args.srdf:
-            print("simulate: --imu, --config, --set and --srdf go with --description", file=sys.stderr)
-            return 2
-        return sim_cli.run(args)
-    return sim_cli.run(args, robot=load_robot(args))  # type: ignore[arg-type]
+    if args.description:
+        return sim_cli.run(args, robot=load_robot(args))  # type: ignore[arg-type]
+    if args.srdf:
+        print("simulate: --srdf goes with --description", file=sys.stderr)
+        return 2
+    if args.imu or args.config or args.set:
+        return sim_cli.run(args, robot=bundled_robot_with_imu(args))  # type: ignore[arg-type]
+    return sim_cli.run(args)

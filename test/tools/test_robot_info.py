@@ -136,5 +136,18 @@ def test_simulate_description_errors_are_named(tmp_path, capsys) -> None:
     argv = ["simulate", "--description", str(GO2), "--output", str(tmp_path / "x"), "--duration", "1"]
     assert cli.main(argv) == 2
     assert "has no IMU sensor" in capsys.readouterr().err
-    assert cli.main(["simulate", "--imu", "a", "--output", str(tmp_path / "y")]) == 2
-    assert "go with --description" in capsys.readouterr().err
+    assert cli.main(["simulate", "--srdf", "a.srdf", "--output", str(tmp_path / "y")]) == 2
+    assert "--srdf goes with --description" in capsys.readouterr().err
+    assert cli.main(["simulate", "--robot", "go1", "--imu", "imu_snsor", "--output", str(tmp_path / "z")]) == 2
+    assert "did you mean 'imu_sensor'" in capsys.readouterr().err
+
+
+def test_simulate_a_bundled_robot_with_a_declared_imu(tmp_path, capsys) -> None:
+    """The Go1 with its IMU replaced by one declared 5 cm above the trunk: the run's IMU is that one."""
+    out = tmp_path / "go1"
+    argv = ["simulate", "--robot", "go1", "--gait", "stand", "--duration", "0.5", "--output", str(out)]
+    argv += ["--set", "declared_imu.link=trunk", "--set", "declared_imu.pose=[0, 0, 0.05, 0, 0, 0]"]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    assert run["frames"]["imu"] == "declared_imu" and run["frames"]["imu_link"] == "trunk"
