@@ -94,7 +94,8 @@ def go1() -> Go1Stream:
 @pytest.fixture(scope="module")
 def go1_standing(go1: Go1Stream) -> Go1Stream:
     """The Go1 standing still, exactly: gyro 0, accelerometer g up in S, joints at a standing pose, velocities 0,
-    no torques (kinematic contacts: all four feet)."""
+    no torques (zero efforts), so kinematic contacts (``contact.source: kinematic``): all four feet. (With the
+    default ``auto`` the zero efforts would mean no foot loaded, and the initialisation would wait for one.)"""
     R_base_imu = np.asarray(go1.desc.imu.R_base_imu, dtype=float)
     f_imu = R_base_imu.T @ np.array([0.0, 0.0, 9.81])  # level base at rest: specific force +g along world z
     standing = np.array([0.0, 0.8, -1.6] * 4)
@@ -102,7 +103,8 @@ def go1_standing(go1: Go1Stream) -> Go1Stream:
     joints = [
         JointSample(T0 + k * 1_000_000, go1.joint_names, standing, np.zeros(12), np.zeros(12)) for k in range(N_SAMPLES)
     ]
-    return Go1Stream(go1.desc, go1.settings, go1.joint_names, go1.imu_frame, imu, joints)
+    settings = dataclasses.replace(go1.settings, contact=dataclasses.replace(go1.settings.contact, source="kinematic"))
+    return Go1Stream(go1.desc, settings, go1.joint_names, go1.imu_frame, imu, joints)
 
 
 def make_stream(go1: Go1Stream, *, kernels: bool) -> EstimatorStream:
