@@ -136,6 +136,8 @@ def evaluate_files(
                 notes.append(ref_note)
     res = M.evaluate(est, gt.trajectory, time_alignment=mode, max_offset_s=max_offset_s, reference_yaw_rate=ref)
     res["time_alignment"]["signal"] = "gyro z (base frame)" if ref is not None else "estimate yaw rate"
+    res["ground_truth_stamped"] = bool(gt.stamped)  # metrics.metric_caveats: short-range RPE without stamps
+    res["caveats"] = M.metric_caveats(res)
     return res, gt, est
 
 

@@ -1072,6 +1072,50 @@ def _rpe_pct(r: dict[str, Any]) -> str:
     return f"{pct:.2f} % of the {length:.3g} m mean travel"
 
 
+#: s, an RPE whose pairs span less time than this is "short-range": with ground truth without stamps its error is
+#: dominated by the rows' unknown local timing (see :func:`metric_caveats`)
+SHORT_RANGE_S = 10.0
+#: m, a path shorter than this makes "% of path" figures not meaningful (a standing or barely moving run)
+SHORT_PATH_M = 1.0
+
+
+def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
+    """Row label of :func:`format_table` -> why that metric is not meaningful for this ground truth (printed under
+    the row, and in the JSON as ``caveats``):
+
+    - ground truth without stamps (``result["ground_truth_stamped"]`` False, e.g. mocap rows spread evenly over the
+      recording; or a time alignment that fits a rate, ``offset+rate`` / ``warp``): each row's time is only known
+      from that spread and the fitted clock, so its local timing error is unknown; where it changes by ``dt``
+      within the ``T`` seconds of an RPE pair, the ground truth's own travel over the pair is off by ``v dt``, a
+      relative error of ``dt / T`` (10 % for 0.1 s over 1 s). The RPE rows whose pairs span less than
+      ``SHORT_RANGE_S`` (a time window, or a distance over the mean speed) measure that timing more than the
+      estimator;
+    - a ground-truth path shorter than ``SHORT_PATH_M``: the "% of path" rows divide by almost nothing.
+    """
+    caveats: dict[str, str] = {}
+    mode = result.get("time_alignment", {}).get("mode", "none")
+    stamped = bool(result.get("ground_truth_stamped", mode not in ("offset+rate", "warp")))
+    duration = float(result.get("duration_s", 0.0) or 0.0)
+    length = float(result.get("path_length_m", 0.0) or 0.0)
+    speed = length / duration if duration > 0 else 0.0
+    if not stamped:
+        for r in result.get("rpe", []):
+            if not r["trans"]["n"]:
+                continue
+            span_s = r["delta"] if r["unit"] == "s" else (r["delta"] / speed if speed > 0 else float("inf"))
+            if span_s < SHORT_RANGE_S:
+                caveats[f"RPE {r['delta']:g} {r['unit']}"] = (
+                    f"not meaningful with ground truth without stamps: a timing error of its rows that changes by 0.1 "
+                    f"s over the {span_s:.2g} s of a pair alone gives {100 * 0.1 / span_s:.0f} % of the travel; "
+                    f"compare the RPE over {SHORT_RANGE_S:g} s or more, and the ATE"
+                )
+    if 0.0 < length < SHORT_PATH_M:
+        why = f"not meaningful: the ground truth travels only {length:.3g} m"
+        caveats["ATE 4-DoF % of path"] = why
+        caveats["final drift % of path"] = why
+    return caveats
+
+
 def format_table(result: dict[str, Any], *, title: str = "") -> str:
     """A plain-text table of the headline numbers of :func:`evaluate`'s result."""
     rows: list[tuple[str, str]] = []
@@ -1134,7 +1178,11 @@ def format_table(result: dict[str, Any], *, title: str = "") -> str:
     for k, n in (result.get("nees") or {}).items():
         lo, hi = n["band95"]
         rows.append((f"NEES {k} (3 DoF)", f"{n['mean']:.2f} (95 % band of one run {lo:.2f}-{hi:.2f})"))
+    caveats = metric_caveats(result)
     w = max(len(r[0]) for r in rows)
     lines = [title] if title else []
-    lines += [f"  {name:<{w}}  {val}" for name, val in rows]
+    for name, val in rows:
+        lines.append(f"  {name:<{w}}  {val}")
+        if name in caveats:  # next to the metric it qualifies
+            lines.append(f"  {'':<{w}}  ^ caveat: {caveats[name]}")
     return "\n".join(lines)

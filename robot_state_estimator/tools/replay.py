@@ -1285,6 +1285,8 @@ def evaluate_replay(
         with_nees=with_nees,
     )
     res["time_alignment"]["signal"] = "gyro z (base frame)" if ref is not None else "estimate yaw rate"
+    res["ground_truth_stamped"] = bool(gt.stamped)  # metrics.metric_caveats: short-range RPE without stamps
+    res["caveats"] = metrics.metric_caveats(res)
     if gt.contacts is not None and result.log.feet:
         t_c, flags = result.log.contacts_arrays()
         feet = tuple(f for f in result.log.feet if f in gt.contacts.feet)
