@@ -13,9 +13,11 @@ setup:
 demo: setup
 	$(BIN)/robot-state-estimator demo
 
-## The whole test suite, with lint and format checks and the type check.
+## The whole test suite, with lint and format checks and the type check; then the README's colcon steps
+## (build, launch tests, test-result) in a temporary workspace (skipped without the ROS 2 kit ../shared/ros2).
 test: setup lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	bash scripts/colcon_check.sh $(VENV)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -14,11 +14,15 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
         ("share/" + package_name + "/launch", glob("launch/*.py")),
+        # config/: the robots' settings and the RViz configuration; config/robots: the bundled descriptions
         ("share/" + package_name + "/config", glob("config/*.yaml") + glob("config/*.rviz")),
         ("share/" + package_name + "/config/robots", glob("config/robots/*")),
         ("share/" + package_name + "/config/import", glob("config/import/*")),
     ],
     install_requires=["setuptools"],
+    # colcon test runs pytest (not unittest) when setup.py names it as the test dependency
+    tests_require=["pytest"],
+    extras_require={"test": ["pytest", "hypothesis"]},
     zip_safe=True,
     maintainer="robot_state_estimator developers",
     maintainer_email="dev@robot-state-estimator.invalid",
@@ -32,6 +36,7 @@ setup(
             "robot-state-estimator = robot_state_estimator.tools.cli:main",
             "replay = robot_state_estimator.tools.cli:replay_main",
             "simulate = robot_state_estimator.tools.cli:simulate_main",
+            "precompile_kernels = robot_state_estimator.estimation.precompile:main",
         ],
     },
 )

@@ -4,12 +4,19 @@
     ros2 launch robot_state_estimator estimator.launch.py robot:=go1 use_sim_time:=true rviz:=true
     ros2 launch robot_state_estimator estimator.launch.py description_file:=/path/robot.urdf \
         config_file:=/path/settings.yaml robot_state_publisher:=true
+    ros2 launch robot_state_estimator estimator.launch.py robot:=go1 params_file:=/path/params.yaml
 
-Arguments:
-    robot: bundled robot (go1, solo12, anymal_c); picks config/<robot>.yaml and, when description_file is
-        empty, config/robots/<robot>.urdf.xacro.
+Arguments (``ros2 launch robot_state_estimator estimator.launch.py --show-args``):
+    robot: bundled robot (go1, solo12, anymal_c): its description (config/robots/<robot>.urdf.xacro, unless
+        description_file is set) and its settings (config/<robot>.yaml). Empty (the default): the settings of the
+        bundled robot whose model the description_file is (by model name), else the built-in defaults (a launch
+        log line says which); without description_file either, the node waits for the description on the
+        robot_description topic. A robot with another model than description_file's keeps the node's
+        [robot_mismatch] warning (its settings are tuned for another robot).
     description_file: URDF/xacro or SDFormat description; overrides the bundled one.
     config_file: estimator settings YAML (ROS parameter-file layout); default config/<robot>.yaml.
+    params_file: a ROS 2 parameter file applied last, over everything above (nav2's and robot_localization's
+        name): e.g. odom_frame, the topics' QoS depth, settings; its /**: or robot_state_estimator: sections.
     use_sim_time: follow /clock (bag replay with `ros2 bag play BAG --clock`).
     rviz: start RViz with config/estimator.rviz (robot model, odometry, TF, contact wrenches).
     robot_state_publisher: start robot_state_publisher on the same description (needed by RViz's robot
@@ -22,13 +29,21 @@ Arguments:
     odometry_rate_hz, contacts_rate_hz: maximum output rates (node parameters of the same names); empty = the
         node's default (every estimate). With RViz on a 1 kHz robot, e.g. 100 and 50 (see README).
 
+Errors, before anything is started: an argument this file does not declare (a misspelt name would otherwise be
+ignored; checked on the command line of ``ros2 launch robot_state_estimator estimator.launch.py``: launch gives an
+included file no way to tell its own arguments from the includer's), an unknown robot, a malformed rate,
+``rviz:=true`` without rviz2 or ``robot_state_publisher:=true`` without robot_state_publisher installed.
+
 The launch and launch_ros imports are inside the functions that use them, so that the plain functions here
-(estimator_logger_name, output_rate_parameters) can be imported and tested without a ROS 2 launch install.
+(estimator_logger_name, output_rate_parameters, unknown_arguments, robot_of_model) can be imported and tested
+without a ROS 2 launch install.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -39,9 +54,10 @@ NODE_NAME = "robot_state_estimator"
 BUNDLED = {"go1": "go1.urdf.xacro", "solo12": "solo12.urdf.xacro", "anymal_c": "anymal_c.urdf.xacro"}
 
 ARGUMENTS = (
-    ("robot", "go1", "bundled robot: go1, solo12 or anymal_c (picks config/<robot>.yaml)"),
+    ("robot", "", "bundled robot: go1, solo12 or anymal_c; empty = from description_file's model, else defaults"),
     ("description_file", "", "robot description (URDF, xacro or SDFormat); empty = the bundled robot"),
     ("config_file", "", "estimator settings YAML; empty = config/<robot>.yaml"),
+    ("params_file", "", "ROS 2 parameter file applied last (any node parameter); empty = none"),
     ("use_sim_time", "false", "use /clock (bag replay)"),
     ("rviz", "false", "start RViz with config/estimator.rviz"),
     ("robot_state_publisher", "false", "start robot_state_publisher on the description (URDF/xacro)"),
@@ -50,6 +66,23 @@ ARGUMENTS = (
     ("odometry_rate_hz", "", "Hz, maximum odometry and TF rate (e.g. 100 with RViz); empty = the node's default"),
     ("contacts_rate_hz", "", "Hz, maximum wrench and contact-state rate (e.g. 50 with RViz); empty = the default"),
 )
+
+
+def unknown_arguments(given: list[str], declared: list[str] | None = None) -> str:
+    """The error message for the launch-argument names in ``given`` that this file does not declare (with the
+    closest declared names), or "" when all are declared. ``declared`` defaults to :data:`ARGUMENTS`."""
+    names = [a[0] for a in ARGUMENTS] if declared is None else declared
+    unknown = [g for g in dict.fromkeys(given) if g not in names]
+    if not unknown:
+        return ""
+    parts = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, names, n=2, cutoff=0.6)
+        parts.append(f"{name!r}" + (f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""))
+    return (
+        f"unknown launch argument{'s' if len(parts) > 1 else ''} of estimator.launch.py: {', '.join(parts)}; "
+        f"its arguments are {', '.join(names)} (ros2 launch robot_state_estimator estimator.launch.py --show-args)"
+    )
 
 
 def output_rate_parameters(odometry_rate_hz: str, contacts_rate_hz: str) -> dict[str, float]:
@@ -87,13 +120,62 @@ def estimator_logger_name(namespace: str, node_name: str = NODE_NAME) -> str:
 
 
 def _urdf_xml(path: str) -> str:
-    """The URDF text of a .urdf or .xacro file (xacro expands includes and $(find ...))."""
-    if path.endswith(".xacro"):
-        import xacro
+    """The URDF text of a .urdf or .xacro file. xacro runs as the node runs it (``description.xml_input``:
+    ``$(find pkg)`` resolves the packages the node finds, example-robot-data included)."""
+    from pathlib import Path
 
-        return xacro.process_file(path).toxml()
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    if path.endswith(".xacro"):
+        from robot_state_estimator.description.xml_input import expand_xacro
+
+        return expand_xacro(Path(path).read_text(encoding="utf-8"), Path(path))
+    return Path(path).read_text(encoding="utf-8")
+
+
+def _model_name(path: str) -> str | None:
+    """The model name of a description file: ``<robot name>`` of a URDF/xacro, the first ``<model name>`` of an
+    SDFormat file; None when it cannot be read."""
+    from xml.etree import ElementTree
+
+    try:
+        root = ElementTree.fromstring(_urdf_xml(path))
+    except Exception:  # unreadable or malformed: the node reports it, with the reason
+        return None
+    if root.tag == "sdf":
+        model = root.find("model")
+        return model.get("name") if model is not None else None
+    return root.get("name")
+
+
+def robot_of_model(model_name: str | None, share: str) -> str:
+    """The bundled robot whose description's model is ``model_name`` (the root ``name`` of
+    ``<share>/config/robots/<robot>.urdf.xacro``), or "" when none is."""
+    if not model_name:
+        return ""
+    for robot, file_name in BUNDLED.items():
+        if _model_name(os.path.join(share, "config", "robots", file_name)) == model_name:
+            return robot
+    return ""
+
+
+def _given_arguments(context) -> list[str]:
+    """Names of the launch arguments given on the command line (``name:=value``) when this file is the one
+    ``ros2 launch`` runs (not when another launch file, whose arguments they are, includes it)."""
+    launched = [a for a in sys.argv[1:] if not a.startswith("-") and ":=" not in a]
+    if not any(os.path.basename(a) == "estimator.launch.py" for a in launched):
+        return []
+    return [a.split(":=", 1)[0] for a in getattr(context, "argv", None) or [] if ":=" in a]
+
+
+def _require_package(name: str, argument: str) -> None:
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+
+    try:
+        get_package_prefix(name)
+    except (PackageNotFoundError, LookupError, ValueError, OSError):
+        raise RuntimeError(
+            f"{argument}:=true, but the package {name!r} is not installed (not in AMENT_PREFIX_PATH): nothing was "
+            f"started; install ros-<distro>-{name.replace('_', '-')} or set {argument}:=false"
+        ) from None
 
 
 def _launch_setup(context, *args, **kwargs):
@@ -102,10 +184,14 @@ def _launch_setup(context, *args, **kwargs):
     from launch_ros.actions import Node
     from launch_ros.parameter_descriptions import ParameterValue
 
+    problem = unknown_arguments(_given_arguments(context))
+    if problem:
+        raise RuntimeError(problem)
     share = get_package_share_directory(PACKAGE)
-    robot = LaunchConfiguration("robot").perform(context)
+    robot = LaunchConfiguration("robot").perform(context).strip()
     description_file = LaunchConfiguration("description_file").perform(context)
     config_file = LaunchConfiguration("config_file").perform(context)
+    params_file = LaunchConfiguration("params_file").perform(context)
     use_sim_time = _as_bool(LaunchConfiguration("use_sim_time").perform(context))
     rviz = _as_bool(LaunchConfiguration("rviz").perform(context))
     with_rsp = _as_bool(LaunchConfiguration("robot_state_publisher").perform(context))
@@ -115,28 +201,53 @@ def _launch_setup(context, *args, **kwargs):
         LaunchConfiguration("odometry_rate_hz").perform(context),
         LaunchConfiguration("contacts_rate_hz").perform(context),
     )
+    # every check before the first action: a failure starts nothing (no estimator left behind)
+    if rviz:
+        _require_package("rviz2", "rviz")
+    if with_rsp:
+        _require_package("robot_state_publisher", "robot_state_publisher")
+    for name, path in (("description_file", description_file), ("config_file", config_file),
+                       ("params_file", params_file)):  # fmt: skip
+        if path and not os.path.isfile(path):
+            raise RuntimeError(f"launch argument {name}: no such file {path!r}")
+    if robot and robot not in BUNDLED:
+        raise RuntimeError(f"unknown robot {robot!r} (known: {sorted(BUNDLED)}); or set description_file")
 
-    if not description_file:
-        if robot not in BUNDLED:
-            raise RuntimeError(f"unknown robot {robot!r} (known: {sorted(BUNDLED)}); or set description_file")
+    from launch.actions import LogInfo
+
+    notes = []
+    if robot and not description_file:
         description_file = os.path.join(share, "config", "robots", BUNDLED[robot])
-    if not config_file:
-        candidate = os.path.join(share, "config", f"{robot}.yaml")
-        config_file = candidate if os.path.isfile(candidate) else ""
+    elif not robot and description_file:
+        model = _model_name(description_file)
+        robot = robot_of_model(model, share)
+        if robot:
+            notes.append(f"description_file's model {model!r} is the bundled robot {robot!r}: its settings are used")
+        elif not config_file:
+            notes.append(
+                f"description_file's model {model!r} is no bundled robot: the estimator's built-in default settings "
+                "are used (set config_file to settings tuned for this robot)"
+            )
+    elif not robot and not description_file:
+        notes.append("no robot and no description_file: the estimator waits for the robot_description topic")
+    if with_rsp and not description_file:
+        raise RuntimeError("robot_state_publisher:=true needs a description: set robot or description_file")
 
     parameters: list = []
+    robot_config = os.path.join(share, "config", f"{robot}.yaml") if robot else ""
     if config_file:
         parameters.append(config_file)  # parameter file: key /**/robot_state_estimator (any namespace)
-    parameters.append(
-        {
-            "robot": robot,
-            "description_file": description_file,
-            "config_file": config_file,
-            "use_sim_time": use_sim_time,
-            **rates,
-        }
-    )
-    actions = [
+    elif robot_config and os.path.isfile(robot_config):
+        parameters.append(robot_config)  # the node reads it as config/<robot>.yaml itself (config_file stays empty,
+        # so its robot-mismatch warning stays on)
+    values = {"robot": robot, "description_file": description_file, "use_sim_time": use_sim_time, **rates}
+    if config_file:
+        values["config_file"] = config_file
+    parameters.append(values)
+    if params_file:
+        parameters.append(params_file)  # last: over everything above
+    actions = [LogInfo(msg=f"[estimator.launch.py] {n}") for n in notes]
+    actions.append(
         Node(
             package=PACKAGE,
             executable="estimator_node",
@@ -147,7 +258,7 @@ def _launch_setup(context, *args, **kwargs):
             parameters=parameters,
             arguments=["--ros-args", "--log-level", f"{estimator_logger_name(namespace)}:={log_level}"],
         )
-    ]
+    )
     if with_rsp:
         actions.append(
             Node(

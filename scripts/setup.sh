@@ -24,8 +24,22 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     >"$venv/.editable-install.log" 2>&1 || { cat "$venv/.editable-install.log" >&2; exit 1; }
   echo "$want" >"$stamp"
 fi
+# The ROS 2 kit next to the repository (../shared/ros2: launch, launch_ros, launch_pytest, ros2cli, tf2_ros;
+# its install.sh is idempotent, 3 s when done). It brings the full tf2_msgs, so the generation below then skips.
+kit="${ROS2_KIT:-$root/../shared/ros2}"
+if [ -f "$kit/install.sh" ]; then
+  echo "[setup] installing the ROS 2 kit from $kit"
+  bash "$kit/install.sh" "$venv"
+else
+  echo "[setup] no ROS 2 kit at $kit: launch tests and the colcon check will be skipped"
+fi
 if ! "$venv/bin/python" -c "import tf2_msgs.msg" >/dev/null 2>&1; then
   echo "[setup] generating tf2_msgs"
   bash "$root/scripts/build_tf2_msgs.sh" "$venv"
+fi
+# numba kernels compiled now, not by the first estimator_node (about a minute once; nothing when cached)
+if "$venv/bin/python" -c "import sys; from robot_state_estimator.estimation.jit import kernels_need_compiling as k; sys.exit(not k())"; then
+  echo "[setup] compiling the estimator's numba kernels (once; about a minute)"
+  "$venv/bin/python" -m robot_state_estimator.estimation.precompile
 fi
 echo "[setup] ready: $venv"

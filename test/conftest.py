@@ -67,3 +67,28 @@ def go1_trot_dir() -> Path:
     if not (path / "go1.csv").is_file():
         pytest.skip(f"real Go1 data not found at {path} (it lives in ../shared/data next to the repository)")
     return path
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """One line saying how many launch tests (``launch_file`` marker: launch_pytest, ``ros2 launch``) ran, and
+    why not where they were skipped (also when the whole module is: no launch_pytest)."""
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    reasons: set[str] = set()
+    for outcome in ("passed", "failed", "error", "skipped"):
+        for report in terminalreporter.stats.get(outcome, []):
+            module_skip = report.nodeid.endswith("test_launch.py") and outcome == "skipped"
+            if not module_skip and "launch_file" not in getattr(report, "keywords", {}):
+                continue
+            when = getattr(report, "when", None)
+            if (outcome == "passed" and when != "call") or (when == "teardown" and outcome != "failed"):
+                continue
+            key = "failed" if outcome == "error" else outcome
+            counts[key] += 1
+            if outcome == "skipped" and isinstance(report.longrepr, tuple):
+                reasons.add(str(report.longrepr[2]).removeprefix("Skipped: "))
+    if not any(counts.values()):
+        return
+    ran = counts["passed"] + counts["failed"]
+    text = f"{ran} run ({counts['passed']} passed, {counts['failed']} failed), {counts['skipped']} skipped"
+    why = f": {'; '.join(sorted(reasons))}" if reasons else ""
+    terminalreporter.write_line(f"launch tests: {text}{why}")

@@ -163,14 +163,18 @@ class EstimatorNode(Node):
 
     Args:
         node_name: ROS node name (``robot_state_estimator``; the settings files key on it).
+        subscribe_sensors: subscribe to the sensor topics as soon as a description is loaded (here, when the
+            parameters name one). False: not before :meth:`subscribe_sensors` is called (``main`` calls it
+            right before spinning, after its start-up work, so that no sample queues up unspun meanwhile).
         **kwargs: passed to ``rclpy.node.Node`` (``parameter_overrides``, ``context``, ``namespace``...).
 
     Raises:
         StartupError: the description source or the settings are invalid, or TF cannot be published.
     """
 
-    def __init__(self, node_name: str = NODE_NAME, **kwargs: Any) -> None:
+    def __init__(self, node_name: str = NODE_NAME, *, subscribe_sensors: bool = True, **kwargs: Any) -> None:
         super().__init__(node_name, **kwargs)
+        self._sensors_enabled = subscribe_sensors
         self._types = TYPES
         self._report = ThrottledReporter(self.get_logger().name)
         self._diag = DiagnosticsState()
@@ -226,7 +230,6 @@ class EstimatorNode(Node):
                 self.destroy_node()
                 raise
 
-        depth = int(p["qos_depth"])
         # raw: the bytes, deserialized by rosbags in the callbacks (see the module docstring)
         typestore = default_typestore()
         self._deserialize = typestore.deserialize_cdr
@@ -234,24 +237,18 @@ class EstimatorNode(Node):
         # for an Imu, 10 ms for a JointState, which the first samples' callbacks would spend; done here instead
         for typename in (IMU_TYPE, JOINT_STATE_TYPE, WRENCH_TYPE):
             typestore.get_msgdef(typename)
+        depth = int(p["qos_depth"])
         self._depth = depth
         self._wrench_subs: dict[str, Any] = {}  # foot -> its WrenchStamped subscription (made with the description)
         self._wrench_seen: dict[str, tuple[int, float]] = {}  # foot -> (count, steady time it last changed)
         self._foot_wrench_report = ThrottledReporter(self.get_logger().name, period_s=NO_IMU_WARN_PERIOD_S)
-        self._imu_sub = self.create_subscription(Imu, "imu/data", self._on_imu, sensor_qos(depth), raw=True)
-        self._joints_sub = self.create_subscription(
-            JointState, "joint_states", self._on_joints, sensor_qos(depth), raw=True
-        )
-        self._foot_forces_sub = None
-        if p["use_foot_forces"]:
-            self._foot_forces_sub = self.create_subscription(
-                JointState, "foot_forces", self._on_foot_forces, sensor_qos(depth), raw=True
-            )
-        self._schedule_sub = None
-        if self._settings.contact.source == "schedule":
-            self._schedule_sub = self.create_subscription(
-                JointState, "contact_schedule", self._on_contact_schedule, sensor_qos(depth), raw=True
-            )
+        # the sensor subscriptions are created once a description is loaded (_subscribe_sensors): a player that
+        # waits for subscribers (bag_player --wait-for-subscribers, ros2 bag play --wait-for-all-acked...) then
+        # starts when the node can process the first sample, and none is dropped as "no description yet"
+        self._imu_sub: Any = None
+        self._joints_sub: Any = None
+        self._foot_forces_sub: Any = None
+        self._schedule_sub: Any = None
 
         # commands (not hot: rare, served by the spin loop's fallback executor, between two sensor callbacks)
         self._set_pose_sub = self.create_subscription(
@@ -417,6 +414,33 @@ class EstimatorNode(Node):
         frame_warning = output_frame_warning(desc, self._p)
         if frame_warning:
             self.get_logger().warning(f"[base_frame] {frame_warning}")
+        self._subscribe_sensors()
+
+    def subscribe_sensors(self) -> None:
+        """Allow the sensor subscriptions (see ``subscribe_sensors`` of the constructor): created now when a
+        description is loaded, else when the first one is."""
+        self._sensors_enabled = True
+        if self._stream is not None:
+            self._subscribe_sensors()
+
+    def _subscribe_sensors(self) -> None:
+        """Create the sensor subscriptions (once, when the first description is loaded, if allowed)."""
+        if self._imu_sub is not None or not self._sensors_enabled:
+            return
+        p = self._p
+        depth = int(p["qos_depth"])
+        self._imu_sub = self.create_subscription(Imu, "imu/data", self._on_imu, sensor_qos(depth), raw=True)
+        self._joints_sub = self.create_subscription(
+            JointState, "joint_states", self._on_joints, sensor_qos(depth), raw=True
+        )
+        if p["use_foot_forces"]:
+            self._foot_forces_sub = self.create_subscription(
+                JointState, "foot_forces", self._on_foot_forces, sensor_qos(depth), raw=True
+            )
+        if self._settings.contact.source == "schedule":
+            self._schedule_sub = self.create_subscription(
+                JointState, "contact_schedule", self._on_contact_schedule, sensor_qos(depth), raw=True
+            )
 
     def _subscribe_foot_wrenches(self, feet: list[str]) -> None:
         """One WrenchStamped subscription per foot (``foot_wrench_topics``; raw, deserialized like the others).
@@ -1022,13 +1046,16 @@ def main(args: list[str] | None = None, stop: threading.Event | None = None) -> 
     try:
         if stopping():
             return 0
-        node = EstimatorNode()
+        node = EstimatorNode(subscribe_sensors=False)
         # everything built at start-up (the model, the description, rclpy's objects) lives until the end: move
         # it out of the collector's generations, so that a full collection does not walk it while estimating
         gc.collect()
         gc.freeze()
         if not stopping():
-            spin(node, node.sensor_subscriptions)
+            # subscribed now, not before that collection (0.3 s and more under load): a player that waited for
+            # the subscription would otherwise overrun the queue (qos_depth) before the first spin
+            node.subscribe_sensors()
+            spin(node, lambda: node.sensor_subscriptions)  # re-read: subscribed once a description is loaded
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except StartupError as exc:
@@ -1048,11 +1075,13 @@ def main(args: list[str] | None = None, stop: threading.Event | None = None) -> 
             raise
     finally:
         if node is not None:
-            # back to ordinary collection, and collect what the interrupt left (frames, generators holding
-            # handles of the node), so that nothing destroys an entity of the node after it
-            gc.unfreeze()
+            # collect what the interrupt left (frames, generators holding handles of the node), so that nothing
+            # destroys an entity of the node after it. Those were made while spinning, after gc.freeze: the
+            # collection walks them only, not the frozen start-up heap (a full collection of that took 0.3-1 s
+            # under load, holding the GIL, which delayed the exit beyond a second: ros.entry.ExitGuard)
             gc.collect()
             node.destroy_node()
+            gc.unfreeze()
         rclpy.try_shutdown()
     return code
 

@@ -65,17 +65,29 @@ class LeanExecutor:
 
     Args:
         node: the node to spin (one node).
-        hot: its subscriptions to take and dispatch directly (message-only callbacks).
+        hot: its subscriptions to take and dispatch directly (message-only callbacks), or a function returning
+            them, called whenever the node's entities changed (subscriptions created later, e.g. once the
+            node can process their messages, become hot then).
         housekeeping_period_s: s, the fallback executor runs at least this often.
 
     Attributes:
         fallback: the ``SingleThreadedExecutor`` that runs everything but the hot subscriptions.
     """
 
-    def __init__(self, node: Node, hot: Iterable[Any], *, housekeeping_period_s: float = HOUSEKEEPING_PERIOD_S) -> None:
+    def __init__(
+        self,
+        node: Node,
+        hot: Iterable[Any] | Callable[[], Iterable[Any]],
+        *,
+        housekeeping_period_s: float = HOUSEKEEPING_PERIOD_S,
+    ) -> None:
         self._node = node
         self._context = node.context
-        self._hot = list(hot)
+        if callable(hot):
+            self._hot = hot
+        else:
+            fixed = list(hot)
+            self._hot = lambda: fixed
         self._housekeeping_ns = int(housekeeping_period_s * 1e9)
         self.fallback = SingleThreadedExecutor(context=self._context)
         self.fallback.add_node(node)
@@ -136,7 +148,7 @@ class LeanExecutor:
             [c.handle for c in entered["client"]],
             gcs,
         )
-        hot_ids = {id(s) for s in self._hot}
+        hot_ids = {id(s) for s in self._hot()}
         self._hot_entries = [
             (s.handle.pointer, s.handle, s.msg_type, s.callback, s.raw) for s in entered["sub"] if id(s) in hot_ids
         ]
@@ -332,7 +344,7 @@ def _timer_info_parameter(callback: Any) -> str | None:
     return None
 
 
-def spin(node: Node, hot: Iterable[Any]) -> None:
+def spin(node: Node, hot: Iterable[Any] | Callable[[], Iterable[Any]]) -> None:
     """``rclpy.spin(node)`` with ``LeanExecutor``: returns on ``shutdown``; raises as rclpy's executors do."""
     executor = LeanExecutor(node, hot)
     try:

@@ -56,16 +56,17 @@ class Harness:
             self.io.create_subscription(
                 WrenchStamped, f"contact_wrench/{foot}", self.out[f"wrench/{foot}"].append, 1000
             )
-        ns = namespace.rstrip("/")
-        assert spin_until(
-            self.executor,
-            lambda: (
-                self.imu_pub.get_subscription_count() >= 1
-                and self.joint_pub.get_subscription_count() >= 1
-                and self.io.count_publishers(f"{ns}/odometry") >= 1
-            ),
-        )
+        self.ns = namespace.rstrip("/")
+        assert spin_until(self.executor, self.connected)
         self.sent: dict[str, list[int]] = defaultdict(list)
+
+    def connected(self) -> bool:
+        """The odometry is published, and once the node has a description, its sensor inputs are subscribed
+        (the node subscribes them only then)."""
+        subscribed = self.node.estimator is None or (
+            self.imu_pub.get_subscription_count() >= 1 and self.joint_pub.get_subscription_count() >= 1
+        )
+        return subscribed and self.io.count_publishers(f"{self.ns}/odometry") >= 1
 
     def publish(self, steps: Any, *, batch: int = 20) -> None:
         """Publish steps in small batches, spinning until the node has taken each batch."""
@@ -272,7 +273,7 @@ def test_outputs_without_subscribers_start_when_one_matches(ros_context) -> None
     try:
         node = h.node
         # the harness subscribes to every output: the node's publishers see those subscriptions
-        assert node._tf.publisher.get_subscription_count() >= 1 and node._contacts_count() >= 1
+        assert node._tf_count() >= 1 and node._contacts_count() >= 1
         h.publish(standing(T0, 0.4))
         # a second subscriber of contact_states, created mid-stream
         got: list[Any] = []
@@ -375,6 +376,7 @@ def test_description_from_the_robot_description_topic(ros_context) -> None:
         h.executor.add_node(latch)
         assert h.node.estimator is None
         assert spin_until(h.executor, lambda: h.node.estimator is not None)
+        assert spin_until(h.executor, h.connected)  # subscribed once the description is loaded
         h.publish(standing(T0, 0.4))
         assert h.out["odometry"]
     finally:
@@ -382,15 +384,30 @@ def test_description_from_the_robot_description_topic(ros_context) -> None:
         latch.destroy_node()
 
 
-def test_inputs_before_a_description_are_dropped_with_a_warning(ros_context) -> None:
+def test_sensor_inputs_are_subscribed_only_once_a_description_is_loaded(ros_context) -> None:
+    """A player waiting for subscribers (bag_player --wait-for-subscribers) starts only when the node can
+    process the first sample: before a description there is no subscription to match, after it the very first
+    sample is taken (none is dropped as no_description)."""
+    from robot_state_estimator.common.paths import robot_description_path
+    from robot_state_estimator.description import load_description
+
     h = Harness(ros_context, "/no_description")
+    latch = rclpy.create_node("late_description_publisher", namespace="/no_description", context=ros_context)
     try:
-        h.imu_pub.publish(imu_msg(T0))
-        h.sent["imu"].append(T0)
-        h.settle()
-        assert h.node.reject_counts["no_description"] == 1
+        for _ in range(50):
+            h.executor.spin_once(timeout_sec=0.01)
+        assert h.node.sensor_subscriptions == []
+        assert h.imu_pub.get_subscription_count() == 0 and h.joint_pub.get_subscription_count() == 0
+        pub = latch.create_publisher(String, "robot_description", qos.description_qos())
+        pub.publish(String(data=load_description(str(robot_description_path("go1"))).xml))
+        assert spin_until(h.executor, lambda: h.node.estimator is not None)
+        assert spin_until(h.executor, h.connected)
+        h.publish(standing(T0, 0.01))
+        assert h.node._diag.imu.count == len(h.sent["imu"]) and h.node._diag.joints.count == len(h.sent["joints"])
+        assert h.node.reject_counts.get("no_description", 0) == 0
     finally:
         h.close()
+        latch.destroy_node()
 
 
 def test_invalid_description_source_fails_at_start(ros_context) -> None:

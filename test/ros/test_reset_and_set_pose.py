@@ -66,8 +66,10 @@ class Rig:
         ns = namespace.rstrip("/")
         assert self.spin_until(
             lambda: (
-                self.imu_pub.get_subscription_count() >= 1
-                and self.joint_pub.get_subscription_count() >= 1
+                (
+                    self.node.estimator is None  # sensor inputs are subscribed once a description is loaded
+                    or (self.imu_pub.get_subscription_count() >= 1 and self.joint_pub.get_subscription_count() >= 1)
+                )
                 and self.pose_pub.get_subscription_count() >= 1
                 and self.io.count_publishers(f"{ns}/odometry") >= 1
                 and self.reset_client.service_is_ready()
