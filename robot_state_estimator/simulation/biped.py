@@ -56,8 +56,10 @@ from robot_state_estimator.simulation.trajectory import BaseState, FootPlan, Swi
 
 #: The IMU of a simulated Talos: on ``base_link`` at its origin, axes aligned, 1 kHz. Assumed noise (stated, not a
 #: datasheet of Talos' IMU): per sample gyro 1e-3 rad/s, accelerometer 0.02 m/s^2 (consumer MEMS white noise at
-#: 1 kHz), turn-on biases 0.005 rad/s and 0.05 m/s^2, and a gz-sensors Gauss-Markov dynamic gyro bias of
-#: 0.002 rad/s with a 60 s correlation time (the in-run drift the static initialisation cannot remove).
+#: 1 kHz), turn-on biases 0.005 rad/s and 0.05 m/s^2, and a gz-sensors Gauss-Markov dynamic gyro bias with
+#: ``dynamic_bias_stddev`` 0.002 (the density of its driving noise, rad/s/sqrt(s): about 0.009 rad/s of change in 20 s;
+#: steady-state stddev 0.002 sqrt(60 s / 2) = 0.011 rad/s) and a 60 s correlation time: the in-run drift the static
+#: initialisation cannot remove.
 TALOS_IMU_BLOCK = """<gazebo reference="base_link">
     <!-- robot_state_estimator simulation: the IMU on base_link with an assumed consumer-MEMS noise
          (simulation/biped.py); the description's torso IMU block was removed -->

@@ -63,6 +63,7 @@ class RobotReport:
     contact: dict[str, Any]
     events: list[dict[str, str]] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
+    flat_feet: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict (``--json``)."""
@@ -153,7 +154,7 @@ def robot_report(source: str, settings: EstimatorSettings) -> RobotReport:
         feet=list(est.foot_frames),
         feet_found_by="settings foot_frames"
         if settings.foot_frames
-        else "detected: frame names ending in foot, sole or toe at the ends of the legs",
+        else "detected: frame names ending in foot, sole or toe at the ends of the legs, one per rigid body",
         foot_radii_m=[float(r) for r in est.foot_radii],
         imus=imus,
         imu=None if problem else _imu_dict(chosen.imu, est),
@@ -161,6 +162,7 @@ def robot_report(source: str, settings: EstimatorSettings) -> RobotReport:
         contact=contact,
         events=[{"key": e.key, "level": e.level, "message": e.message} for e in est.pop_events()],
         links=[n for n, node in desc.graph.nodes.items() if node.kind in ("link", "frame")],
+        flat_feet=[f for f, flat in zip(est.foot_frames, est.flat_feet.tolist(), strict=True) if flat],
     )
 
 
@@ -199,6 +201,8 @@ def report_text(r: RobotReport) -> str:
     lines += [
         f"feet           {len(r.feet)}: {r.feet} ({r.feet_found_by})",
         f"  foot radius  {radii} (0 = point foot)",
+        f"  flat feet    {r.flat_feet or 'none'} (6-D stance update: position and orientation held; "
+        "ekf.flat_foot_update)",
         f"joints         {len(r.joints)}: {r.joints}",
         f"mass           {r.mass_kg:.3f} kg (weight {c['weight_n']:.1f} N)",
         f"contacts       source {c['source']}; from torques: on above {c['torque_on_threshold_n']:.1f} N, off below "
