@@ -4,6 +4,8 @@ following the velocity, the dynamics balanced by the recorded sole wrenches, det
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -98,3 +100,33 @@ def test_seeded_and_refusals() -> None:
         simulate(SimulationSettings(robot="talos", gait="trot", duration_s=0.2))
     with pytest.raises(SimulationError, match="flat"):
         simulate(SimulationSettings(robot="go1", gait="trot", duration_s=0.2, foot_model="flat"))
+
+
+def test_simulate_cli_and_replay_of_the_walk(tmp_path, capsys) -> None:
+    """``simulate --robot talos`` writes a bag whose description replay reads: feet found as the soles (flat, so the
+    6-D update runs), torque contacts, estimates for the whole run."""
+    import argparse
+
+    from robot_state_estimator.estimation import EstimatorSettings
+    from robot_state_estimator.simulation.cli import add_arguments
+    from robot_state_estimator.simulation.cli import run as cli_run
+    from robot_state_estimator.tools.cli import main as cli_main
+    from robot_state_estimator.tools.replay import replay
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    out = tmp_path / "walk"
+    args = parser.parse_args(
+        ["--robot", "talos", "--gait", "walk", "--duration", "1.4", "--noise", "--output", str(out)]
+    )
+    assert cli_run(args) == 0
+    assert "flat feet" in capsys.readouterr().out
+    xml = (out / "robot_description.urdf").read_text()
+    assert load_description(xml).imu.link == "base_link"
+    result = replay(out / "bag", description=xml, settings=EstimatorSettings())
+    assert len(result.log.stamp_ns) > 1000 and result.log.feet == ("left_sole_link", "right_sole_link")
+    assert not result.resets and "filter_diverged" not in result.events
+    # the user's path: replay's command line with the ground truth of the bag
+    assert cli_main(["replay", str(out / "bag"), "--json", str(tmp_path / "m.json"), "--no-progress"]) == 0
+    metrics = json.loads((tmp_path / "m.json").read_text())["metrics"]
+    assert metrics["ate_4dof"]["trans"]["rmse"] < 0.01 and metrics["contacts"]["all"]["recall"] > 0.99
