@@ -23,7 +23,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from robot_state_estimator.tools import metrics
-from robot_state_estimator.tools.trajectory import Trajectory
+from robot_state_estimator.tools.trajectory import Trajectory, _take
+
+#: samples drawn per curve at most (a figure is about 1000 pixels wide; 20k-sample lines cost seconds to draw)
+MAX_POINTS = 5000
 
 FloatArray = NDArray[np.float64]
 
@@ -173,6 +176,20 @@ def roll_pitch_yaw_sigma(traj: Trajectory) -> FloatArray | None:
     return np.sqrt(np.maximum(np.diagonal(cov, axis1=1, axis2=2), 0.0))
 
 
+def thin_index(n: int, max_points: int = MAX_POINTS) -> NDArray[np.intp]:
+    """Indices of every k-th of ``n`` samples (first and last kept) so that at most about ``max_points`` remain;
+    all of them when ``n <= max_points``. For drawing only: the metrics use every sample."""
+    if n <= max_points:
+        return np.arange(n)
+    idx = np.arange(0, n, int(np.ceil(n / max_points)))
+    return idx if idx[-1] == n - 1 else np.append(idx, n - 1)
+
+
+def thinned(traj: Trajectory, max_points: int = MAX_POINTS) -> Trajectory:
+    """``traj`` with every k-th sample (:func:`thin_index`), for drawing."""
+    return traj if len(traj) <= max_points else _take(traj, thin_index(len(traj), max_points))
+
+
 # ------------------------------------------------------------------------------------------------ feet
 @dataclass(frozen=True)
 class FootSeries:
@@ -205,6 +222,16 @@ def foot_series(log: Any) -> FootSeries | None:
     nis = np.asarray(log.nis, dtype=float).reshape(n, f)
     accepted = np.asarray(log.accepted, dtype=bool).reshape(n, f)
     return FootSeries(tuple(log.feet), t_s, contact, force[:, :, 2], nis, accepted)
+
+
+def thinned_feet(feet: FootSeries, max_points: int = MAX_POINTS) -> FootSeries:
+    """``feet`` with every k-th sample (:func:`thin_index`), for drawing."""
+    idx = thin_index(len(feet.t_s), max_points)
+    if len(idx) == len(feet.t_s):
+        return feet
+    return FootSeries(
+        feet.feet, feet.t_s[idx], feet.contact[idx], feet.normal_force_n[idx], feet.nis[idx], feet.accepted[idx]
+    )
 
 
 def contact_mismatch(est_contact: NDArray[np.bool_], true_contact: NDArray[np.bool_]) -> dict[str, NDArray[np.bool_]]:

@@ -127,7 +127,8 @@ def error_figure(
 # --------------------------------------------------------------------------------------------- figures
 def top_view_figure(est: Trajectory, gt: Trajectory | None, *, title: str = "") -> Figure:
     """x-y plot (m), the estimate 4-DoF aligned onto the ground truth when there is one."""
-    e = _aligned(est, gt)
+    e = S.thinned(_aligned(est, gt))
+    gt = S.thinned(gt) if gt is not None else None
     fig, ax = plt.subplots(figsize=(8, 6), layout="constrained")
     if gt is not None:
         ax.plot(gt.p_world_base[:, 0], gt.p_world_base[:, 1], "k-", lw=1.5, label="ground truth")
@@ -158,7 +159,8 @@ def height_figure(est: Trajectory, gt: Trajectory | None, *, t0: float, title: s
     The estimate's 3-sigma band is drawn, but the view is set by the curves: z is not observable from IMU and
     legs, its sigma grows all run long and would flatten the curves (the label gives its largest value).
     """
-    e = _aligned(est, gt)
+    e = S.thinned(_aligned(est, gt))
+    gt = S.thinned(gt) if gt is not None else None
     fig, axes = new_figure(1, row_height=3.2)
     ax = axes[0]
     z = e.p_world_base[:, 2]
@@ -185,7 +187,8 @@ def height_figure(est: Trajectory, gt: Trajectory | None, *, t0: float, title: s
 
 def attitude_figure(est: Trajectory, gt: Trajectory | None, *, t0: float, title: str = "") -> Figure:
     """Roll, pitch, yaw (deg) of the estimate (aligned, 3-sigma band) and of the ground truth."""
-    e = _aligned(est, gt)
+    e = S.thinned(_aligned(est, gt))
+    gt = S.thinned(gt) if gt is not None else None
     g_rpy = S.roll_pitch_yaw(gt) if gt is not None else None
     near = None
     if g_rpy is not None:
@@ -212,6 +215,8 @@ def attitude_figure(est: Trajectory, gt: Trajectory | None, *, t0: float, title:
 def velocity_figure(est: Trajectory, gt: Trajectory | None, *, t0: float, title: str = "") -> Figure:
     """Base linear velocity (m/s) in the base frame, 3-sigma bands from the twist covariance, and the ground
     truth's."""
+    est = S.thinned(est)
+    gt = S.thinned(gt) if gt is not None else None
     fig, axes = new_figure(3)
     v = est.v_base_in_base
     for k, ax in enumerate(axes):
@@ -232,6 +237,7 @@ def velocity_figure(est: Trajectory, gt: Trajectory | None, *, t0: float, title:
 
 def biases_figure(est: Trajectory, *, t0: float, truth: S.SimulatedTruth | None = None, title: str = "") -> Figure:
     """Accelerometer (m/s^2) and gyroscope (rad/s) bias estimates, IMU frame; the true values dashed when known."""
+    est = S.thinned(est)
     fig, axes = new_figure(2, row_height=2.6)
     parts = (
         (axes[0], "accel_bias", "accelerometer bias [m/s^2]", None if truth is None else truth.accel_bias),

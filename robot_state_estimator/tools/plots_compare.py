@@ -29,10 +29,11 @@ from robot_state_estimator.tools.plots import _title, legend_outside, new_figure
 def trajectories_figure(labels: Sequence[str], runs: Sequence[S.Comparison], *, title: str = "") -> Figure:
     """Top view (m): the ground truth (of the first run) and every run's aligned estimate (line label = run)."""
     fig, ax = plt.subplots(figsize=(9, 6.5), layout="constrained")
-    gt = runs[0].gt
+    gt = S.thinned(runs[0].gt)
     ax.plot(gt.p_world_base[:, 0], gt.p_world_base[:, 1], "k-", lw=2.0, alpha=0.6, label="ground truth")
     for k, (label, c) in enumerate(zip(labels, runs)):
-        ax.plot(c.est.p_world_base[:, 0], c.est.p_world_base[:, 1], f"C{k}-", lw=1.0, label=label)
+        e = S.thinned(c.est)
+        ax.plot(e.p_world_base[:, 0], e.p_world_base[:, 1], f"C{k}-", lw=1.0, label=label)
     ax.plot(gt.p_world_base[0, 0], gt.p_world_base[0, 1], "go", label="start")
     ax.set_xlabel("x [m]")
     ax.set_ylabel("y [m]")

@@ -79,6 +79,7 @@ def foot_forces_figure(feet: S.FootSeries, gt_contacts: Any, *, t0: float, title
 
     ``gid``s: ``"<foot>:force_estimate"``, ``"<foot>:force_true"``.
     """
+    feet = S.thinned_feet(feet)
     fig, axes = new_figure(len(feet.feet), row_height=1.6)
     t = feet.t_s - t0
     true_force = getattr(gt_contacts, "normal_force_n", None) if gt_contacts is not None else None
@@ -97,9 +98,10 @@ def foot_forces_figure(feet: S.FootSeries, gt_contacts: Any, *, t0: float, title
         )
         if true_force is not None and foot in gt_contacts.feet:
             j = gt_contacts.feet.index(foot)
+            idx = S.thin_index(len(gt_contacts.t_s))
             (line,) = ax.plot(  # wide and pale underneath: the estimate stays visible where they agree
-                gt_contacts.t_s - t0,
-                true_force[:, j],
+                gt_contacts.t_s[idx] - t0,
+                true_force[idx, j],
                 "k-",
                 lw=2.4,
                 alpha=0.35,
@@ -139,7 +141,8 @@ def nis_figure(
             label = f"accepted (mean {float(np.mean(nis[ok])):.3g}, {inside:.0f} % in band)"
         else:
             label = "accepted (none)"
-        (line,) = ax.plot(t[ok], nis[ok], "C0.", ms=1.5, label=label)
+        shown = np.flatnonzero(ok)[S.thin_index(int(ok.sum()))]  # gated ones all drawn
+        (line,) = ax.plot(t[shown], nis[shown], "C0.", ms=1.5, label=label)
         line.set_gid(f"{foot}:nis_accepted")
         (line,) = ax.plot(t[bad], nis[bad], "C3x", ms=3, label=f"gated ({int(bad.sum())})")
         line.set_gid(f"{foot}:nis_gated")

@@ -365,3 +365,16 @@ def test_no_force_figure_without_a_force_estimate_or_truth(replayed_with_plots):
     assert "foot_forces" in figs  # the truth's forces are worth drawing
     for fig in figs.values():
         plots.save(fig, "/dev/null")
+
+
+def test_long_runs_are_thinned_for_drawing_only():
+    assert list(S.thin_index(5, 10)) == [0, 1, 2, 3, 4]
+    idx = S.thin_index(20_001, 5000)
+    assert idx[0] == 0 and idx[-1] == 20_000 and len(idx) <= 5001
+    assert set(np.diff(idx[:-1])) == {5}
+    t = np.linspace(0.0, 20.0, 20_001)
+    traj = Trajectory(t, np.column_stack([t, 0 * t, 0 * t]), np.tile([0, 0, 0, 1.0], (len(t), 1)))
+    fig = plots.height_figure(traj, None, t0=0.0)
+    (line,) = _series_lines(fig.axes[0], "estimate")
+    np.testing.assert_array_equal(line.get_xdata(), t[idx])
+    plots.save(fig, "/dev/null")
