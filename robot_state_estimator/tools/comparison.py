@@ -3,7 +3,7 @@
 The numbers are those of ``metrics.evaluate`` for each run (each run time- and space-aligned on its own, as
 ``metrics.format_table`` reports a single run); the table keeps the headline ones, with the units in the row
 names so the columns hold numbers only. A run's warnings (time alignment on its search edge or not determined)
-follow the table, by run.
+and the caveats of ``metrics.metric_caveats`` (metrics not meaningful for its ground truth) follow the table.
 """
 
 from __future__ import annotations
@@ -132,4 +132,20 @@ def format_comparison(labels: Sequence[str], results: Sequence[dict[str, Any]], 
     for label, r in zip(labels, results):
         for w in warnings_of(r):
             lines.append(f"  WARNING {label}: {w}")
+    lines += caveat_lines(labels, results)
     return "\n".join(lines)
+
+
+def caveat_lines(labels: Sequence[str], results: Sequence[dict[str, Any]]) -> list[str]:
+    """``metrics.metric_caveats`` of each run (the metrics not meaningful for its ground truth), once for all runs
+    when they share it: ``caveat (label[, label]) METRIC: why``."""
+    from robot_state_estimator.tools.metrics import metric_caveats
+
+    by_caveat: dict[tuple[str, str], list[str]] = {}
+    for label, r in zip(labels, results):
+        for name, why in metric_caveats(r).items():
+            by_caveat.setdefault((name, why), []).append(label)
+    who = {len(labels): "all runs"}
+    return [
+        f"  caveat ({who.get(len(runs), ', '.join(runs))}) {name}: {why}" for (name, why), runs in by_caveat.items()
+    ]

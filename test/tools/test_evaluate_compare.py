@@ -138,3 +138,15 @@ def test_one_estimate_keeps_the_single_run_table(runs, capsys):
     assert evaluate.run(_args([str(tum), str(run_dir / "bag")])) == 0
     out = capsys.readouterr().out
     assert f"{tum} against" in out and "ATE 4-DoF RMSE" in out and "metric" not in out.split("\n")[1]
+
+
+def test_caveats_follow_the_table_once_for_the_runs_sharing_them():
+    """A ground truth without stamps makes short-range RPE meaningless (``metrics.metric_caveats``): said once."""
+    rpe = {"delta": 1.0, "unit": "s", "trans": {"n": 10, "rmse": 0.1}, "rot_deg": {"rmse": 1.0}}
+    base = {"time_alignment": {"mode": "offset+rate"}, "duration_s": 20.0, "path_length_m": 10.0, "rpe": [rpe]}
+    short = {**base, "path_length_m": 0.5}
+    text = comparison.format_comparison(["a", "b"], [base, short])
+    lines = [x.strip() for x in text.splitlines() if "caveat" in x]
+    assert len([x for x in lines if x.startswith("caveat (all runs) RPE 1 s: not meaningful")]) == 1, lines
+    assert any(x.startswith("caveat (b) ATE 4-DoF % of path: not meaningful") for x in lines), lines
+    assert not any(x.startswith("caveat (a) ATE") for x in lines)
