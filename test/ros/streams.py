@@ -27,7 +27,7 @@ def imu_msg(stamp_ns: int, *, frame_id: str = IMU_FRAME, acc: Any = (0.0, 0.0, 9
 def joint_msg(stamp_ns: int, *, names: tuple[str, ...] = GO1_JOINTS, position: Any = None, effort: bool = True) -> Any:
     n = len(names)
     pos = STAND_Q[:n] if position is None else np.asarray(position, float)
-    sample = JointSample(stamp_ns, names, pos, np.zeros(n), np.resize([0.0, 2.0, -5.0], n) if effort else None)
+    sample = JointSample(stamp_ns, names, pos, np.zeros(n), np.resize([0.0, -2.0, 5.0], n) if effort else None)
     return messages.joint_state_msg(TYPES, sample)
 
 
