@@ -92,11 +92,14 @@ def error_figure(
     scale: float = 1.0,
     unit: str | None = None,
     names: Sequence[str] = ("x", "y", "z"),
+    unobservable: Sequence[int] = (),
 ) -> Figure:
     """Error per axis over time with the estimate's +-3 sigma band (``scale`` converts the unit, e.g. rad -> deg).
 
     Lines: ``error`` per axis (label with its RMSE), band ``+-3 sigma`` (label with the share of samples
-    outside it); a band much wider than the error is cut (the label says so).
+    outside it); a band much wider than the error is cut (the label says so). The axes in ``unobservable``
+    (position x, y and yaw for IMU + legs) get a note: their sigma grows from 0 at the start, while a
+    whole-run alignment spreads the error over the run, so the error need not start inside the band.
     """
     unit = unit or series.unit
     fig, axes = new_figure(3)
@@ -116,6 +119,10 @@ def error_figure(
         if cut and band is not None:
             med, top = float(np.nanmedian(band)), float(np.nanmax(band))
             ax.plot([], [], " ", label=f"band cut: 3 sigma median {med:.3g}, max {top:.3g} {unit}")
+        if k in unobservable and band is not None:
+            ax.plot(
+                [], [], " ", label="unobservable: sigma grows from 0 at the start,\nthe error is aligned over the run"
+            )
         ax.set_ylabel(f"{names[k]} [{unit}]")
         ax.grid(True, alpha=0.3)
         legend_outside(ax)
@@ -291,9 +298,17 @@ def replay_figures(
         except metrics.MetricsError:
             c = None
         if c is not None:
-            figs["position_error"] = error_figure(S.position_error(c), what="position error", t0=t0, title=title)
+            figs["position_error"] = error_figure(
+                S.position_error(c), what="position error", t0=t0, title=title, unobservable=(0, 1)
+            )
             figs["attitude_error"] = error_figure(
-                S.attitude_error(c), what="attitude error", t0=t0, title=title, scale=np.degrees(1.0), unit="deg"
+                S.attitude_error(c),
+                what="attitude error",
+                t0=t0,
+                title=title,
+                scale=np.degrees(1.0),
+                unit="deg",
+                unobservable=(2,),
             )
             v = S.velocity_error(c)
             if v is not None:

@@ -97,9 +97,17 @@ def write_comparison_plots(
         sub.mkdir(exist_ok=True)
         t = _title(title, label)
         figs = {
-            "position_error": plots.error_figure(S.position_error(c), what="position error", t0=t0, title=t),
+            "position_error": plots.error_figure(
+                S.position_error(c), what="position error", t0=t0, title=t, unobservable=(0, 1)
+            ),
             "attitude_error": plots.error_figure(
-                S.attitude_error(c), what="attitude error", t0=t0, title=t, scale=np.degrees(1.0), unit="deg"
+                S.attitude_error(c),
+                what="attitude error",
+                t0=t0,
+                title=t,
+                scale=np.degrees(1.0),
+                unit="deg",
+                unobservable=(2,),
             ),
             "attitude": plots.attitude_figure(c.est, c.gt, t0=t0, title=t),
             "height": plots.height_figure(c.est, c.gt, t0=t0, title=t),

@@ -378,3 +378,11 @@ def test_long_runs_are_thinned_for_drawing_only():
     (line,) = _series_lines(fig.axes[0], "estimate")
     np.testing.assert_array_equal(line.get_xdata(), t[idx])
     plots.save(fig, "/dev/null")
+
+
+def test_unobservable_axes_say_their_band_starts_at_zero():
+    est, gt, _, _ = _known_case()
+    fig = plots.error_figure(S.position_error(S.compare(est, gt)), what="position error", t0=0.0, unobservable=(0, 1))
+    notes = [any("unobservable" in t.get_text() for t in ax.get_legend().get_texts()) for ax in fig.axes]
+    assert notes == [True, True, False]
+    plots.save(fig, "/dev/null")
