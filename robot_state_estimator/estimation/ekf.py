@@ -45,7 +45,9 @@ noise is scaled by dt exactly once (mim scales it twice).
 Update (per foot in stance, Bloesch 2012 eq. 9): the leg-odometry velocity ``y_i = -(J_i qdot) -
 omega_hat_B x r_i`` measures ``v_B``; since ``omega_B = omega_hat_B - R_BS (dbg + n_g)``,
 ``y_i = v_B + [r_i]x R_BS (dbg + n_g) + noise``, so ``H_i = [0, I, 0, 0, [r_i]x R_BS]`` and the measurement
-noise is ``sigma_foot^2 I + sigma_enc^2 J_i J_i^T + [r_i]x R_BS Sigma_g R_SB [r_i]x^T``.
+noise is ``sigma_foot^2 I + sigma_enc^2 J_i J_i^T + [r_i]x R_BS Sigma_g R_SB [r_i]x^T``
+(:func:`~robot_state_estimator.estimation.noise_model.leg_measurement_covariance`, whose docstring gives the
+sources; the batched numpy path and the kernels compute the same sum, tested to 1e-12).
 
 Rolling spherical feet (radius rho_i; :mod:`robot_state_estimator.estimation.kinematics`): the body point at
 rest is the contact point ``c_i = r_i + d_i``, ``d_i = -rho_i R^T e_z``, and
@@ -117,6 +119,7 @@ from robot_state_estimator.estimation.ekf_numerics import (
     quat_xyzw_from_matrix,
 )
 from robot_state_estimator.estimation.kinematics import cross3, skew
+from robot_state_estimator.estimation.noise_model import leg_measurement_covariance
 from robot_state_estimator.estimation.settings import EkfSettings
 
 if jit.numba_available():
@@ -728,6 +731,7 @@ class BaseEkf:
         accel_imu_mean: FloatArray,
         gyro_imu_mean: FloatArray,
         p_world_base: FloatArray,
+        n_samples: int = 0,
     ) -> None:
         """Initialise from averaged static IMU readings: roll and pitch from gravity, yaw 0, gyro bias.
 
@@ -736,15 +740,22 @@ class BaseEkf:
             accel_imu_mean: (3,) m/s^2, mean specific force in S (robot static).
             gyro_imu_mean: (3,) rad/s, mean gyro reading in S: the gyro bias (Earth rate neglected).
             p_world_base: (3,) m, initial position.
+            n_samples: how many readings were averaged: the gyro bias stddev is at least the mean's,
+                ``gyro_sample_stddev / sqrt(n)`` (the window's own noise; 0 = ``initial_gyro_bias_std`` only).
         """
         f_base = self.R_base_imu @ np.asarray(accel_imu_mean, dtype=float)
         self._gyro_imu = np.array(gyro_imu_mean, dtype=float)
         self._accel_imu = np.array(accel_imu_mean, dtype=float)
+        R = rotation_from_gravity(f_base)
+        bg_std = self.settings.initial_gyro_bias_std
+        if n_samples > 0:
+            bg_std = max(bg_std, float(self.noise.gyro_sample_stddev.max()) / math.sqrt(n_samples))
         self.initialize(
             stamp_ns,
-            R_world_base=rotation_from_gravity(f_base),
+            R_world_base=R,
             p_world_base=p_world_base,
             gyro_bias=gyro_imu_mean,
+            P=self.initial_covariance(R, gyro_bias_std=bg_std),
         )
 
     def initialize_moving(
@@ -1088,9 +1099,8 @@ class BaseEkf:
         H[:, BG_SL] = r_skew @ self.R_base_imu
         if attitude_jacobian is not None:
             H[:, TH_SL] = attitude_jacobian
-        R = sf * sf * _I3 + r_skew @ self._Sigma_g_sample @ r_skew.T
-        if J_base_foot is not None and se > 0.0:
-            R = R + (se * se) * (J_base_foot @ J_base_foot.T)
+        J = np.zeros((3, 0)) if J_base_foot is None else J_base_foot
+        R = leg_measurement_covariance(J, r_skew, self._Sigma_g_sample, foot_velocity_noise=sf, joint_velocity_noise=se)
         return Measurement(name, np.asarray(v_base_measured, dtype=float) - self.v_base_in_base, H, R)
 
     def update_leg_velocities(

@@ -140,6 +140,7 @@ from robot_state_estimator.estimation.leg_kernels import (
     gather_joints,
     prepare_joints,
 )
+from robot_state_estimator.estimation.noise_model import apply_imu_noise_floor, joint_velocity_std
 from robot_state_estimator.estimation.settings import EstimatorSettings
 
 try:  # the one-kernel joint step (needs numba)
@@ -355,8 +356,13 @@ class RobotStateEstimator:
         self.joint_velocity = JointVelocityEstimator(
             n_joints, cutoff_hz=settings.joint_velocity.cutoff_hz, max_dt_s=settings.joint_velocity.max_dt_s
         )
-        self.ekf = BaseEkf(imu.pose_in_base, imu_noise_from_spec(imu, settings.ekf), settings.ekf)
+        imu_noise, floor_messages = apply_imu_noise_floor(
+            imu_noise_from_spec(imu, settings.ekf), settings.ekf, imu.name
+        )
+        self.ekf = BaseEkf(imu.pose_in_base, imu_noise, settings.ekf)
         self._events: list[Event] = []
+        for message in floor_messages:
+            self._event("imu_noise_below_floor", message, "warn")
         self._q_joints = np.array(pin.neutral(model)[7:])
         self._qdot_joints = np.zeros(n_joints)
         self._n_joints = n_joints
@@ -540,6 +546,10 @@ class RobotStateEstimator:
         self._init_count = 0
         self._init_qdot_valid = False
         self._init_tau: FloatArray | None = None  # efforts of the last joint sample before initialisation
+        self._init_velocity_measured = False  # whether those joint samples carried (used) velocities
+        self._init_joint_dts: deque[float] = deque(maxlen=64)  # s, their periods (the differentiator's noise)
+        self.ekf.settings = self.settings.ekf  # the leg noise is chosen again at the next initialisation
+        self._set_joint_velocity_noise(self.settings.ekf.encoder_velocity_noise)
         self._init_wait_reported = False
         self._last_imu_stamp_ns: int | None = None
         self._last_joint_stamp_ns: int | None = None
@@ -812,7 +822,11 @@ class RobotStateEstimator:
             self._wait_for_load(support)
             return None
         self.ekf.initialize_static(
-            stamp, accel_imu_mean=accel_mean, gyro_imu_mean=gyro_mean, p_world_base=np.array(s.initial_position)
+            stamp,
+            accel_imu_mean=accel_mean,
+            gyro_imu_mean=gyro_mean,
+            p_world_base=np.array(s.initial_position),
+            n_samples=len(window),
         )
         self.ekf.set_imu(stamp, gyro, accel)
         how = ""
@@ -822,7 +836,9 @@ class RobotStateEstimator:
                 heights = heights[support.loaded]
                 how = f", height above the loaded feet {support.describe(self.foot_frames)}"
             self.ekf.p_world_base[2] = -float(np.mean(heights))
-        self._event("initialized", f"initialised from {len(window)} static IMU samples{how}", "info")
+        self._event(
+            "initialized", f"initialised from {len(window)} static IMU samples{how}{self._choose_leg_noise()}", "info"
+        )
         # Joint samples held during initialisation that are older than now are not replayed.
         while self._pending and self._pending[0].stamp_ns <= stamp:
             self._pending.popleft()
@@ -943,12 +959,43 @@ class RobotStateEstimator:
             "initialized_moving",
             f"no static IMU window within ekf.init_timeout_s={s.init_timeout_s} s: initialised from a moving "
             f"window of {self._init_count} IMU samples (yaw 0, gyro bias 0, {how}); roll/pitch stddev "
-            f"{s.init_moving_roll_pitch_std} rad, velocity stddev {s.init_moving_velocity_std} m/s",
+            f"{s.init_moving_roll_pitch_std} rad, velocity stddev {s.init_moving_velocity_std} m/s"
+            f"{self._choose_leg_noise()}",
             "warn",
         )
         while self._pending and self._pending[0].stamp_ns <= stamp:
             self._pending.popleft()
         return self._finish_step(())
+
+    def _choose_leg_noise(self) -> str:
+        """At initialisation: the joint-velocity stddev of the leg measurement (:mod:`.noise_model`): the measured
+        velocities' ``ekf.encoder_velocity_noise``, or the encoders' noise through the differentiator at the joint
+        period seen so far (median). Returns the words for the ``initialized`` event ("" without joints)."""
+        es = self.settings.ekf
+        dts = sorted(self._init_joint_dts)
+        dt = dts[len(dts) // 2] if dts and not self._init_velocity_measured else None
+        sigma = joint_velocity_std(
+            es, measured=self._init_velocity_measured, dt_s=dt, cutoff_hz=self.settings.joint_velocity.cutoff_hz
+        )
+        if not self._have_joints:
+            return ""
+        how = (
+            "measured velocities (ekf.encoder_velocity_noise)"
+            if dt is None
+            else f"differentiated at {dt * 1e3:.2f} ms from ekf.encoder_noise_rad={es.encoder_noise_rad:g} rad"
+        )
+        self._set_joint_velocity_noise(sigma)
+        return (
+            f"; leg measurement noise: contact point {es.foot_velocity_noise:g} m/s, joint velocities {sigma:.3g} "
+            f"rad/s ({how}) through the leg Jacobian"
+        )
+
+    def _set_joint_velocity_noise(self, sigma: float) -> None:
+        """Use ``sigma`` (rad/s) as the joint velocity stddev of the leg updates (filter and joint-step kernel)."""
+        if sigma != self.ekf.settings.encoder_velocity_noise:
+            self.ekf.settings = dataclasses.replace(self.settings.ekf, encoder_velocity_noise=sigma)
+        self._joint_ints[3] = int(sigma > 0.0)
+        self._joint_floats[5] = float(sigma**2)
 
     def _finish_step(self, feet: tuple[FootState, ...] | _FeetOfStep | _FeetOfKernelStep) -> Estimate | None:
         ekf = self.ekf
@@ -1137,6 +1184,12 @@ class RobotStateEstimator:
             self._qdot_joints = prepared.qdot
             self._init_qdot_valid = prepared.qdot_valid
             self._init_tau = prepared.tau
+            vel = sample.velocity
+            self._init_velocity_measured = (
+                vel is not None and len(vel) > 0 and self.settings.joint_velocity.use_measured
+            )
+            if last is not None and stamp > last:
+                self._init_joint_dts.append((stamp - last) / _NS)
             return None
         ekf_stamp = int(self.ekf.stamp_ns or 0)
         if stamp > ekf_stamp:

@@ -13,10 +13,11 @@ import argparse
 import dataclasses
 import sys
 import time
+from typing import Any
 
 from robot_state_estimator.simulation.errors import SimulationError
 from robot_state_estimator.simulation.robots import BIPEDS, ROBOTS, SimRobot
-from robot_state_estimator.simulation.settings import GAITS, SimulationSettings, SlipEvent
+from robot_state_estimator.simulation.settings import GAITS, REAL_ROBOT_ERRORS, SimulationSettings, SlipEvent
 
 
 def _slip(text: str) -> tuple[str, float]:
@@ -64,6 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--slip-duration", type=float, default=0.05, help="slip duration (s)")
     parser.add_argument(
+        "--real-errors",
+        action="store_true",
+        help="a real robot's errors (REAL_ROBOT_ERRORS): 16-bit encoders, 2 mm random slips per stance, IMU "
+        "vibration up to the estimator's noise floor, 0.1 ms jitter (unless --jitter is given)",
+    )
+    parser.add_argument(
         "--foot-model",
         choices=("sphere", "point", "flat"),
         default=None,
@@ -104,20 +111,28 @@ def settings_from_args(args: argparse.Namespace) -> SimulationSettings:
             duration_s=args.slip_duration,
             displacement_m=tuple(args.slip_displacement),
         )
-    return SimulationSettings(
+    settings = SimulationSettings(
         robot=args.robot,
         gait=args.gait,
         duration_s=args.duration,
         seed=args.seed,
         imu_rate_hz=args.imu_rate,
         joint_rate_hz=args.joint_rate,
-        jitter_s=args.jitter,
+        jitter_s=args.jitter or (REAL_ROBOT_ERRORS["jitter_s"] if getattr(args, "real_errors", False) else 0.0),
         noise=args.noise,
         speed_m_s=args.speed,
         yaw_rate_rad_s=args.yaw_rate,
         slip=slip,
         foot_model=args.foot_model,
     )
+    return dataclasses.replace(settings, **real_errors(args)) if real_errors(args) else settings
+
+
+def real_errors(args: argparse.Namespace) -> dict[str, Any]:
+    """The :data:`REAL_ROBOT_ERRORS` settings with ``--real-errors`` (an explicit ``--jitter`` wins)."""
+    if not getattr(args, "real_errors", False):
+        return {}
+    return {k: v for k, v in REAL_ROBOT_ERRORS.items() if k != "jitter_s"}  # (jitter_s: settings_from_args)
 
 
 def run(args: argparse.Namespace, robot: SimRobot | None = None) -> int:

@@ -532,6 +532,8 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
         robot = load_sim_robot(settings.robot)
     seeds = np.random.SeedSequence(settings.seed).spawn(4)
     rng_jitter, rng_imu, rng_joints = (np.random.default_rng(s) for s in seeds[:3])
+    # the errors added later draw from further children (spawn key 4, 5): the runs without them are unchanged
+    seeds_extra = np.random.SeedSequence(settings.seed).spawn(6)[4:]
 
     # ---- time grid: union of IMU and joint stamps
     imu_rel = make_stamps(settings.imu_rate_hz, settings.duration_s, settings.jitter_s, rng_jitter)
@@ -582,6 +584,8 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
     )
     if settings.slip is not None:
         _add_slip(settings, robot, plans)
+    if settings.stance_slip_m > 0.0:
+        _add_random_slips(settings, plans, np.random.default_rng(seeds_extra[0]))
     touchdown_bases = [
         (evaluate_base(motion, plan.swing_end), evaluate_base(motion, plan.swing_end + TOUCHDOWN_DT_S))
         if plan.swing_end.size
@@ -628,6 +632,10 @@ def sensor_run(
         omega, f_meas = omega_ideal.copy(), f_ideal.copy()
         gyro_bias0 = np.zeros(3)
         accel_bias0 = np.zeros(3)
+    if settings.imu_vibration_accel_m_s2 > 0.0 or settings.imu_vibration_gyro_rad_s > 0.0:
+        rng_vib = np.random.default_rng(seeds_extra[1])
+        omega = omega + rng_vib.normal(0.0, settings.imu_vibration_gyro_rad_s, omega.shape)
+        f_meas = f_meas + rng_vib.normal(0.0, settings.imu_vibration_accel_m_s2, f_meas.shape)
     cov = imu_model.covariances()
 
     # ---- joints
@@ -638,6 +646,8 @@ def sensor_run(
         qj += rng_joints.normal(0.0, settings.encoder_noise_rad, qj.shape)
         vj += rng_joints.normal(0.0, settings.joint_velocity_noise_rad_s, vj.shape)
         ej += rng_joints.normal(0.0, settings.torque_noise_nm, ej.shape)
+    if settings.encoder_resolution_rad > 0.0:
+        qj = settings.encoder_resolution_rad * np.round(qj / settings.encoder_resolution_rad)
 
     return SimulatedRun(
         settings=settings,
@@ -682,6 +692,21 @@ def sensor_run(
         joint_velocity=vj,
         joint_effort=ej,
     )
+
+
+def _add_random_slips(settings: SimulationSettings, plans: list, rng: np.random.Generator) -> None:
+    """``settings.stance_slip_m``: a small random slip in every stance that starts after ``settle_s`` (and has no
+    slip yet), over the middle half of the stance."""
+    for plan in plans:
+        n_stances = plan.swing_start.size + 1
+        for j in range(n_stances):
+            start = plan.swing_end[j - 1] if j > 0 else 0.0
+            end = plan.swing_start[j] if j < plan.swing_start.size else settings.duration_s
+            d = np.array([*rng.normal(0.0, settings.stance_slip_m, 2), 0.0])
+            if j in plan.slips or start < settings.settle_s or end - start < 0.02:
+                continue
+            T = 0.5 * (end - start)
+            plan.slips[j] = FootSlip(start + 0.25 * (end - start), T, d)
 
 
 def _add_slip(settings: SimulationSettings, robot: SimRobot, plans: list) -> None:

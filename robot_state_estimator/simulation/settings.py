@@ -31,6 +31,19 @@ class SlipEvent:
     displacement_m: tuple[float, float] = (0.03, 0.0)
 
 
+#: Errors of a real legged robot (``SimulationSettings(**REAL_ROBOT_ERRORS)``, ``simulate --real-errors``), each
+#: documented in :class:`SimulationSettings`: 16-bit joint encoders, 2 mm random slips per stance, IMU vibration
+#: that brings the Go1's 1 kHz IMU to the estimator's legged-robot noise floor (0.02 m/s^2/sqrt(Hz), 0.002
+#: rad/s/sqrt(Hz): per-sample 0.63 m/s^2 and 0.063 rad/s), 0.1 ms stamp jitter.
+REAL_ROBOT_ERRORS: dict[str, float] = {
+    "encoder_resolution_rad": 2.0 * 3.141592653589793 / 2**16,
+    "stance_slip_m": 0.002,
+    "imu_vibration_accel_m_s2": 0.63,
+    "imu_vibration_gyro_rad_s": 0.063,
+    "jitter_s": 1.0e-4,
+}
+
+
 @dataclass(frozen=True)
 class SimulationSettings:
     """Everything that defines a generated run (the same settings and seed give the same run).
@@ -60,6 +73,16 @@ class SimulationSettings:
         joint_velocity_noise_rad_s: joint velocity noise stddev (rad/s), with ``noise``.
         torque_noise_nm: joint effort noise stddev (N m), with ``noise``.
         slip: an optional foot slip.
+        encoder_resolution_rad: quantisation step of the joint positions (rad; 0 = none): the reading is
+            ``step * round(q / step)`` (after ``encoder_noise_rad`` when ``noise``). Independent of ``noise``.
+        stance_slip_m: stddev (m, per horizontal world axis) of a small random slip of every foot in every stance
+            after ``settle_s`` (0 = none): the contact point moves by ``N(0, stance_slip_m^2)`` in x and y over
+            the middle half of the stance (smoothstep), as a real foot creeps, scuffs or its rubber deforms. The
+            ground truth keeps the feet where they are (``slipping`` marks those samples). Independent of ``noise``.
+        imu_vibration_accel_m_s2: per-sample stddev (m/s^2) of white noise added to the accelerometer on top of
+            the description's noise (foot impacts, motor and gearbox vibration, a flexible mount; 0 = none).
+            Independent of ``noise``.
+        imu_vibration_gyro_rad_s: the same for the gyroscope (rad/s).
         friction_coefficient: friction cone used to report violations.
         heading_rad: world heading of the IMU orientation reference (rad).
         foot_model: contact model of the feet: ``"sphere"`` (rolling spheres of the description's radii: the
@@ -97,6 +120,10 @@ class SimulationSettings:
     joint_velocity_noise_rad_s: float = 1e-2
     torque_noise_nm: float = 0.05
     slip: SlipEvent | None = None
+    encoder_resolution_rad: float = 0.0
+    stance_slip_m: float = 0.0
+    imu_vibration_accel_m_s2: float = 0.0
+    imu_vibration_gyro_rad_s: float = 0.0
     friction_coefficient: float = 0.8
     heading_rad: float = 0.0
     foot_model: str | None = None
@@ -113,6 +140,10 @@ class SimulationSettings:
         max_jitter = 0.5 / max(self.imu_rate_hz, self.joint_rate_hz)
         if not 0 <= self.jitter_s < max_jitter:
             raise SimulationError(f"jitter_s must be in [0, {max_jitter}) s (half a period), got {self.jitter_s}")
+        for name in ("encoder_resolution_rad", "stance_slip_m", "imu_vibration_accel_m_s2", "imu_vibration_gyro_rad_s"):
+            value = getattr(self, name)
+            if not (value >= 0.0 and value < float("inf")):
+                raise SimulationError(f"{name} must be finite and >= 0, got {value!r}")
         if self.foot_model not in FOOT_MODELS:
             raise SimulationError(f"unknown foot_model {self.foot_model!r}; known: {list(FOOT_MODELS)}")
         if self.start_stamp_ns <= 0:

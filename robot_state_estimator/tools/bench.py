@@ -790,8 +790,10 @@ def run_bench(
     offline_duration_s: float | None = None,
     cache_dir: Path | None = None,
     node_prefix: list[str] | tuple[str, ...] = (),
+    consistency: bool = True,
 ) -> dict[str, Any]:
-    """All sections; returns the JSON document."""
+    """All sections; returns the JSON document (``consistency``: the Monte Carlo NEES of
+    :mod:`robot_state_estimator.tools.consistency`, skipped with ``short``)."""
     from robot_state_estimator.simulation.bag import write_run_bag
 
     offline_s = offline_duration_s or (1.0 if short else 10.0)
@@ -845,6 +847,12 @@ def run_bench(
                 )
             except BenchError as exc:
                 doc[key] = {"error": str(exc)}
+    if consistency and not short:
+        from robot_state_estimator.tools.consistency import bench_consistency
+
+        t = time.perf_counter()
+        doc["consistency"] = bench_consistency(short=short)
+        doc["consistency"]["wall_s"] = time.perf_counter() - t
     ru = resource.getrusage(resource.RUSAGE_SELF)
     doc["memory"] = {
         "bench_process_peak_rss_kb": int(ru.ru_maxrss),
@@ -909,6 +917,13 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
             )
         elif n:
             lines.append(f"{key}: {n['error']}")
+    c = doc.get("consistency")
+    if c:
+        st = c["settings"]
+        lines.append(
+            f"consistency, Monte Carlo NEES ({st['n_runs']} Go1 trots of {st['duration_s']:g} s, real errors):"
+        )
+        lines += [f"  {line}" for line in c["summary"]]
     return lines
 
 
@@ -917,6 +932,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", default="bench/results", help="folder for the JSON results")
     parser.add_argument("--short", action="store_true", help="seconds instead of minutes (tests)")
     parser.add_argument("--no-node", action="store_true", help="skip the node latency benchmark")
+    parser.add_argument(
+        "--no-consistency", action="store_true", help="skip the Monte Carlo NEES (10 simulated trots, minutes)"
+    )
     parser.add_argument(
         "--node-duration", type=float, default=None, help="s of node feeding; default: 30, a few with --short"
     )
@@ -938,6 +956,7 @@ def run(args: argparse.Namespace) -> int:
         node_duration_s=args.node_duration,
         offline_duration_s=args.offline_duration,
         node_prefix=shlex.split(getattr(args, "node_prefix", "") or ""),
+        consistency=not getattr(args, "no_consistency", False),
     )
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
