@@ -633,7 +633,7 @@ def sensor_run(
         gyro_bias0 = np.zeros(3)
         accel_bias0 = np.zeros(3)
     if settings.imu_vibration_accel_m_s2 > 0.0 or settings.imu_vibration_gyro_rad_s > 0.0:
-        rng_vib = np.random.default_rng(seeds_extra[1])
+        rng_vib = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(6)[5])  # (spawn key 5)
         omega = omega + rng_vib.normal(0.0, settings.imu_vibration_gyro_rad_s, omega.shape)
         f_meas = f_meas + rng_vib.normal(0.0, settings.imu_vibration_accel_m_s2, f_meas.shape)
     cov = imu_model.covariances()
