@@ -920,25 +920,55 @@ def nees_band(dof: int, n_runs: int = 1, confidence: float = 0.95) -> tuple[floa
     return float(stats.chi2.ppf(alpha / 2, k) / n_runs), float(stats.chi2.ppf(1 - alpha / 2, k) / n_runs)
 
 
+def time_average_band(nees_series: FloatArray, dof: int, confidence: float = 0.95) -> tuple[tuple[float, float], float]:
+    """The band of the time average of one run's NEES series, and its effective number of independent samples.
+
+    The NEES of one run at nearby times is strongly correlated, so the time average of K samples is not
+    ``chi2(K dof) / K`` (far too narrow) nor a single sample's ``chi2(dof)`` (far too wide): with ``K_eff`` from the
+    series' autocorrelation (:func:`robot_state_estimator.tools.consistency.effective_samples`) the band is
+    ``chi2(K_eff dof) / K_eff``.
+
+    Returns:
+        ``((low, high), K_eff)``.
+    """
+    from robot_state_estimator.tools.consistency import effective_samples
+
+    x = np.asarray(nees_series, dtype=float)
+    x = x[np.isfinite(x)]
+    k_eff = effective_samples(x) if x.size else 1.0
+    return nees_band(dof, n_runs=1, confidence=confidence) if k_eff <= 1.0 else (
+        float(stats.chi2.ppf((1 - confidence) / 2, k_eff * dof) / k_eff),
+        float(stats.chi2.ppf(1 - (1 - confidence) / 2, k_eff * dof) / k_eff),
+    ), k_eff
+
+
 def state_nees(est: Trajectory, gt: Trajectory) -> dict[str, Any]:
-    """NEES of the base velocity (base frame, 3 DoF) and of roll/pitch/yaw attitude (3 DoF).
+    """NEES of the base velocity (base frame, 3 DoF), the attitude (3 DoF) and roll/pitch (2 DoF, the observable
+    part: yaw is unobservable and its variance grows), averaged over the run.
 
     Velocity error ``v_gt - v_est`` against the twist covariance's linear block; attitude error
     ``Log(R_gt R_est^T)`` (small angles about the world axes, as the pose covariance defines them) against
-    its rotation block. Only meaningful without a spatial alignment (the filter's own frame), e.g. on
-    simulated runs whose world matches the estimator's initial yaw.
+    its rotation block. Only meaningful without a spatial alignment (the filter's own frame) and on the same clock,
+    e.g. on simulated runs whose world matches the estimator's initial yaw. ``band95`` is the 95 % band of the
+    *time average* (:func:`time_average_band`, ``k_eff`` its effective number of independent samples); a Monte
+    Carlo over runs is :mod:`robot_state_estimator.tools.consistency`.
 
     Returns:
-        ``{"velocity": {"mean", "band95"}, "attitude": {...}}`` for the parts available.
+        ``{"velocity": {"mean", "dof", "band95", "k_eff"}, "attitude": {...}, "roll_pitch": {...}}`` for the parts
+        available.
     """
     out: dict[str, Any] = {}
+
+    def block(values: FloatArray, dof: int) -> dict[str, Any]:
+        band, k_eff = time_average_band(values, dof)
+        return {"mean": float(np.nanmean(values)), "dof": dof, "band95": band, "k_eff": k_eff}
+
     if est.twist_covariance is not None and est.v_base_in_base is not None and gt.v_base_in_base is not None:
-        v = nees(gt.v_base_in_base - est.v_base_in_base, est.twist_covariance[:, :3, :3])
-        out["velocity"] = {"mean": float(np.nanmean(v)), "band95": nees_band(3)}
+        out["velocity"] = block(nees(gt.v_base_in_base - est.v_base_in_base, est.twist_covariance[:, :3, :3]), 3)
     if est.pose_covariance is not None:
         e = (gt.rotations * est.rotations.inv()).as_rotvec()
-        a = nees(e, est.pose_covariance[:, 3:, 3:])
-        out["attitude"] = {"mean": float(np.nanmean(a)), "band95": nees_band(3)}
+        out["attitude"] = block(nees(e, est.pose_covariance[:, 3:, 3:]), 3)
+        out["roll_pitch"] = block(nees(e[:, :2], est.pose_covariance[:, 3:5, 3:5]), 2)
     return out
 
 
@@ -1177,7 +1207,13 @@ def format_table(result: dict[str, Any], *, title: str = "") -> str:
         rows.append((f"contacts {k} precision/recall", f"{c['precision']:.3f} / {c['recall']:.3f}"))
     for k, n in (result.get("nees") or {}).items():
         lo, hi = n["band95"]
-        rows.append((f"NEES {k} (3 DoF)", f"{n['mean']:.2f} (95 % band of one run {lo:.2f}-{hi:.2f})"))
+        rows.append(
+            (
+                f"NEES {k} ({n.get('dof', 3)} DoF)",
+                f"{n['mean']:.2f} (95 % band of this time average {lo:.2f}-{hi:.2f}, "
+                f"{n.get('k_eff', 1.0):.0f} independent samples)",
+            )
+        )
     caveats = metric_caveats(result)
     w = max(len(r[0]) for r in rows)
     lines = [title] if title else []

@@ -136,7 +136,14 @@ def _standing_run(flat_foot_update: str, gyro_bias_z: float, seconds: float = 8.
     """The biped standing still (ground truth: constant pose, yaw 0) with a constant gyro z bias and white noise,
     the filter initialised at the true state but a zero bias; returns the estimator and (t, yaw, bias z)."""
     desc = load_description(biped_urdf())
-    es = dataclasses.replace(EkfSettings(), flat_foot_update=flat_foot_update)
+    # (the synthetic IMU below is a bench IMU, not a legged robot's: no noise floor; the leg noise as written)
+    es = dataclasses.replace(
+        EkfSettings(),
+        flat_foot_update=flat_foot_update,
+        accel_noise_floor=0.0,
+        gyro_noise_floor=0.0,
+        foot_velocity_noise=0.05,
+    )
     settings = EstimatorSettings(ekf=es)
     est = RobotStateEstimator.from_description(desc, settings)
     model = desc.model
