@@ -18,7 +18,7 @@ if ! "$python" -c "import launch_pytest, launch_ros, tf2_ros" >/dev/null 2>&1; t
 fi
 start=$(date +%s)
 
-colcon_dir="$venv/colcon"
+colcon_dir="${COLCON_DIR:-$venv/colcon}"
 colcon_version="0.3.0"
 if [ ! -f "$colcon_dir/.installed-$colcon_version" ]; then
   echo "[colcon] installing colcon-common-extensions $colcon_version into $colcon_dir"
