@@ -20,8 +20,8 @@ setup(
         ("share/" + package_name + "/config/import", glob("config/import/*")),
     ],
     install_requires=["setuptools"],
-    # colcon test runs pytest (not unittest) when setup.py names it as the test dependency
-    tests_require=["pytest"],
+    # colcon test runs pytest (not unittest) when setup.py names it as the test dependency (the "test" extra;
+    # setuptools 72+ no longer knows tests_require)
     extras_require={"test": ["pytest", "hypothesis"]},
     zip_safe=True,
     maintainer="robot_state_estimator developers",

@@ -45,6 +45,7 @@ if [ -z "$steps" ]; then
   exit 1
 fi
 cd "$ws"
+set +u  # colcon's setup.bash reads unset variables, as a user's shell allows
 while IFS= read -r line; do
   echo "[colcon] \$ $line"
   eval "$line"

@@ -141,7 +141,7 @@ def test_setup_declares_pytest_and_installs_the_share_files() -> None:
     """colcon test runs pytest only when setup.py names it as the test dependency; ``ros2 launch`` needs the
     launch file, the settings, the RViz configuration and the bundled descriptions under share/."""
     setup_py = (REPO_ROOT / "setup.py").read_text()
-    assert 'tests_require=["pytest"]' in setup_py
+    assert 'extras_require={"test": ["pytest"' in setup_py
     tree = ast.parse(setup_py)
     call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setup")
     data_files = next(k.value for k in call.keywords if k.arg == "data_files")
