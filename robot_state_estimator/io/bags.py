@@ -28,6 +28,8 @@ from rosbags.typesys import Stores, get_typestore
 from rosbags.typesys.store import Typestore
 
 from robot_state_estimator.common.time import stamp_to_ns
+from robot_state_estimator.io.bulk import decode_or_deserialize
+from robot_state_estimator.io.cdr import BULK_TYPES
 from robot_state_estimator.io.messages import MessageTypes, rosbags_types
 
 
@@ -197,6 +199,8 @@ class StampOrdered:
         steps_back: topic -> (how many times, largest step in ns) its ``header.stamp`` went back in recording
             (log-time) order; topics whose stamps never go back are absent. The stamp order interleaves the
             messages recorded before and after such a step.
+        bulk_refused: topic -> why the bulk CDR decoder refused its messages (``io.cdr.CdrError``), which
+            rosbags then deserialized; empty when none was refused.
     """
 
     topics: tuple[str, ...]
@@ -206,6 +210,7 @@ class StampOrdered:
     log_time_ns: list[int]
     msgs: list[Any]
     steps_back: dict[str, tuple[int, int]] = field(default_factory=dict)
+    bulk_refused: dict[str, str] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.msgs)
@@ -255,11 +260,17 @@ class BagReader:
             self._reader.close()
             self._reader = None
 
-    def stamp_ordered(self, topics: Sequence[str] | None = None) -> StampOrdered:
+    def stamp_ordered(self, topics: Sequence[str] | None = None, *, bulk: bool = True) -> StampOrdered:
         """The messages of ``topics`` (all when None) in the order of :func:`read_messages_in_stamp_order`
         (stamp, then position of the topic in ``topics``, then log time, then position in the bag), without a
-        per-message wrapper object; deserialized by rosbags (``AnyReader.deserialize``) with the garbage
-        collector paused (:func:`gc_paused`).
+        per-message wrapper object, with the garbage collector paused (:func:`gc_paused`).
+
+        Args:
+            topics: the topics to read, in tie order.
+            bulk: decode the types of ``io.cdr.BULK_TYPES`` in bulk, one topic at a time
+                (``io.bulk.decode_or_deserialize``: the same messages, several times faster); a topic the bulk
+                decoder refuses, and every other type, is deserialized by rosbags (``AnyReader.deserialize``), the
+                refusal noted in ``StampOrdered.bulk_refused``. False: rosbags for every message.
 
         Raises:
             BagError: the bag is not open or cannot be read, or a requested topic is not in it (the message lists
@@ -276,19 +287,19 @@ class BagReader:
         rank = {t: i for i, t in enumerate(topics or ())}  # tie order (topics=None: log time only)
         connections = [c for c in reader.connections if c.topic in index]
         msgtypes = {c.topic: c.msgtype for c in connections}
-        deserialize = reader.deserialize
         keys: list[tuple[int, int, int, int, int]] = []
         msgs: list[Any] = []
+        refused: dict[str, str] = {}
         try:
             with gc_paused():
-                for n, (connection, log_time_ns, raw) in enumerate(reader.messages(connections=connections)):
-                    topic = connection.topic
-                    msg = deserialize(raw, connection.msgtype)
-                    log_ns = int(log_time_ns)
+                if bulk and reader.is2:  # rosbag2: CDR (a ROS 1 bag holds ROS 1 serialization)
+                    msgs, log_times, topic_of = self._read_bulk(connections, refused)
+                else:
+                    msgs, log_times, topic_of = self._read_each(connections)
+                for n, (msg, log_ns, topic) in enumerate(zip(msgs, log_times, topic_of, strict=True)):
                     header = getattr(msg, "header", None)
                     stamp_ns = stamp_to_ns(header.stamp) if header is not None else log_ns
                     keys.append((stamp_ns, rank.get(topic, 0), log_ns, n, index[topic]))
-                    msgs.append(msg)
         except Exception as exc:  # rosbags raises several unrelated error types
             raise BagError(f"cannot read bag {path}: {exc}{_damage_hint(exc)}") from exc
         steps_back = _steps_back(keys, names)
@@ -301,7 +312,58 @@ class BagReader:
             log_time_ns=[k[2] for k in keys],
             msgs=[msgs[k[3]] for k in keys],
             steps_back=steps_back,
+            bulk_refused=refused,
         )
+
+    def _read_each(self, connections: list[Any]) -> tuple[list[Any], list[int], list[str]]:
+        """(messages, log times ns, topics) in the bag's order, each deserialized by rosbags."""
+        deserialize = self._reader.deserialize
+        msgs: list[Any] = []
+        log_times: list[int] = []
+        topic_of: list[str] = []
+        for connection, log_time_ns, raw in self._reader.messages(connections=connections):
+            msgs.append(deserialize(raw, connection.msgtype))
+            log_times.append(int(log_time_ns))
+            topic_of.append(connection.topic)
+        return msgs, log_times, topic_of
+
+    def _read_bulk(self, connections: list[Any], refused: dict[str, str]) -> tuple[list[Any], list[int], list[str]]:
+        """As :meth:`_read_each`, the raw messages of each (topic, type) decoded together
+        (``io.bulk.decode_or_deserialize``); ``refused`` gets topic -> why the bulk decoder refused it."""
+        groups: dict[tuple[str, str], tuple[list[int], list[bytes]]] = {}
+        log_times: list[int] = []
+        topic_of: list[str] = []
+        for n, (connection, log_time_ns, raw) in enumerate(self._reader.messages(connections=connections)):
+            key = (connection.topic, connection.msgtype)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = ([], [])
+            group[0].append(n)
+            group[1].append(raw)
+            log_times.append(int(log_time_ns))
+            topic_of.append(connection.topic)
+        msgs: list[Any] = [None] * len(log_times)
+        typestore = self._reader.typestore  # the bag's definitions over ROS 2 Kilted's (AnyReader)
+        for (topic, msgtype), (positions, raws) in groups.items():
+            if msgtype in BULK_TYPES and not _kilted_layout(typestore, msgtype):
+                refused[topic] = f"the bag defines {msgtype} otherwise than ROS 2 Kilted"
+                decoded = [typestore.deserialize_cdr(raw, msgtype) for raw in raws]
+            else:
+                decoded, why = decode_or_deserialize(typestore, msgtype, raws)
+                if why:
+                    refused[topic] = why
+            for n, msg in zip(positions, decoded, strict=True):
+                msgs[n] = msg
+        return msgs, log_times, topic_of
+
+
+def _kilted_layout(typestore: Typestore, msgtype: str) -> bool:
+    """Whether ``typestore`` defines ``msgtype`` (and the types it holds) as ROS 2 Kilted does, the layout the bulk
+    decoder reads."""
+    try:
+        return bool(typestore.generate_msgdef(msgtype) == default_typestore().generate_msgdef(msgtype))
+    except Exception:  # an unknown or broken definition: rosbags reads it, or says why not
+        return False
 
 
 def _steps_back(keys: list[tuple[int, int, int, int, int]], names: tuple[str, ...]) -> dict[str, tuple[int, int]]:

@@ -219,6 +219,8 @@ class ReplayOptions:
         progress: show a tqdm progress bar (None = when stderr is a terminal and the input is long).
         output_topics: the groups of ``OUTPUT_GROUPS`` the output bag gets (when one is written).
         output_compression: chunk compression of the output bag, ``"zstd"`` or ``"none"``.
+        bulk_decode: decode the input types in bulk (``io.cdr``; rosbags for the rest and for what it refuses,
+            noted in ``ReplayResult.bulk_refused``); False: rosbags for every message (the same messages).
     """
 
     imu_topic: str = "/imu/data"
@@ -231,6 +233,7 @@ class ReplayOptions:
     progress: bool | None = None
     output_topics: tuple[str, ...] = OUTPUT_GROUPS
     output_compression: str = DEFAULT_OUTPUT_COMPRESSION
+    bulk_decode: bool = True
 
 
 #: Slices of the (91,) vector of ``Estimate.output_vector`` (its layout: ``common.output_layout``).
@@ -725,6 +728,7 @@ class ReplayResult:
         steps_back: input topic -> (how many times, largest step in s) its header stamps went back in recording
             order (``io.bags.StampOrdered.steps_back``); replay runs in stamp order, so the messages before and
             after such a step are interleaved.
+        bulk_refused: input topic -> why the bulk CDR decoder refused it (rosbags read it instead).
     """
 
     log: EstimateLog
@@ -747,6 +751,7 @@ class ReplayResult:
     first_notes: dict[str, tuple[str, str]] = field(default_factory=dict)
     stream_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     steps_back: dict[str, tuple[int, float]] = field(default_factory=dict)
+    bulk_refused: dict[str, str] = field(default_factory=dict)
 
     def first_message(self, key: str) -> str:
         """The message of the first occurrence of a skip cause or core event ("" when none was noted)."""
@@ -783,6 +788,8 @@ class ReplayResult:
                 f"{largest_s:.3f} s): replay runs in stamp order, so messages recorded before and after are "
                 "interleaved; a recording that restarts or loops its clock should be cut there"
             )
+        for topic, why in sorted(self.bulk_refused.items()):
+            lines.append(f"note: {topic} was read by rosbags, not the bulk CDR decoder: {why}")
         return lines
 
     @property
@@ -1125,7 +1132,7 @@ def _replay_bag(
     driver = ReplayDriver(est, desc, settings, params, sink)
     t_start = t0 = clock()
     try:
-        msgs = bag.stamp_ordered(topics)
+        msgs = bag.stamp_ordered(topics, bulk=opts.bulk_decode)
     except BaseException:
         if out is not None:
             out.close()
@@ -1218,6 +1225,7 @@ def _replay_bag(
         first_notes=dict(driver.first_notes),
         stream_counts={k: (r, n) for k, (r, n) in driver.stream_counts.items()},
         steps_back={t: (n, ns / NS_PER_S) for t, (n, ns) in msgs.steps_back.items()},
+        bulk_refused=dict(msgs.bulk_refused),
     )
 
 
