@@ -94,3 +94,39 @@ def test_simulation_reaches_no_estimation_module_even_through_io() -> None:
         todo.extend(_package_imports(path) - seen)
     reached = sorted(name for name in seen if name.split(".")[1:2] == ["estimation"])
     assert not reached, f"simulation imports (directly or through io/...) {reached}"
+
+
+#: rclpy's private modules (its C extension); only ros/rclpy_compat.py may import them
+PRIVATE_RCLPY = ("rclpy.impl", "rclpy._rclpy_pybind11")
+
+
+def test_private_rclpy_names_only_in_the_compat_module() -> None:
+    problems = [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "ros" / "rclpy_compat.py"
+        for name in _imports(path)
+        if name.startswith(PRIVATE_RCLPY)
+    ]
+    assert not problems, "\n".join(problems) + "\n(use robot_state_estimator.ros.rclpy_compat)"
+
+
+def test_no_import_circle_in_ros() -> None:
+    """``ros/`` modules import each other one way (also counting imports inside functions): the entry point
+    imports the node, never the reverse."""
+    modules = {f"robot_state_estimator.ros.{p.stem}": p for p in (PACKAGE / "ros").glob("*.py") if p.stem != "__init__"}
+    graph = {name: _package_imports(path) & set(modules) - {name} for name, path in modules.items()}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            name = todo.pop()
+            if name == goal:
+                return True
+            if name not in seen:
+                seen.add(name)
+                todo.extend(graph[name])
+        return False
+
+    circles = sorted({" <-> ".join(sorted((a, b))) for a in graph for b in graph[a] if reaches(b, a)})
+    assert not circles, circles

@@ -34,15 +34,14 @@ from typing import Any
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.utilities import remove_ros_args
 
 from robot_state_estimator.common.time import NS_PER_S, ns_to_sec_nanosec
+from robot_state_estimator.ros.rclpy_compat import RCLError
 
-RCLError = _rclpy.RCLError
 LATCHED_TOPICS = ("/tf_static", "/robot_description")
 
 

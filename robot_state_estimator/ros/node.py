@@ -51,7 +51,6 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Imu, JointState
@@ -83,7 +82,6 @@ from robot_state_estimator.ros.diagnostics import (
     no_contact_message,
     no_contact_s,
 )
-from robot_state_estimator.ros.entry import USAGE, wants_help
 from robot_state_estimator.ros.message_types import TYPES, PoseWithCovarianceStamped, Trigger
 from robot_state_estimator.ros.outputs import OutputMessages
 from robot_state_estimator.ros.parameters import (
@@ -95,13 +93,18 @@ from robot_state_estimator.ros.parameters import (
     settings_file_for,
 )
 from robot_state_estimator.ros.qos import command_qos, description_qos, diagnostics_qos, output_qos, sensor_qos
+from robot_state_estimator.ros.rclpy_compat import (
+    RCLError,
+    UnknownROSArgsError,
+    logging_get_logger_level,
+    logging_set_logger_level,
+)
 from robot_state_estimator.ros.reporting import ThrottledReporter
 from robot_state_estimator.ros.spin import spin
 from robot_state_estimator.ros.tf_publisher import TfPublisher, TfUnavailableError, make_transform_broadcaster
+from robot_state_estimator.ros.usage import USAGE, wants_help
 
 NODE_NAME = "robot_state_estimator"
-RCLError = _rclpy.RCLError
-UnknownROSArgsError = _rclpy.UnknownROSArgsError
 IMU_TYPE = TYPE_NAMES["Imu"]
 JOINT_STATE_TYPE = TYPE_NAMES["JointState"]
 WRENCH_TYPE = TYPE_NAMES["WrenchStamped"]
@@ -993,14 +996,14 @@ def _init_quietly(args: list[str] | None, argv: list[str]) -> None:
     """``rclpy.init(args=args)`` with the ``rcl`` logger at FATAL meanwhile: a malformed argument makes rcl log
     ``[ERROR] [rcl]: Failed to parse global arguments`` before raising, which ``ros_args_error`` reports instead.
     Its level is restored afterwards unless ``--log-level rcl:=...`` set one."""
-    before = _rclpy.rclpy_logging_get_logger_level("rcl")
+    before = logging_get_logger_level("rcl")
     fatal = int(rclpy.logging.LoggingSeverity.FATAL)
-    _rclpy.rclpy_logging_set_logger_level("rcl", fatal)
+    logging_set_logger_level("rcl", fatal)
     try:
         rclpy.init(args=args)
     finally:
-        if _rclpy.rclpy_logging_get_logger_level("rcl") == fatal and not any("rcl:=" in a for a in argv):
-            _rclpy.rclpy_logging_set_logger_level("rcl", before)
+        if logging_get_logger_level("rcl") == fatal and not any("rcl:=" in a for a in argv):
+            logging_set_logger_level("rcl", before)
 
 
 def ros_args_error(exc: BaseException) -> str:

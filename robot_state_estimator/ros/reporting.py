@@ -22,18 +22,19 @@ import sys
 import time
 from collections import Counter
 
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.logging import LoggingSeverity
+
+from robot_state_estimator.ros.rclpy_compat import logging_logger_is_enabled_for, logging_rcutils_log
 
 
 def _log(name: str, severity: LoggingSeverity, message: str) -> None:
     """Log ``message`` on logger ``name`` if it is enabled for ``severity``, as ``RcutilsLogger.log`` does in
     the end, with the caller of the reporter's method (two frames up) as the location."""
-    if not _rclpy.rclpy_logging_logger_is_enabled_for(name, severity):
+    if not logging_logger_is_enabled_for(name, severity):
         return
     frame = sys._getframe(2)
     code = frame.f_code
-    _rclpy.rclpy_logging_rcutils_log(severity, name, message, code.co_name, code.co_filename, frame.f_lineno)
+    logging_rcutils_log(severity, name, message, code.co_name, code.co_filename, frame.f_lineno)
 
 
 class ThrottledReporter:

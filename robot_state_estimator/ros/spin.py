@@ -48,11 +48,12 @@ from typing import Any
 from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor, TimeoutException
 from rclpy.guard_condition import GuardCondition
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerGuardCondition
 from rclpy.timer import Timer, TimerInfo
 from rclpy.utilities import timeout_sec_to_nsec
+
+from robot_state_estimator.ros.rclpy_compat import WaitSet
 
 #: s, the fallback executor runs at least this often (waitables and guard conditions of the node).
 HOUSEKEEPING_PERIOD_S = 0.5
@@ -132,7 +133,7 @@ class LeanExecutor:
         stack.enter_context(context_handle)
         self._stack = stack
         self._key = key
-        self._wait_set = _rclpy.WaitSet(
+        self._wait_set = WaitSet(
             len(entered["sub"]),
             len(gcs),
             len(entered["timer"]),
