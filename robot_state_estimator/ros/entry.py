@@ -15,11 +15,10 @@ So, before anything else, :class:`ExitGuard`:
 - registers a wakeup file descriptor (``signal.set_wakeup_fd``): the interpreter's C-level handler writes the
   signal's number into it at once, whatever the main thread is doing, and rclpy's handler, installed later by
   ``rclpy.init``, calls the previous handler, so this keeps working while the node spins;
-- a daemon thread waits on that descriptor: on a signal it sets ``stop`` and gives the main thread
-  :data:`EXIT_GRACE_S` to end (a spinning node ends in milliseconds: rclpy's handler wakes the spin loop,
-  which returns, and the node is destroyed); if the process is still there, it flushes stdout/stderr and ends
-  it with ``os._exit(0)``. That happens when the signal came while starting: nothing was published yet, the
-  DDS participant goes with the process;
+- a daemon thread waits on that descriptor: on a signal it sets ``stop``; while the node spins it gives the main
+  thread :data:`EXIT_GRACE_S` to end (it ends in milliseconds: rclpy's handler wakes the spin loop, which
+  returns, and the node is destroyed); while starting, or when the grace is over, it flushes stdout/stderr and
+  ends the process with ``os._exit(0)`` (nothing was published yet; the DDS participant goes with the process);
 - once the node is destroyed and rclpy shut down, ``main`` ends the process with ``os._exit`` too (after
   flushing): the interpreter's teardown of numba, llvmlite and pinocchio took another 1-2 s.
 
@@ -64,6 +63,11 @@ class ExitGuard:
 
     def __init__(self, grace_s: float = EXIT_GRACE_S) -> None:
         self.stop = threading.Event()
+        #: set by ``node.main`` right before it spins: only then does the guard wait ``grace_s`` for the clean
+        #: stop; while starting, the process ends at once (nothing is published yet, and a Python thread cannot
+        #: count on the GIL while the main thread is in a long C call: a grace then took 1-1.6 s under load)
+        self.spinning = threading.Event()
+        self.stop.spinning = self.spinning  # type: ignore[attr-defined]  # node.main finds it on its stop event
         self._done = threading.Event()
         self._grace_s = grace_s
         self._reader, writer = socket.socketpair()
@@ -88,7 +92,7 @@ class ExitGuard:
             if not any(b in (signal.SIGINT, signal.SIGTERM) for b in data):
                 continue
             self.stop.set()
-            if self._done.wait(self._grace_s):
+            if self.spinning.is_set() and self._done.wait(self._grace_s):
                 return
             _flush_all()
             os._exit(0)

@@ -1058,6 +1058,9 @@ def main(args: list[str] | None = None, stop: threading.Event | None = None) -> 
             # subscribed now, not before that collection (0.3 s and more under load): a player that waited for
             # the subscription would otherwise overrun the queue (qos_depth) before the first spin
             node.subscribe_sensors()
+            spinning = getattr(stop, "spinning", None)  # ros.entry.ExitGuard: a stop from now on is a clean one
+            if spinning is not None:
+                spinning.set()
             spin(node, lambda: node.sensor_subscriptions)  # re-read: subscribed once a description is loaded
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
