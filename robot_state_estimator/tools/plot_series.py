@@ -92,6 +92,11 @@ def compare(est: Trajectory, gt: Trajectory, *, dof: str = "4dof") -> Comparison
     return Comparison(est=a.apply(est), est_at_gt=a.apply(e), gt=g, alignment=a)
 
 
+def _dof_name(dof: str) -> str:
+    """``"4dof"`` -> ``"4-DoF"`` (as the metrics table names the alignments)."""
+    return f"{dof[0]}-DoF" if dof[:1].isdigit() and dof.endswith("dof") else dof
+
+
 def _diag_sigma(cov: FloatArray | None, block: slice) -> FloatArray | None:
     if cov is None:
         return None
@@ -105,7 +110,7 @@ def position_error(c: Comparison) -> ErrorSeries:
         t_s=c.gt.t_s,
         error=c.est_at_gt.p_world_base - c.gt.p_world_base,
         sigma=_diag_sigma(c.est_at_gt.pose_covariance, slice(0, 3)),
-        frame=f"world ({c.alignment.dof} aligned)",
+        frame=f"world, {_dof_name(c.alignment.dof)} aligned",
         unit="m",
     )
 
@@ -120,7 +125,7 @@ def attitude_error(c: Comparison) -> ErrorSeries:
         t_s=c.gt.t_s,
         error=e,
         sigma=_diag_sigma(c.est_at_gt.pose_covariance, slice(3, 6)),
-        frame=f"world axes ({c.alignment.dof} aligned)",
+        frame=f"world axes, {_dof_name(c.alignment.dof)} aligned",
         unit="rad",
     )
 

@@ -127,7 +127,7 @@ def error_figure(
         ax.grid(True, alpha=0.3)
         legend_outside(ax)
     axes[-1].set_xlabel("time [s]")
-    axes[0].set_title(_title(title, f"{what}, estimate - ground truth, {series.frame}"))
+    fig.suptitle(_title(title, f"{what}, estimate - ground truth, {series.frame}"))
     return fig
 
 
@@ -147,7 +147,7 @@ def top_view_figure(est: Trajectory, gt: Trajectory | None, *, title: str = "") 
     ax.set_aspect("equal", adjustable="datalim")
     ax.grid(True, alpha=0.3)
     legend_outside(ax)
-    ax.set_title(_title(title, "top view"))
+    fig.suptitle(_title(title, "top view"))
     return fig
 
 
@@ -188,7 +188,7 @@ def height_figure(est: Trajectory, gt: Trajectory | None, *, t0: float, title: s
     ax.set_ylabel("z [m]")
     ax.grid(True, alpha=0.3)
     legend_outside(ax)
-    ax.set_title(_title(title, "base height"))
+    fig.suptitle(_title(title, "base height"))
     return fig
 
 
@@ -215,7 +215,7 @@ def attitude_figure(est: Trajectory, gt: Trajectory | None, *, t0: float, title:
         legend_outside(ax)
     axes[-1].set_xlabel("time [s]")
     frame = "ZYX angles of R_world_base" + (", estimate 4-DoF aligned" if gt is not None else "")
-    axes[0].set_title(_title(title, f"attitude ({frame})"))
+    fig.suptitle(_title(title, f"attitude ({frame})"))
     return fig
 
 
@@ -238,7 +238,7 @@ def velocity_figure(est: Trajectory, gt: Trajectory | None, *, t0: float, title:
         ax.grid(True, alpha=0.3)
         legend_outside(ax)
     axes[-1].set_xlabel("time [s]")
-    axes[0].set_title(_title(title, "base velocity (base frame)"))
+    fig.suptitle(_title(title, "base velocity (base frame)"))
     return fig
 
 
@@ -262,7 +262,7 @@ def biases_figure(est: Trajectory, *, t0: float, truth: S.SimulatedTruth | None 
         legend_outside(ax, ncols=2 if truth is not None else 1)
     axes[-1].set_xlabel("time [s]")
     known = " (dashed: true, simulated)" if truth is not None else ""
-    axes[0].set_title(_title(title, f"IMU biases, IMU frame{known}"))
+    fig.suptitle(_title(title, f"IMU biases, IMU frame{known}"))
     return fig
 
 

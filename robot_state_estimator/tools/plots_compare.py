@@ -40,7 +40,7 @@ def trajectories_figure(labels: Sequence[str], runs: Sequence[S.Comparison], *, 
     ax.set_aspect("equal", adjustable="datalim")
     ax.grid(True, alpha=0.3)
     legend_outside(ax)
-    ax.set_title(_title(title, "top view, each estimate 4-DoF aligned"))
+    fig.suptitle(_title(title, "top view, each estimate 4-DoF aligned"))
     return fig
 
 
@@ -68,7 +68,7 @@ def errors_figure(labels: Sequence[str], runs: Sequence[S.Comparison], *, t0: fl
         ax.grid(True, alpha=0.3)
         legend_outside(ax)
     axes[-1].set_xlabel("time [s]")
-    axes[0].set_title(_title(title, "error norms against the ground truth (4-DoF aligned; velocity in the base frame)"))
+    fig.suptitle(_title(title, "error norms against the ground truth (4-DoF aligned; velocity in the base frame)"))
     return fig
 
 

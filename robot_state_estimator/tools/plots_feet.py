@@ -70,7 +70,7 @@ def contacts_figure(feet: S.FootSeries, gt_contacts: Any, *, t0: float, title: s
     ax.set_xlabel("time [s]")
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small")
-    ax.set_title(_title(title, "contacts by foot" + (" (upper bar: estimate, lower: ground truth)" if known else "")))
+    fig.suptitle(_title(title, "contacts by foot" + (" (upper bar: estimate, lower: ground truth)" if known else "")))
     return fig
 
 
@@ -115,7 +115,7 @@ def foot_forces_figure(feet: S.FootSeries, gt_contacts: Any, *, t0: float, title
         ax.grid(True, alpha=0.3)
         legend_outside(ax)
     axes[-1].set_xlabel("time [s]")
-    axes[0].set_title(_title(title, "normal force per foot (world z)"))
+    fig.suptitle(_title(title, "normal force per foot (world z)"))
     return fig
 
 
@@ -157,5 +157,5 @@ def nis_figure(
         ax.grid(True, alpha=0.3)
         legend_outside(ax)
     axes[-1].set_xlabel("time [s]")
-    axes[0].set_title(_title(title, "NIS of the leg-kinematics update per foot"))
+    fig.suptitle(_title(title, "NIS of the leg-kinematics update per foot"))
     return fig
