@@ -102,8 +102,13 @@ def comparison_rows(results: Sequence[dict[str, Any]]) -> list[tuple[str, list[s
     add("velocity RMSE, base frame [m/s]", lambda r: r["velocity"]["norm"]["rmse"], "{:.4f}")
     add("contacts precision", lambda r: r["contacts"]["all"]["precision"], "{:.3f}")
     add("contacts recall", lambda r: r["contacts"]["all"]["recall"], "{:.3f}")
-    add("NEES velocity (3 DoF)", lambda r: r["nees"]["velocity"]["mean"], "{:.2f}")
-    add("NEES attitude (3 DoF)", lambda r: r["nees"]["attitude"]["mean"], "{:.2f}")
+    parts: list[tuple[str, int]] = []  # (name, dof) of the NEES parts any run has, in order
+    for r in results:
+        for name, n in (r.get("nees") or {}).items():
+            if name not in [p for p, _ in parts]:
+                parts.append((name, int(n.get("dof", 3))))
+    for name, dof in parts:
+        add(f"NEES {name.replace('_', '/')} ({dof} DoF, mean)", lambda r, name=name: r["nees"][name]["mean"], "{:.2f}")
     return rows
 
 

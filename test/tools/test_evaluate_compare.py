@@ -150,3 +150,11 @@ def test_caveats_follow_the_table_once_for_the_runs_sharing_them():
     assert len([x for x in lines if x.startswith("caveat (all runs) RPE 1 s: not meaningful")]) == 1, lines
     assert any(x.startswith("caveat (b) ATE 4-DoF % of path: not meaningful") for x in lines), lines
     assert not any(x.startswith("caveat (a) ATE") for x in lines)
+
+
+def test_nees_rows_follow_the_parts_the_runs_have():
+    a = {"nees": {"velocity": {"mean": 2.5, "dof": 3}, "roll_pitch": {"mean": 1.9, "dof": 2}}}
+    b = {"nees": {"velocity": {"mean": 3.5, "dof": 3}}}
+    rows = dict(comparison.comparison_rows([a, b]))
+    assert rows["NEES velocity (3 DoF, mean)"] == ["2.50", "3.50"]
+    assert rows["NEES roll/pitch (2 DoF, mean)"] == ["1.90", comparison.NA]
