@@ -263,8 +263,20 @@ class _Batch:
             self.fail(i, f"{int(extra[i])} trailing bytes after the last field at offset {int(pos[i])}")
 
     def gather(self, pos: IntArray, nbytes: int) -> NDArray[np.uint8]:
-        """(N, nbytes) uint8: the bytes at relative ``pos`` of each message (bounds checked by the caller)."""
-        return self.buf[(self.base + pos)[:, None] + np.arange(nbytes)]
+        """(N, nbytes) uint8: the bytes at relative ``pos`` of each message (bounds checked by the caller).
+
+        When the fields are equally spaced in the buffer (messages of one length, the usual case) this is one
+        strided copy; otherwise one fancy-indexing gather."""
+        at = self.base + pos
+        n = at.size
+        if n > 1:
+            step = np.diff(at)
+            if step[0] > 0 and (step == step[0]).all():
+                rows = np.lib.stride_tricks.as_strided(
+                    self.buf[int(at[0]) :], shape=(n, nbytes), strides=(int(step[0]), 1), writeable=False
+                )
+                return np.ascontiguousarray(rows)
+        return self.buf[at[:, None] + np.arange(nbytes)]
 
     def u32_at(self, pos: IntArray) -> IntArray:
         return self.gather(pos, 4).view(self.order + "u4")[:, 0].astype(np.int64)
@@ -290,7 +302,24 @@ class _Batch:
         return self.data[at + 4 : stop - 1], rel + 4 + length
 
     def strings(self, rel: IntArray, cache: dict[bytes, str]) -> tuple[list[str], IntArray]:
-        """One string per message at relative offsets ``rel``: (the strings, the offsets after them)."""
+        """One string per message at relative offsets ``rel``: (the strings, the offsets after them).
+
+        When every message holds the same bytes there (one frame id for the whole topic, the usual case), the
+        checks run on arrays and the string is decoded once; otherwise message by message."""
+        n = rel.size
+        if n > 1:
+            rel = (rel + 3) & -4
+            size = self.end - self.base
+            if bool((rel + 4 <= size).all()):
+                length = self.u32_at(rel)
+                if bool((length >= 1).all() and (rel + 4 + length <= size).all()) and (length == length[0]).all():
+                    body = self.gather(rel + 4, int(length[0]))
+                    if (body == body[0]).all() and body[0, -1] == 0:
+                        raw = body[0, :-1].tobytes()
+                        text = cache.get(raw)
+                        if text is None:
+                            text = cache[raw] = self.text(0, raw)
+                        return [text] * n, rel + 4 + length
         out: list[str] = []
         after = np.empty_like(rel)
         for i in range(rel.size):
@@ -391,9 +420,17 @@ def _joint_state(batch: _Batch) -> JointStateArrays:
     last_block = b""
     last_names: tuple[str, ...] = ()
     text_cache: dict[bytes, str] = {}
+    count_at = [0, 0, 0]  # message 0's relative offsets of the three sequence counts
+    names_span = (0, 0)  # message 0's name block (count + strings), relative
     for i in range(n):
+        if i == 1 and _same_layout_as_first(batch, after_header, names_span, count_at):
+            names = [names[0]] * n
+            seq_pos[:, 1:] = seq_pos[:, :1]
+            seq_len[:, 1:] = seq_len[:, :1]
+            break
         base, end = int(batch.base[i]), int(batch.end[i])
         rel = (int(after_header[i]) + 3) & -4
+        names_span = (rel, rel) if i == 0 else names_span
         # the name block (count + strings) of the previous message, byte-equal at the same alignment (rel is a
         # multiple of 4 and strings align to 4): the same names, no parsing
         if last_block and data[base + rel : base + rel + len(last_block)] == last_block:
@@ -416,11 +453,14 @@ def _joint_state(batch: _Batch) -> JointStateArrays:
                 row.append(text)
             last_block, last_names = data[base + start : base + rel], tuple(row)
             names.append(last_names)
+        if i == 0:
+            names_span = (names_span[0], rel)
         for k in range(3):
             rel = (rel + 3) & -4
             if base + rel + 4 > end:
                 batch.fail(i, f"{_SEQUENCES[k]} count at offset {rel} runs past the end ({end - base} bytes)")
             (count,) = u32.unpack_from(data, base + rel)
+            count_at[k] = rel
             rel += 4
             if count:
                 rel = (rel + 7) & -8
@@ -436,6 +476,25 @@ def _joint_state(batch: _Batch) -> JointStateArrays:
 
 
 _SEQUENCES = ("position", "velocity", "effort")
+
+
+def _same_layout_as_first(
+    batch: _Batch, after_header: IntArray, names_span: tuple[int, int], count_at: list[int]
+) -> bool:
+    """Whether every JointState of the batch has message 0's layout (checked on arrays): the same length, header
+    end, name block bytes and sequence counts; then message 0's parse (names, offsets, counts, trailing bytes)
+    holds for all of them (the padding bytes are not read, as rosbags does not read them)."""
+    size = batch.end - batch.base
+    if not ((size == size[0]).all() and (after_header == after_header[0]).all()):
+        return False
+    n = size.size
+    start, stop = names_span
+    spans = [(start, stop - start), *((at, 4) for at in count_at)]
+    for at, nbytes in spans:
+        rows = batch.gather(np.full(n, at, dtype=np.int64), nbytes)
+        if not (rows == rows[0]).all():
+            return False
+    return True
 
 
 def _ragged(batch: _Batch, rel: IntArray, lengths: IntArray) -> Ragged:

@@ -27,6 +27,8 @@ Writes one JSON file per run into ``--output`` (default ``bench/results/``), nam
   bound), the CPU use (% of one core) of the node from ``/proc``, of the feeder and of this process, the
   node's RSS at the start and end of the measurement (growth) and its peak RSS (VmHWM); ``node_500_250`` the
   same at IMU 500 Hz + joints 250 Hz; ``--node-prefix`` runs the node under a command (``chrt -f 20``);
+- ``decode``: per-message cost of decoding the replay bag's input topics, rosbags' deserializer against the
+  bulk CDR decoder (``tools/bench_decode.py``);
 - ``memory``: peak RSS of the benchmark process and RSS growth over the offline run.
 
 ``--short`` shrinks everything (seconds instead of minutes) for the test suite.
@@ -825,6 +827,9 @@ def run_bench(
         run_bag, run_description = Path(tmp) / "run" / "bag", str(Path(tmp) / "run" / "robot_description.urdf")
         doc["replay"] = bench_replay(run_bag, run_description, output_bag=True)
         doc["replay_no_bag"] = bench_replay(run_bag, run_description, output_bag=False)
+        from robot_state_estimator.tools.bench_decode import bench_decode
+
+        doc["decode"] = bench_decode(run_bag, repeats=1 if short else 3)
     if node:
         # the issue's case (1 kHz + 1 kHz), then a rate this machine sustains (500 Hz IMU + 250 Hz joints)
         # and the issue's case with every output subscribed (RViz, a bag recorder: TF, wrenches, contact states)
@@ -878,6 +883,10 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
                 f"time (loop {r['wall_s']:.2f} s: core {r['core_wall_s']:.2f} s, writing {r['write_wall_s']:.2f} s); "
                 f"reading {r['read_wall_s']:.2f} s before: {r['realtime_factor_total']:.1f}x real time in all"
             )
+    if doc.get("decode"):
+        from robot_state_estimator.tools import bench_decode
+
+        lines += bench_decode.summary_lines(doc["decode"])
     lines += [
         f"add_imu (propagation): median {s['propagation_add_imu']['median_us']:.0f} us, "
         f"p99 {s['propagation_add_imu']['p99_us']:.0f} us",

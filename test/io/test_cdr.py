@@ -307,3 +307,15 @@ def test_mixed_byte_orders_and_other_types_are_refused() -> None:
     with pytest.raises(cdr.CdrError, match="tf2_msgs/msg/TFMessage is not decoded in bulk"):
         cdr.decode("tf2_msgs/msg/TFMessage", [])
     assert len(cdr.decode(cdr.IMU, [])) == 0
+
+
+def test_joint_states_of_one_length_but_another_layout_are_parsed_each() -> None:
+    """Same length, header and names, one value moved from velocity to effort: not message 0's layout."""
+    one, two = np.array([0.25]), np.array([1.5, -2.5])
+    msgs = [
+        T[cdr.JOINT_STATE](header=_header((1, 2), "b"), name=["a", "b"], position=two, velocity=v, effort=e)
+        for v, e in ((one, two), (two, one), (one, two))
+    ]
+    raws = [bytes(TS.serialize_cdr(m, cdr.JOINT_STATE, little_endian=True)) for m in msgs]
+    assert len({len(r) for r in raws}) == 1
+    assert_decoded_equal(cdr.JOINT_STATE, raws, msgs)

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 from rosbags.highlevel import AnyReader
 
-from robot_state_estimator.io import bags
+from robot_state_estimator.io import bags, cdr
 from robot_state_estimator.simulation import SimulationSettings, simulate
 from robot_state_estimator.simulation.bag import write_run_bag
-from robot_state_estimator.tools import replay
+from robot_state_estimator.tools import bench_decode, replay
 
 
 def _raw_messages(bag: Path) -> dict[str, list[tuple[int, bytes]]]:
@@ -46,3 +46,10 @@ def test_replay_outputs_the_same_with_and_without_the_bulk_decoder(tmp_path: Pat
     for name in ("n_inputs", "skipped", "events", "resets", "lost", "stream_counts", "first_notes", "steps_back"):
         assert getattr(fast, name) == getattr(slow, name), name
     assert _raw_messages(tmp_path / "out_True") == _raw_messages(tmp_path / "out_False")
+    # the bench's decode section on the same bag: one entry per bulk-type topic, counts as in the bag
+    section = bench_decode.bench_decode(run_dir / "bag", repeats=1)
+    inputs = _raw_messages(run_dir / "bag")
+    assert section["/imu/data"]["n"] == len(inputs["/imu/data"]) and section["/imu/data"]["msgtype"] == cdr.IMU
+    assert {d["msgtype"] for d in section.values()} == {cdr.IMU, cdr.JOINT_STATE, cdr.ODOMETRY, cdr.WRENCH_STAMPED}
+    assert all(d["rosbags_us"] > 0 and d["bulk_messages_us"] > 0 for d in section.values())
+    assert len(bench_decode.summary_lines(section)) == len(section)
