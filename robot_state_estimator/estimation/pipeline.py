@@ -79,6 +79,8 @@ kinematic contact source is first used: contacts from foot heights and speeds, u
 ``foot_gated`` (info: a stance foot failed the chi-square gate; "orientation" in the message for the flat feet's
 orientation update), ``foot_frames_merged`` (info: foot detection kept one frame of a rigid body and dropped others,
 both named),
+``foot_slipping`` (a stance foot's leg-update NIS above the chi-square 99 % point for ``ekf.slip_nis_fraction`` of
+``ekf.slip_nis_window_s``, once per episode; :mod:`.slip`, counts in ``slip.episodes``),
 ``filter_diverged`` (error: non-finite state, estimator reset).
 """
 
@@ -142,6 +144,7 @@ from robot_state_estimator.estimation.leg_kernels import (
 )
 from robot_state_estimator.estimation.noise_model import apply_imu_noise_floor, joint_velocity_std
 from robot_state_estimator.estimation.settings import EstimatorSettings
+from robot_state_estimator.estimation.slip import SlipDetector
 
 try:  # the one-kernel joint step (needs numba)
     from robot_state_estimator.estimation import ekf_kernels as _ek
@@ -394,6 +397,8 @@ class RobotStateEstimator:
         self._max_delay_s = settings.max_measurement_delay_s
         self._imu_frame_id = imu.frame_id
         self._gate = float(es.foot_gate_nis)
+        #: the slip report over the stance feet's leg-update NIS (:mod:`.slip`; episodes per foot, feet slipping now)
+        self.slip = SlipDetector(self.foot_frames, es.slip_nis_window_s, es.slip_nis_fraction)
         self._joint_ints = np.array(
             [
                 self.torque_detector._min_on_ns,
@@ -569,6 +574,7 @@ class RobotStateEstimator:
         self._last_estimate: Estimate | None = None
         self._leg_results: list[UpdateResult] | tuple[list[str], FloatArray, float] = []
         self._rotation_results = []
+        self.slip.clear()
 
     def reset(self, reason: str = "requested") -> None:
         """Drop the state; the next IMU samples initialise again. Reports a ``reset`` event with the reason."""
@@ -1590,11 +1596,15 @@ class RobotStateEstimator:
             stance = self._stance_by_mask[mask] = self._stance_of_mask(mask)
         stance_list, names, k, leg_slice, nis_slice = stance
         gate = self._gate
+        nis = buf[nis_slice].tolist()
+        slip_events = self.slip.update(stamp, stance_list, nis)
+        if slip_events:
+            self._events.extend(slip_events)
         if k:
             # the leg update's results, made when read (as BaseEkf.update_stance_feet leaves them)
             ekf._pending_results = self._leg_results = (names, buf[leg_slice], gate)
             if (result >> _ACCEPTED_SHIFT) & 0xFFFF < k:
-                for i, e in zip(stance_list, buf[nis_slice].tolist()):
+                for i, e in zip(stance_list, nis):
                     if not (math.isfinite(e) and (gate <= 0.0 or e <= gate)):
                         self._event("foot_gated", f"foot {self.foot_frames[i]} rejected by the gate (NIS {e:.1f})",
                                     "info")  # fmt: skip
@@ -1679,6 +1689,9 @@ class RobotStateEstimator:
                 if not ok:
                     name = self.foot_frames[stance_list[i]]
                     self._event("foot_gated", f"foot {name} rejected by the gate (NIS {nis[i]:.1f})", "info")
+            slip_events = self.slip.update(prepared.stamp_ns, stance_list, nis)
+            if slip_events:
+                self._events.extend(slip_events)
             if self._any_flat:
                 self._rotation_step(stance_list, accepted, prepared.qdot)
             if (

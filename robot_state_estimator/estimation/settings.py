@@ -99,6 +99,11 @@ class EkfSettings:
             ``encoder_noise_rad`` variance); 0 = continuous.
         foot_gate_nis: chi-square gate on a foot's normalised innovation squared (3 DoF; 16.27 is the
             99.9 % quantile, 11.34 the 99 %); 0 disables the gate.
+        slip_nis_window_s: s, the window of the slip report (:mod:`robot_state_estimator.estimation.slip`): a
+            stance foot whose leg-update NIS is above the chi-square 99 % point (3 DoF, 11.34) for at least
+            ``slip_nis_fraction`` of the last ``slip_nis_window_s`` of its contact is reported slipping (event
+            ``foot_slipping``, once per episode); 0 disables the report.
+        slip_nis_fraction: the part of ``slip_nis_window_s`` the NIS must be high for, in (0, 1].
         flat_foot_update: which feet also get the orientation half of the 6-D stance update (a flat foot in
             stance does not rotate, which makes the gyro bias observable on all axes and stops the yaw drift it
             causes; :mod:`robot_state_estimator.estimation.flat_feet`): ``auto`` = the feet declared flat
@@ -172,6 +177,8 @@ class EkfSettings:
     encoder_noise_rad: float = 1.0e-3
     encoder_resolution_rad: float = 0.0
     foot_gate_nis: float = 16.27
+    slip_nis_window_s: float = 0.2
+    slip_nis_fraction: float = 0.25
     flat_foot_update: str = "auto"
     foot_angular_velocity_noise: float = 0.05
     foot_radius_m: float = -1.0
@@ -234,6 +241,7 @@ class EkfSettings:
             accel_noise_floor=self.accel_noise_floor,
             gyro_noise_floor=self.gyro_noise_floor,
             foot_gate_nis=self.foot_gate_nis,
+            slip_nis_window_s=self.slip_nis_window_s,
             init_max_gyro_std_rad_s=self.init_max_gyro_std_rad_s,
             init_max_accel_deviation_m_s2=self.init_max_accel_deviation_m_s2,
             init_timeout_s=self.init_timeout_s,
@@ -242,6 +250,8 @@ class EkfSettings:
         )
         if len(self.initial_position) != 3 or not all(math.isfinite(x) for x in self.initial_position):
             raise SettingsError(f"ekf.initial_position must be 3 finite numbers, got {self.initial_position!r}")
+        if not 0.0 < self.slip_nis_fraction <= 1.0:
+            raise SettingsError(f"ekf.slip_nis_fraction must be in (0, 1], got {self.slip_nis_fraction!r}")
         if self.init_imu_samples < 1:
             raise SettingsError(f"ekf.init_imu_samples must be >= 1, got {self.init_imu_samples}")
         if self.flat_foot_update not in ("auto", "all", "none"):

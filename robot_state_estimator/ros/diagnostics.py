@@ -30,7 +30,9 @@ robot (model name of the description):
   published), ``foot_wrenches_stale`` (the feet whose wrench topic stopped, comma-separated; WARN),
   ``schedule_disagreements_total``, then per foot ``<foot>.in_contact``, ``<foot>.force_z_n``, ``<foot>.nis``,
   ``<foot>.updates_rejected``, ``<foot>.schedule_disagreements`` (episodes of the schedule and the force
-  disagreeing for ``contact.schedule_disagreement_s``). Level WARN when the contact source degraded
+  disagreeing for ``contact.schedule_disagreement_s``), ``<foot>.slip_episodes`` (episodes of its leg-update NIS
+  staying high, ``estimation.slip``), then ``feet_slipping`` (the feet slipping now, comma-separated; WARN). Level
+  WARN when a foot slips, when the contact source degraded
   (``contact_source_problem``, ``io.stream``: e.g. the efforts disappeared and the filter fell back to kinematic
   contacts, or the configured source has no data), when foot wrench topics stopped, or when no foot has been in
   contact for more than ``NO_CONTACT_WARN_S`` of estimate time (the filter runs on the IMU alone:
@@ -211,6 +213,8 @@ class DiagnosticsState:
     stale_foot_wrenches: tuple[str, ...] = ()  # feet whose wrench was not fresh at the last joint step (the core)
     stopped_foot_wrenches: tuple[str, ...] = ()  # feet whose wrench topic stopped while joints arrive (the node)
     schedule_disagreements: dict[str, int] = field(default_factory=dict)  # foot -> episodes (the core)
+    slip_episodes: dict[str, int] = field(default_factory=dict)  # foot -> slip episodes (the core's slip report)
+    feet_slipping: tuple[str, ...] = ()  # the feet slipping at the last diagnostics report (the core)
 
 
 def _covariance_spd(cov: np.ndarray) -> bool:
@@ -392,7 +396,9 @@ class DiagnosticsBuilder:
                 (f"{foot.name}.nis", float(foot.nis)),
                 (f"{foot.name}.updates_rejected", state.foot_rejected_updates.get(foot.name, 0)),
                 (f"{foot.name}.schedule_disagreements", state.schedule_disagreements.get(foot.name, 0)),
+                (f"{foot.name}.slip_episodes", state.slip_episodes.get(foot.name, 0)),
             ]
+        values.append(("feet_slipping", ",".join(state.feet_slipping)))
         if not feet:
             return self._status("contacts", OK, "no contact information yet", values)
         if no_contact > NO_CONTACT_WARN_S:
@@ -402,6 +408,9 @@ class DiagnosticsBuilder:
             return self._status("contacts", WARN, message, values)
         if state.contact_source_problem:
             return self._status("contacts", WARN, state.contact_source_problem, values)
+        if state.feet_slipping:
+            slipping = ", ".join(state.feet_slipping)
+            return self._status("contacts", WARN, f"slipping (leg-update NIS high): {slipping}", values)
         if stale:
             return self._status(
                 "contacts", WARN, f"foot wrench topics of {stale} stopped: contacts from {state.contact_source}", values

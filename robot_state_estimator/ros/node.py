@@ -964,6 +964,10 @@ class EstimatorNode(Node):
             schedule = getattr(est, "schedule", None)
             if schedule is not None:
                 diag.schedule_disagreements = dict(zip(est.foot_frames, schedule.disagreements.tolist()))
+            slip = getattr(est, "slip", None)
+            if slip is not None:
+                diag.slip_episodes = dict(zip(est.foot_frames, slip.episodes))
+                diag.feet_slipping = slip.slipping
         stream = self._stream
         if stream is not None:  # the degradation of the contact source (io/stream.py follows it)
             self._diag.contact_source_problem = stream.contact_source_problem

@@ -167,6 +167,13 @@ def test_diagnostics_have_stable_keys_and_levels() -> None:
     cvalues = {kv.key: kv.value for kv in contacts.values}
     assert cvalues["FL_foot.in_contact"] == "true"
     assert cvalues["feet_in_contact"] == "1"
+    assert cvalues["FL_foot.slip_episodes"] == "0" and cvalues["feet_slipping"] == ""
+    assert contacts.level == OK
+    state.slip_episodes, state.feet_slipping = {"FL_foot": 2}, ("FL_foot",)  # as the node copies them from the core
+    contacts = builder.build(state, Counter(), stamp).status[2]
+    cvalues = {kv.key: kv.value for kv in contacts.values}
+    assert contacts.level == WARN and "FL_foot" in contacts.message
+    assert cvalues["FL_foot.slip_episodes"] == "2" and cvalues["feet_slipping"] == "FL_foot"
     assert [s.name for s in array.status] == [
         "/robot_state_estimator: inputs",
         "/robot_state_estimator: filter",
