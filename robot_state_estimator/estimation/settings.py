@@ -178,7 +178,7 @@ class EkfSettings:
     encoder_resolution_rad: float = 0.0
     foot_gate_nis: float = 16.27
     slip_nis_window_s: float = 0.2
-    slip_nis_fraction: float = 0.25
+    slip_nis_fraction: float = 0.5
     flat_foot_update: str = "auto"
     foot_angular_velocity_noise: float = 0.05
     foot_radius_m: float = -1.0
