@@ -334,7 +334,11 @@ def test_foot_forces_reach_the_core_and_bad_bytes_are_counted(ros_context) -> No
     from robot_state_estimator.io import messages
     from robot_state_estimator.ros.message_types import TYPES
 
-    h = Harness(ros_context, "/foot_forces", robot="go1", use_foot_forces=True)
+    # ekf.init_wait_for_loaded_feet off: the zero foot-sensor readings are this test's input (sensors that disagree
+    # with the torques), and the filter would otherwise not initialise on them (98f97dd) nor publish contacts
+    h = Harness(
+        ros_context, "/foot_forces", robot="go1", use_foot_forces=True, **{"ekf.init_wait_for_loaded_feet": False}
+    )
     try:
         pub = h.io.create_publisher(JointState, "foot_forces", qos.sensor_qos(1000))
         assert spin_until(h.executor, lambda: pub.get_subscription_count() >= 1)
