@@ -23,10 +23,15 @@ def _run_replay_cli(argv: list[str]):
     return replay.run_cli(parser.parse_args(argv))
 
 
+#: a foot-sensor reading of a loaded foot: above config/go1.yaml's contact.sensor_on_threshold (60 counts), so
+#: the filter, which waits for a loaded foot before it initialises (ekf.init_wait_for_loaded_feet), starts
+FOOT_SENSOR_LOADED = 100.0
+
+
 def _rewrite(run_dir, out_dir, *, drop_joint=None, every=1, feet=None):
     """Copy the simulated bag; drop ``drop_joint`` from every ``every``-th joint message (k % every == 0);
-    with ``feet``, add a foot-force message (those names, 50 N each) per joint message. Returns the number of
-    joint messages and of changed joint messages."""
+    with ``feet``, add a foot-force message (those names, ``FOOT_SENSOR_LOADED`` each) per joint message. Returns
+    the number of joint messages and of changed joint messages."""
     types = bags.default_types()
     msgs = bags.read_messages_in_stamp_order(run_dir / "bag", ["/imu/data", "/joint_states"])
     n_joint = n_changed = 0
@@ -48,7 +53,7 @@ def _rewrite(run_dir, out_dir, *, drop_joint=None, every=1, feet=None):
                     n_changed += 1
                 n_joint += 1
                 if feet is not None:
-                    ff = FootForceSample(s.stamp_ns, feet, np.full(len(feet), 50.0))
+                    ff = FootForceSample(s.stamp_ns, feet, np.full(len(feet), FOOT_SENSOR_LOADED))
                     out.write("/foot_forces", messages.foot_force_msg(types, ff), m.log_time_ns)
             out.write(m.topic, msg, m.log_time_ns)
     return n_joint, n_changed
