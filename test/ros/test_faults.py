@@ -124,7 +124,13 @@ def test_joint_states_that_stop_while_the_imu_goes_on_are_warned_about(quiet_har
     status = _status(h, "inputs")
     assert status.level == b"\x01" and status.message == text
     assert node.reject_counts.get("no_joint_states", 0) == 0  # a warning, not a rejection
-    h.publish(standing(t[0] + 2_000_000, 0.1))  # joint states back
+    joints_before = node._diag.joints.count
+    back = standing(t[0] + 2_000_000, 0.1)  # joint states back
+    h.publish(back)
+    # the IMU-only messages above were published past the harness's count, so its settle() can return before the
+    # joint states arrive: wait for them
+    n_back = sum(step.kind == "joints" for step in back)
+    assert spin_until(h.executor, lambda: node._diag.joints.count >= joints_before + n_back, timeout_s=10.0)
     node._check_inputs()
     assert "joint_states" not in node._stopped_warning and node._diag.stopped_inputs == ""
 
