@@ -309,6 +309,26 @@ class Measurement:
     R: FloatArray
 
 
+def gated_result(name: str, innovation: FloatArray, S: FloatArray, gate: float) -> UpdateResult:
+    """The chi-square gate of one measurement: NIS ``y^T S^-1 y`` and whether it passes ``gate`` (<= 0: no gate).
+
+    Args:
+        name: the measurement's name (a foot).
+        innovation: (m,) innovation ``y``.
+        S: (m, m) its covariance (symmetric).
+        gate: NIS threshold (chi-square quantile); <= 0 accepts every finite NIS.
+
+    Returns:
+        The :class:`UpdateResult`; status ``"singular"`` (NIS inf, refused) when S cannot be solved.
+    """
+    try:
+        nis = float(innovation @ spd_solve(S, innovation))
+    except np.linalg.LinAlgError:
+        return UpdateResult(name, innovation, S, math.inf, False, "singular")
+    ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
+    return UpdateResult(name, innovation, S, nis, ok, "ok" if ok else "gated")
+
+
 def spd_solve(S: FloatArray, B: FloatArray) -> FloatArray:
     """``S^-1 B`` for a symmetric positive definite S (m, m) and B (m,) or (m, n): Cholesky (LAPACK ``posv``),
     falling back to LU when S is not numerically positive definite.
@@ -1293,14 +1313,9 @@ class BaseEkf:
             PHt = P @ m.H.T
             S = m.H @ PHt + m.R
             S = 0.5 * (S + S.T)
-            try:
-                nis = float(m.innovation @ spd_solve(S, m.innovation))
-            except np.linalg.LinAlgError:
-                results.append(UpdateResult(m.name, m.innovation, S, math.inf, False, "singular"))
-                continue
-            ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
-            results.append(UpdateResult(m.name, m.innovation, S, nis, ok, "ok" if ok else "gated"))
-            if ok:
+            result = gated_result(m.name, m.innovation, S, gate)
+            results.append(result)
+            if result.accepted:
                 accepted.append(m)
         if accepted:
             if len(accepted) == 1:

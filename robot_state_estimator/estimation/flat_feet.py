@@ -51,7 +51,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from robot_state_estimator.estimation import jit
-from robot_state_estimator.estimation.ekf import BG_SL, N_STATES, BaseEkf, Measurement, UpdateResult, spd_solve
+from robot_state_estimator.estimation.ekf import (
+    BG_SL,
+    N_STATES,
+    BaseEkf,
+    Measurement,
+    UpdateResult,
+    gated_result,
+)
 
 FloatArray = NDArray[np.float64]
 
@@ -151,14 +158,9 @@ def rotation_update_reference(
         m = rotation_measurement(ekf, names[j], J6_base_foot[i, 3:6, :], qdot_joints, rotation_noise, encoder_noise)
         S = m.H @ P @ m.H.T + m.R
         S = 0.5 * (S + S.T)
-        try:
-            nis = float(m.innovation @ spd_solve(S, m.innovation))
-        except np.linalg.LinAlgError:
-            results.append(UpdateResult(m.name, m.innovation, S, math.inf, False, "singular"))
-            continue
-        ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
-        results.append(UpdateResult(m.name, m.innovation, S, nis, ok, "ok" if ok else "gated"))
-        if ok:
+        result = gated_result(m.name, m.innovation, S, gate)
+        results.append(result)
+        if result.accepted:
             accepted.append(m)
     if accepted:
         k = len(accepted)
