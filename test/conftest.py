@@ -2,13 +2,17 @@
 
 ROS tests run over real DDS on this machine only: every test that touches ROS gets
 ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a ``ROS_DOMAIN_ID`` of its own (distinct across pytest-xdist
-workers and across tests in one worker), so tests never see each other's traffic.
+workers, tests in one worker and pytest runs on one machine: :class:`DomainIds`), so tests never see each other's
+traffic.
 """
 
 from __future__ import annotations
 
-import itertools
+import contextlib
+import fcntl
 import os
+import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,31 +37,69 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The shared data folder sits next to the repository (``../shared``); absent in some checkouts.
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
-_domain_counter = itertools.count()
+
+class DomainIds:
+    """ROS domain ids reserved machine-wide: two pytest runs on one machine (a developer's and CI's, or two
+    worktrees) never share a DDS domain, nor two tests of one run that overlap.
+
+    Each id is held by an exclusive ``flock`` on ``$TMPDIR/robot_state_estimator-ros-domains/<id>.lock`` for as
+    long as the test (or module) uses it; the lock goes with the process, so a killed run leaves nothing held.
+    Ids are handed out round-robin from a start that depends on the process, so an id just released is not the
+    next one taken (a subprocess of the previous test may still be ending).
+    """
+
+    #: Fast DDS computes ports for domain ids up to 232; 1..200 leaves room above for other tools
+    FIRST, LAST = 1, 200
+
+    def __init__(self) -> None:
+        self._dir = Path(tempfile.gettempdir()) / "robot_state_estimator-ros-domains"
+        self._dir.mkdir(exist_ok=True)
+        self._next = zlib.crc32(str(os.getpid()).encode())
+
+    @contextlib.contextmanager
+    def reserve(self) -> Iterator[int]:
+        """Yield a domain id that no other holder on this machine has, held until the block ends.
+
+        Raises:
+            RuntimeError: every id is held.
+        """
+        span = self.LAST - self.FIRST + 1
+        for _ in range(span):
+            domain = self.FIRST + self._next % span
+            self._next += 1
+            handle = open(self._dir / f"{domain}.lock", "w")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                continue
+            try:
+                yield domain
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                handle.close()
+            return
+        raise RuntimeError(f"every ROS domain id {self.FIRST}..{self.LAST} is held by another test")
 
 
-def _worker_index() -> int:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    return int(worker[2:]) if worker[2:].isdigit() else 0
-
-
-def next_ros_domain_id() -> int:
-    """A ROS domain id not used by any other test of this run (1..200; Fast DDS allows up to 232)."""
-    return 1 + (_worker_index() % 2) * 100 + next(_domain_counter) % 100
+@pytest.fixture(scope="session")
+def domain_ids() -> DomainIds:
+    """The machine-wide ROS domain id allocator (:class:`DomainIds`)."""
+    return DomainIds()
 
 
 @pytest.fixture
-def ros_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    """Environment for a ROS test: localhost-only discovery and a test-unique domain id.
+def ros_env(monkeypatch: pytest.MonkeyPatch, domain_ids: DomainIds) -> Iterator[dict[str, str]]:
+    """Environment for a ROS test: localhost-only discovery and a domain id no other test on this machine uses.
 
     Sets the variables in this process (for in-process rclpy) and yields a full environment dict to pass to
     subprocesses.
     """
-    domain = str(next_ros_domain_id())
-    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", domain)
-    monkeypatch.delenv("ROS_LOCALHOST_ONLY", raising=False)
-    yield dict(os.environ)
+    with domain_ids.reserve() as domain:
+        monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        monkeypatch.setenv("ROS_DOMAIN_ID", str(domain))
+        monkeypatch.delenv("ROS_LOCALHOST_ONLY", raising=False)
+        yield dict(os.environ)
 
 
 @pytest.fixture(scope="session")

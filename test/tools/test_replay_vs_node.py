@@ -8,9 +8,7 @@ the node has counted it), so the node sees exactly replay's order.
 
 from __future__ import annotations
 
-import os
 import time
-import zlib
 
 import numpy as np
 import pytest
@@ -24,11 +22,6 @@ rclpy = pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels or a ROS 2 
 pytestmark = [pytest.mark.ros]
 
 
-def _domain_id() -> int:
-    # 215..232: outside the 1..200 the ROS tests use and outside the Linux ephemeral port range
-    return 215 + zlib.crc32(f"{__name__}:{os.getpid()}".encode()) % 18
-
-
 def _spin_until(executor, condition, timeout_s=10.0):
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -39,14 +32,14 @@ def _spin_until(executor, condition, timeout_s=10.0):
 
 
 @pytest.fixture()
-def ros_context(monkeypatch):
-    domain = _domain_id()
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain))
-    monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=domain)
-    yield context
-    context.try_shutdown()
+def ros_context(monkeypatch, domain_ids):
+    with domain_ids.reserve() as domain:
+        monkeypatch.setenv("ROS_DOMAIN_ID", str(domain))
+        monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        context = rclpy.Context()
+        rclpy.init(context=context, domain_id=domain)
+        yield context
+        context.try_shutdown()
 
 
 def test_replay_equals_the_node(sim_run, ros_context):
