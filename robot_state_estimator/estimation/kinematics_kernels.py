@@ -50,6 +50,7 @@ Array layouts (``njoints`` pinocchio joints with the universe and the root; ``nf
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -62,6 +63,7 @@ from robot_state_estimator.estimation.model_constants import (
     JOINT_REVOLUTE,
     JOINT_REVOLUTE_UNBOUNDED,
     ModelConstants,
+    extract_model_constants,
 )
 
 FloatArray = NDArray[np.float64]
@@ -71,6 +73,7 @@ __all__ = [
     "CompiledKinematics",
     "KernelModel",
     "center_of_mass",
+    "compile_kinematics_kernels",
     "foot_terms",
     "forward_kinematics",
     "frame_jacobians",
@@ -592,6 +595,23 @@ class CompiledKinematics:
         self._rnea(_checked(v, nv, "v"), _checked(a, nv, "a"), _checked(g_base, 3, "g_base"), m.joint_ints,
                    m.joint_floats, self.work, self.tau)  # fmt: skip
         return self.tau
+
+
+def compile_kinematics_kernels(model: Any, frames: Sequence[str | int]) -> CompiledKinematics:
+    """Compile (or load from numba's cache) every kernel of this module with the array layouts of
+    :class:`CompiledKinematics`, and run each once at the model's neutral configuration (``precompile``).
+
+    Args:
+        model: a pinocchio model (see ``extract_model_constants``).
+        frames: the frames, by name or id.
+    """
+    ck = CompiledKinematics(extract_model_constants(model, frames))
+    nv = ck.constants.nv_joints + 6
+    ck.update(np.zeros(ck.constants.nq_joints))
+    g = np.array(ck.constants.gravity)
+    ck.gravity_torques(g)
+    ck.rnea(np.zeros(nv), np.zeros(nv), g)
+    return ck
 
 
 def _entry(fn: Any, *args: Any) -> Any:

@@ -8,7 +8,8 @@ not compiles for about a minute on a shared 2-core machine. Without this step th
 ``estimator_node`` after an install, where ``ros2 launch`` and launch tests expect a node to answer in seconds.
 Building an estimator on a bundled robot runs every warm-up the node's construction runs (the EKF's kernels for
 their signatures, the joint path's kernels with the layouts of the real calls), so the same cache entries are
-written. The kernels do not depend on the robot: the array shapes are run-time values.
+written; the compiled kinematics (``kinematics_kernels``) is compiled for the bundled robot's feet too. The
+kernels do not depend on the robot: the array shapes are run-time values.
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ def compile_kernels(robot: str = "go1") -> float:
         return 0.0
     from robot_state_estimator.common.paths import robot_description_path
     from robot_state_estimator.description import load_description
+    from robot_state_estimator.estimation.kinematics_kernels import compile_kinematics_kernels
     from robot_state_estimator.estimation.pipeline import RobotStateEstimator
 
     start = time.monotonic()
     desc = load_description(str(robot_description_path(robot)))
     RobotStateEstimator.from_description(desc)
+    compile_kinematics_kernels(desc.model, desc.foot_frames())
     return time.monotonic() - start
 
 

@@ -29,6 +29,8 @@ Writes one JSON file per run into ``--output`` (default ``bench/results/``), nam
   same at IMU 500 Hz + joints 250 Hz; ``--node-prefix`` runs the node under a command (``chrt -f 20``);
 - ``decode``: per-message cost of decoding the replay bag's input topics, rosbags' deserializer against the
   bulk CDR decoder (``tools/bench_decode.py``);
+- ``kinematics``: one joint step's kinematics and dynamics on the Go1 with 4 feet, pinocchio's calls against the
+  compiled kernels, us per call and their ratios (``tools/bench_kinematics.py``);
 - ``memory``: peak RSS of the benchmark process and RSS growth over the offline run.
 
 ``--short`` shrinks everything (seconds instead of minutes) for the test suite.
@@ -830,6 +832,9 @@ def run_bench(
         from robot_state_estimator.tools.bench_decode import bench_decode
 
         doc["decode"] = bench_decode(run_bag, repeats=1 if short else 3)
+    from robot_state_estimator.tools.bench_kinematics import bench_kinematics
+
+    doc["kinematics"] = bench_kinematics(short=short)
     if node:
         # the issue's case (1 kHz + 1 kHz), then a rate this machine sustains (500 Hz IMU + 250 Hz joints)
         # and the issue's case with every output subscribed (RViz, a bag recorder: TF, wrenches, contact states)
@@ -887,6 +892,10 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         from robot_state_estimator.tools import bench_decode
 
         lines += bench_decode.summary_lines(doc["decode"])
+    if doc.get("kinematics"):
+        from robot_state_estimator.tools import bench_kinematics
+
+        lines += bench_kinematics.summary_lines(doc["kinematics"])
     lines += [
         f"add_imu (propagation): median {s['propagation_add_imu']['median_us']:.0f} us, "
         f"p99 {s['propagation_add_imu']['p99_us']:.0f} us",
