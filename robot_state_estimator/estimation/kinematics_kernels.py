@@ -599,7 +599,7 @@ class CompiledKinematics:
 
 def compile_kinematics_kernels(model: Any, frames: Sequence[str | int]) -> CompiledKinematics:
     """Compile (or load from numba's cache) every kernel of this module with the array layouts of
-    :class:`CompiledKinematics`, and run each once at the model's neutral configuration (``precompile``).
+    :class:`CompiledKinematics`, and run each once at zero joint positions (``precompile``).
 
     Args:
         model: a pinocchio model (see ``extract_model_constants``).
