@@ -21,7 +21,7 @@ from robot_state_estimator.common.paths import BUNDLED_ROBOTS, robot_description
 from robot_state_estimator.common.robots import ROBOT_URDFS, example_robot_urdf
 from robot_state_estimator.description import load_description
 from robot_state_estimator.estimation.errors import ModelError
-from robot_state_estimator.estimation.kinematics_kernels import CompiledKinematics
+from robot_state_estimator.estimation.kinematics_kernels import CompiledKinematics, compile_kinematics_kernels
 from robot_state_estimator.estimation.model_constants import (
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
@@ -367,3 +367,12 @@ def test_constants_are_read_only_and_inputs_checked() -> None:
         ck.update(np.zeros(11))
     with pytest.raises(ValueError, match="C-contiguous float64"):
         ck.update(np.zeros(12, dtype=np.float32))
+
+
+def test_compile_for_precompile() -> None:
+    """``precompile``'s call: every kernel compiled and run once with the bundled Go1's feet."""
+    model, feet = MODELS["bundled_go1"]
+    ck = compile_kinematics_kernels(model, feet)
+    assert ck.X_base_frame.shape == (4, 4, 4) and ck.J_base_frame.shape == (4, 6, 12) and ck.J_com.shape == (3, 12)
+    assert ck.constants.frame_names == tuple(feet)
+    assert ck.tau.shape == (18,) and ck.tau_gravity.shape == (12,)
