@@ -129,7 +129,22 @@ def _inertia(link_inertial: ET.Element | None, problems: ProblemList, where: dic
         return pin.Inertia(1.0, np.zeros(3), np.eye(3))
 
 
-def _joint_model(jtype: str, axis: np.ndarray):
+def _unbounded_unaligned(axis: np.ndarray) -> pin.JointModel:
+    """pinocchio's ``JointModelRevoluteUnboundedUnaligned`` about ``axis`` ((3,) unit vector, joint frame).
+
+    pinocchio 4.1's Python bindings construct that joint without an axis only (its axis constructor is not
+    exposed), so it is taken from pinocchio's own URDF parser, which builds the same joint in C++ for a
+    ``continuous`` URDF joint with that axis (numbers written with all their digits).
+    """
+    xyz = " ".join(repr(float(a)) for a in axis)
+    urdf = (
+        '<robot name="axis"><link name="a"/><link name="b"/><joint name="j" type="continuous">'
+        f'<parent link="a"/><child link="b"/><axis xyz="{xyz}"/></joint></robot>'
+    )
+    return pin.buildModelFromXML(urdf).joints[1]
+
+
+def _joint_model(jtype: str, axis: np.ndarray) -> pin.JointModel:
     unit = {0: "X", 1: "Y", 2: "Z"}
     aligned = None
     for i in range(3):
@@ -140,7 +155,7 @@ def _joint_model(jtype: str, axis: np.ndarray):
     if jtype == "revolute":
         return getattr(pin, f"JointModelR{aligned}")() if aligned else pin.JointModelRevoluteUnaligned(axis)
     if jtype == "continuous":
-        return getattr(pin, f"JointModelRUB{aligned}")() if aligned else pin.JointModelRevoluteUnboundedUnaligned(axis)
+        return getattr(pin, f"JointModelRUB{aligned}")() if aligned else _unbounded_unaligned(axis)
     if jtype == "prismatic":
         return getattr(pin, f"JointModelP{aligned}")() if aligned else pin.JointModelPrismaticUnaligned(axis)
     raise ValueError(jtype)

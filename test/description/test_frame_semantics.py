@@ -324,3 +324,26 @@ def test_world_with_several_models_and_model_name():
     assert ErrorCode.ELEMENT_INVALID in codes(src)
     with pytest.raises(DescriptionError):
         load_description(src, model_name="c")
+
+
+def test_continuous_joint_with_an_unaligned_axis():
+    """A ``continuous`` joint about an axis off x, y and z (pinocchio's RevoluteUnboundedUnaligned, whose axis
+    constructor its Python bindings do not expose): the model loads, the joint takes (cos, sin) and turns its
+    child about that axis (Rodrigues: rotating by 0.7 rad about (0, 0.6, 0.8))."""
+    body = """
+    <link name="A"/><link name="B"/>
+    <joint name="J" type="continuous"><parent>A</parent><child>B</child>
+      <axis><xyz>0 0.6 0.8</xyz></axis></joint>
+    """
+    d = load_description(sdf(body))
+    jid = d.model.getJointId("J")
+    assert d.model.joints[jid].shortname() == "JointModelRevoluteUnboundedUnaligned"
+    assert (d.model.joints[jid].nq, d.model.joints[jid].nv) == (2, 1)
+    angle, u = 0.7, np.array([0.0, 0.6, 0.8])
+    q = pin.neutral(d.model)
+    q[7:9] = np.cos(angle), np.sin(angle)
+    data = d.model.createData()
+    pin.framesForwardKinematics(d.model, data, q)
+    K = np.array([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
+    expected = np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+    np.testing.assert_allclose(data.oMf[d.model.getFrameId("B")].rotation, expected, atol=1e-12)
