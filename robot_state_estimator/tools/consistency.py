@@ -186,7 +186,7 @@ def run_errors(est: RobotStateEstimator, run: Any, *, t_start_s: float, rate_hz:
         out["roll_pitch"].append(rot_err[:2])
         out["roll_pitch_cov"].append(e.pose_covariance[3:5, 3:5])
         out["gyro_bias_xy"].append(run.imu_gyro_bias[:2] - est.ekf.gyro_bias[:2])
-        out["gyro_bias_xy_cov"].append(P[12:14, 12:14])
+        out["gyro_bias_xy_cov"].append(P[12:14, 12:14].copy())  # P is a live view of the filter's buffer
         out["xy_yaw_err"].append([*(q_gt[:2] - e.p_world_base[:2]), rot_err[2]])
         C = e.pose_covariance
         out["xy_yaw_std"].append(np.sqrt([C[0, 0], C[1, 1], C[5, 5]]))
