@@ -687,6 +687,7 @@ class BaseEkf:
         velocity_std: float | None = None,
         roll_pitch_std: float | None = None,
         gyro_bias_std: float | None = None,
+        tilt_from_specific_force: bool = False,
     ) -> FloatArray:
         """(15, 15) initial covariance from the settings (never zero).
 
@@ -694,6 +695,16 @@ class BaseEkf:
         perturbation with ``R^T Sigma_W R``. Bias stddevs are the larger of the settings and the SDF turn-on
         bias spread. ``velocity_std``, ``roll_pitch_std`` and ``gyro_bias_std`` override the settings'
         ``initial_*`` values when given (the initialisation from a moving window).
+
+        ``tilt_from_specific_force``: roll and pitch were taken from a mean specific force (the static and the
+        moving initialisation), which reads ``f_B = R^T (-g_W) + R_BS b_a``: the tilt is off by exactly what
+        the accelerometer bias leans the reading. With ``R = R_hat Exp(dtheta)``, ``R^T (-g_W) = u + [u]x
+        dtheta`` for ``u = R_hat^T (-g_W)``, and ``R_hat`` makes ``u`` the reading, so ``[u]x dtheta = -R_BS
+        b_a``: ``dtheta = T b_a`` (plus a part along ``u``, yaw) with ``T = [u]x R_BS / |u|^2``. The bias's
+        prior ``Sigma_b`` then adds ``T Sigma_b T^T`` to the attitude block and ``T Sigma_b`` to the
+        attitude-bias cross block (Farrell 2008, "Aided Navigation", sec. 11.4: the leveling error of an
+        accelerometer-levelled INS equals its bias over g, the two being separable only once the vehicle turns).
+        The settings' roll/pitch stddev stays as the independent part (the window's noise and motion).
         """
         s = self.settings
         v_std = s.initial_velocity_std if velocity_std is None else velocity_std
@@ -704,8 +715,15 @@ class BaseEkf:
         P[V_SL, V_SL] = np.eye(3) * v_std**2
         Sigma_theta_world = np.diag([rp_std**2, rp_std**2, s.initial_yaw_std**2])
         P[TH_SL, TH_SL] = R_world_base.T @ Sigma_theta_world @ R_world_base
-        P[BA_SL, BA_SL] = np.diag(np.maximum(s.initial_accel_bias_std, self.noise.accel_bias_prior_std) ** 2)
+        Sigma_b = np.diag(np.maximum(s.initial_accel_bias_std, self.noise.accel_bias_prior_std) ** 2)
+        P[BA_SL, BA_SL] = Sigma_b
         P[BG_SL, BG_SL] = np.diag(np.maximum(bg_std, self.noise.gyro_bias_prior_std) ** 2)
+        if tilt_from_specific_force:
+            u = -(R_world_base.T @ self.g_world)
+            T = skew(u) @ self.R_base_imu / float(u @ u)
+            P[TH_SL, TH_SL] += T @ Sigma_b @ T.T
+            P[TH_SL, BA_SL] = T @ Sigma_b
+            P[BA_SL, TH_SL] = P[TH_SL, BA_SL].T
         return P
 
     def initialize(
@@ -775,7 +793,7 @@ class BaseEkf:
             R_world_base=R,
             p_world_base=p_world_base,
             gyro_bias=gyro_imu_mean,
-            P=self.initial_covariance(R, gyro_bias_std=bg_std),
+            P=self.initial_covariance(R, gyro_bias_std=bg_std, tilt_from_specific_force=True),
         )
 
     def initialize_moving(
@@ -812,6 +830,7 @@ class BaseEkf:
             velocity_std=s.init_moving_velocity_std,
             roll_pitch_std=s.init_moving_roll_pitch_std,
             gyro_bias_std=s.init_moving_gyro_bias_std,
+            tilt_from_specific_force=True,
         )
         self.initialize(stamp_ns, R_world_base=R, p_world_base=p_world_base, v_base_in_base=v_base_in_base, P=P)
 

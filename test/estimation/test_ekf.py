@@ -163,6 +163,28 @@ def test_initialisation_from_gravity_and_rotation_from_gravity() -> None:
     assert np.linalg.eigvalsh(ekf.P).min() > 0.0
 
 
+@pytest.mark.parametrize("mount", ["aligned", "rotated_offset", "upside_down"])
+def test_static_initialisation_correlates_tilt_with_the_accelerometer_bias(mount: str) -> None:
+    """A reading levelled with an unknown accelerometer bias b tilts the estimate by exactly what b leans the
+    reading: the tilt error found by geometry (the true attitude against the initialised one, for several biases)
+    equals the linear predictor of the initial covariance, ``P_theta,b P_b,b^-1 b``, to first order in b / g."""
+    X = MOUNTS[mount]
+    ekf = make_ekf(X, initial_accel_bias_std=0.2)
+    R_true = rotation_from_gravity(pin.rpy.rpyToMatrix(0.1, -0.05, 0.0).T @ np.array([0.0, 0.0, 9.81]))
+    for b in (np.array([0.15, -0.25, 0.1]), np.array([0.0, 0.05, 0.0]), np.array([0.05, 0.0, -0.3])):
+        f_imu = X.rotation.T @ (R_true.T @ np.array([0.0, 0.0, 9.81])) + b
+        ekf.initialize_static(0, accel_imu_mean=f_imu, gyro_imu_mean=np.zeros(3), p_world_base=np.zeros(3))
+        dtheta = pin.log3(ekf.R_world_base.T @ R_true)  # R_true = R_hat Exp(dtheta)
+        P = ekf.P
+        predicted = P[6:9, 9:12] @ np.linalg.solve(P[9:12, 9:12], b)
+        u = ekf.R_world_base.T @ np.array([0.0, 0.0, 1.0])
+        tilt = dtheta - u * (u @ dtheta)  # the part about the vertical is yaw, which the reading does not set
+        np.testing.assert_allclose(predicted - u * (u @ predicted), tilt, atol=3e-3 * np.linalg.norm(tilt) + 1e-6)
+        assert np.linalg.eigvalsh(P).min() > 0.0
+        # the tilt's marginal stddev covers the bias's share, b / g
+        assert np.sqrt(np.linalg.eigvalsh(P[6:9, 6:9]).max()) >= 0.2 / 9.81
+
+
 @pytest.mark.parametrize("zaru", [False, True])
 def test_static_robot_converges_roll_pitch_and_learns_gyro_bias(zaru: bool) -> None:
     """Start 3 deg off in roll and pitch with zero gyro bias; the static legs pin v = 0 and gravity fixes the tilt."""
