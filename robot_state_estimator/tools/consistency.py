@@ -19,7 +19,8 @@ Blocks (the observable directions; IMU and leg kinematics cannot observe x, y an
 without bound, so they are excluded from the band and checked to grow instead):
 
 - ``velocity`` (3 DoF): ``v_base_in_base`` against the twist covariance's linear block;
-- ``height`` (1 DoF): ``z`` against the pose covariance's ``zz``;
+- ``height`` (1 DoF): ``z`` against the pose covariance's ``zz``; reported, but like x and y not observable (the
+  legs measure velocities only, its variance grows without bound), so its band is not expected to hold;
 - ``roll_pitch`` (2 DoF): the x, y components of ``Log(R_gt R_est^T)`` (small angles about the world axes, as the
   pose covariance defines them) against its rotation block's x, y rows;
 - ``gyro_bias_xy`` (2 DoF): the gyro bias's x, y components in the IMU frame against the filter's P (observable
