@@ -519,8 +519,8 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
         foot spheres and the settings leave it None).
 
     Raises:
-        SimulationError: unknown robot/gait, a slip outside a stance, a foot target out of reach,
-            ``foot_model="sphere"`` for a robot without foot spheres.
+        SimulationError: unknown robot/gait, a slip outside a stance, a foot target out of reach, a leg whose
+            Jacobian becomes singular, ``foot_model="sphere"`` for a robot without foot spheres.
     """
     from robot_state_estimator.simulation.biped import BIPEDS, simulate_biped
 
@@ -593,7 +593,13 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
         for plan in plans
     ]
 
-    wb = _whole_body(robot, q_start, t, base, plans, touchdown_bases, rho, settings.friction_coefficient)
+    try:
+        wb = _whole_body(robot, q_start, t, base, plans, touchdown_bases, rho, settings.friction_coefficient)
+    except np.linalg.LinAlgError as exc:  # a leg straight or folded flat: its foot Jacobian is singular
+        raise SimulationError(
+            f"a leg of {robot.name} became singular (straight or folded) in the {gait} ({exc}): lower the speed or "
+            "the step height, or stand with bent knees (simulate --srdf with a 'standing' state)"
+        ) from exc
     xml = robot.description_xml if foot_model == "sphere" else point_feet_description(robot.description_xml, robot.feet)
     return sensor_run(settings, robot, wb, grid_rel, imu_rel, imu_index, joint_index, rng_imu, rng_joints, rho, xml)
 

@@ -270,6 +270,38 @@ def find_standing_srdf(source: str | Path) -> Path | None:
     return None
 
 
+#: smallest over largest singular value of a leg's foot Jacobian below which the leg counts as straight (singular)
+_SINGULAR_LEG_RATIO = 1e-6
+
+
+def _check_legs_bent(model: pin.Model, feet: tuple[str, ...], q: np.ndarray, srdf: Path | None) -> None:
+    """Refuse a standing configuration in which a leg is straight: its foot Jacobian (translation, over the leg's
+    joints) is singular, so the generator's leg inverse kinematics has no solution for the foot velocities.
+
+    Raises:
+        SimulationError: naming the feet and the fix (an SRDF ``standing`` state with bent knees).
+    """
+    data = model.createData()
+    pin.computeJointJacobians(model, data, q)
+    pin.updateFramePlacements(model, data)
+    straight = []
+    for foot in feet:
+        fid = model.getFrameId(foot)
+        chain = [j for j in model.supports[model.frames[fid].parentJoint] if j > 1]
+        cols = [model.joints[j].idx_v for j in chain]
+        J = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:3, cols]
+        sv = np.linalg.svd(J, compute_uv=False)
+        if sv.size == 0 or sv[-1] <= _SINGULAR_LEG_RATIO * max(float(sv[0]), 1e-300):
+            straight.append(foot)
+    if straight:
+        where = f"the 'standing' configuration of {srdf}" if srdf is not None else "the neutral configuration (no SRDF)"
+        raise SimulationError(
+            f"the legs of {straight} are straight (singular) in {where}: the simulated gait needs bent knees; give "
+            "--srdf FILE with a group_state named 'standing' (example-robot-data's layout: "
+            "<robot>_description/srdf/<robot>.srdf)"
+        )
+
+
 def sim_robot_from_description(
     desc: RobotDescription, *, feet: tuple[str, ...] | None = None, srdf: Path | None = None
 ) -> SimRobot:
@@ -279,13 +311,15 @@ def sim_robot_from_description(
     and gait defaults scaled from the Go1's (:func:`scaled_gait`).
 
     Raises:
-        SimulationError: not a quadruped, no standing configuration in ``srdf``.
+        SimulationError: not a quadruped, no standing configuration in ``srdf``, a straight leg in the standing
+            configuration.
         DescriptionError: ``desc`` has no IMU, or several and none chosen.
     """
     imu = desc.imu
     order = quadruped_feet(desc, feet)
     model = desc.model
     q_standing = _standing_from(model, order, srdf)
+    _check_legs_bent(model, order, q_standing, srdf)
     return SimRobot(
         name=desc.name,
         model=model,

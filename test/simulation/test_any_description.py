@@ -57,3 +57,24 @@ def test_a_trot_of_anymal_b_with_its_declared_imu(anymal_b) -> None:
     np.testing.assert_allclose(run.imu_f[0], [0.0, 0.0, 9.81], atol=1e-9)
     np.testing.assert_allclose(run.imu_omega[0], 0.0, atol=1e-12)
     assert np.ptp(run.q[:, 0]) > 0.2  # it trots forward
+
+
+def test_straight_legs_in_the_standing_configuration_are_named_with_the_fix(tmp_path, capsys) -> None:
+    """The Go1 description from a file with no SRDF beside it stands in its neutral configuration: every joint at 0,
+    thigh and calf hanging straight down, so each foot Jacobian has rank 2 (the thigh and knee axes are parallel
+    and the foot lies on their common plane). The generator's leg velocities have no solution there: a clear error
+    naming the feet and --srdf, not numpy's "Singular matrix"; with the Go1's SRDF the same description trots."""
+    from robot_state_estimator.common.paths import robot_description_path
+    from robot_state_estimator.tools import cli
+
+    desc = load_description(robot_description_path("go1"))
+    with pytest.raises(SimulationError, match=r"straight \(singular\) in the neutral configuration.*--srdf"):
+        sim_robot_from_description(desc)
+    path = tmp_path / "go1.urdf"
+    path.write_text(desc.xml)
+    argv = ["simulate", "--description", str(path), "--duration", "1", "--output", str(tmp_path / "run")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "['FL_foot', 'FR_foot', 'RL_foot', 'RR_foot'] are straight" in err and "--srdf" in err
+    srdf = example_robot_data_share() / "robots" / ROBOTS["go1"].srdf
+    assert cli.main([*argv, "--srdf", str(srdf), "--gait", "trot"]) == 0
