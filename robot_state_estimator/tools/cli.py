@@ -12,6 +12,9 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 #: sub-command -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -81,6 +84,21 @@ class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def _one_line_warning(command: str) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints the project's own warnings (a ``DescriptionWarning``: what loads here
+    but Gazebo reads differently) as one line naming the command, as its errors are, instead of Python's
+    ``file:line: Category: message`` plus the source line of the call; other warnings are shown as Python does."""
+    default = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, *rest: Any) -> None:
+        if category.__module__.startswith("robot_state_estimator."):
+            print(f"robot-state-estimator {command}: warning: {message}", file=sys.stderr)
+        else:
+            default(message, category, filename, lineno, *rest)
+
+    return show
+
+
 def _run(command: str, argv: list[str]) -> int:
     module_name, help_text = SUBCOMMANDS[command]
     module = importlib.import_module(module_name)
@@ -92,7 +110,9 @@ def _run(command: str, argv: list[str]) -> int:
     module.add_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        return int(module.run(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning(command)
+            return int(module.run(args) or 0)
     except Exception as exc:
         if os.environ.get("RSE_DEBUG") or not _is_user_error(exc):
             raise

@@ -62,7 +62,7 @@ class RobotReport:
     imu_problem: str
     contact: dict[str, Any]
     events: list[dict[str, str]] = field(default_factory=list)
-    links: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)  # links and frames rigidly attached to the base
     flat_feet: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -99,18 +99,20 @@ def _imu_dict(imu: Any, est: Any) -> dict[str, Any]:
 def robot_report(source: str, settings: EstimatorSettings) -> RobotReport:
     """Load ``source`` and build the estimator with ``settings``; report what it uses.
 
-    A description without a usable IMU (none, or several and none chosen) is reported with ``imu`` None and the
-    reason in ``imu_problem`` (an IMU named or declared by the settings that does not resolve is an error); the
-    rest (feet, thresholds) is read from an estimator built with a stand-in IMU at the base link, so a new robot
-    can be inspected before its IMU is declared.
+    A description without a usable IMU (none, several and none chosen, or one on a link that moves relative to the
+    base, as Talos's on its torso) is reported with ``imu`` None and the reason in ``imu_problem`` (an IMU named or
+    declared by the settings that does not resolve is an error); the rest (feet, thresholds) is read from an
+    estimator built with a stand-in IMU at the base link, so a new robot can be inspected before its IMU is
+    declared.
 
     Raises:
         DescriptionError: the description cannot be read, an unknown ``imu_name``, a declared IMU's link is
             missing, no feet found.
-        ModelError: the IMU is on a link that moves relative to the base.
+        ModelError: an IMU named or declared by the settings is on a link that moves relative to the base.
     """
     from robot_state_estimator.description import DescriptionError, ImuSpec, load_description
     from robot_state_estimator.estimation import RobotStateEstimator
+    from robot_state_estimator.estimation.errors import ModelError
     from robot_state_estimator.estimation.imu_setup import apply_imu_settings
 
     desc = load_description(source)
@@ -118,7 +120,7 @@ def robot_report(source: str, settings: EstimatorSettings) -> RobotReport:
     try:
         chosen = apply_imu_settings(desc, settings)
         est = RobotStateEstimator.from_description(chosen, settings)
-    except DescriptionError as exc:
+    except (DescriptionError, ModelError) as exc:  # ModelError: an IMU on a link that moves relative to the base
         if settings.declared_imu.declared or settings.imu_name or "IMU" not in str(exc):  # asked for: an error
             raise
         problem = str(exc)
@@ -161,9 +163,27 @@ def robot_report(source: str, settings: EstimatorSettings) -> RobotReport:
         imu_problem=problem,
         contact=contact,
         events=[{"key": e.key, "level": e.level, "message": e.message} for e in est.pop_events()],
-        links=[n for n, node in desc.graph.nodes.items() if node.kind in ("link", "frame")],
+        links=_links_on_the_base(desc),
         flat_feet=[f for f, flat in zip(est.foot_frames, est.flat_feet.tolist(), strict=True) if flat],
     )
+
+
+def _links_on_the_base(desc: Any) -> list[str]:
+    """The links and SDF frames of ``desc`` that are rigidly attached to its base link (where an IMU may be
+    declared), in the description's order."""
+    model = desc.model
+    base_joint = model.frames[model.getFrameId(desc.base_link)].parentJoint
+    out = []
+    for name, node in desc.graph.nodes.items():
+        if node.kind not in ("link", "frame"):
+            continue
+        try:
+            body = desc.frame_body(name)
+        except Exception:  # a frame the graph cannot attach: not a candidate
+            continue
+        if model.existFrame(body) and model.frames[model.getFrameId(body)].parentJoint == base_joint:
+            out.append(name)
+    return out
 
 
 def _vec(values: list[float], digits: int = 6) -> str:
@@ -219,7 +239,7 @@ def _guess_imu_link(r: RobotReport) -> tuple[str, str]:
     named = [n for n in r.links if "imu" in n.lower()]
     if named:
         return named[0], f"the link whose name says imu ({named[0]!r}): check it is where the IMU is"
-    return r.base_link, "no link is named imu: the base link is a guess; set the IMU's link and pose in it"
+    return r.base_link, "no link on the base is named imu: the base link is a guess; set the IMU's link and pose in it"
 
 
 def _yaml(value: Any) -> str:
@@ -251,7 +271,8 @@ def config_template(r: RobotReport, settings: EstimatorSettings) -> str:
         else:
             link, why = _guess_imu_link(r)
         out += [
-            "    # The description has no IMU: it is declared here (replaces any of the description's when set).",
+            "    # The description has no IMU the filter can use: it is declared here (replaces any of the "
+            "description's when set).",
             f"    imu_name: {_yaml(settings.imu_name or 'imu')}",
             "    declared_imu:",
             f"      link: {_yaml(link)}  # {why}",

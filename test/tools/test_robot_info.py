@@ -16,7 +16,7 @@ import yaml
 
 from robot_state_estimator.common.paths import robot_description_path
 from robot_state_estimator.common.robots import example_robot_data_share
-from robot_state_estimator.description import load_description
+from robot_state_estimator.description import DescriptionWarning, load_description
 from robot_state_estimator.estimation import RobotStateEstimator, load_settings
 from robot_state_estimator.tools import cli
 
@@ -99,6 +99,37 @@ def test_info_with_several_imus_lists_them_and_imu_chooses(capsys) -> None:
     assert json.loads(capsys.readouterr().out)["imu"]["name"] == "imu2"
     assert cli.main(["info", two, "--imu", "imu3"]) == 2
     assert "no IMU 'imu3' (did you mean 'imu2'?)" in capsys.readouterr().err
+
+
+TALOS = example_robot_data_share() / "robots" / "talos_data" / "robots" / "talos_reduced.urdf"
+
+
+def test_info_on_talos_whose_imu_moves_with_the_torso_reports_the_rest_and_declares_one_on_the_base(
+    tmp_path, capsys
+) -> None:
+    """Talos's only IMU block is on ``imu_link``, fixed to ``torso_2_link`` behind the torso joints: the filter
+    cannot use it, and info still reports the robot (feet, flat soles) and writes a template whose declared IMU sits
+    on a link rigid with the base (not ``imu_link``, which moves), as for a description without an IMU."""
+    assert cli.main(["info", str(TALOS), "--json"]) == 0
+    captured = capsys.readouterr()
+    r = json.loads(captured.out)
+    assert r["imu"] is None and "moves relative to the base link 'base_link'" in r["imu_problem"]
+    assert r["feet"] == ["left_sole_link", "right_sole_link"] and r["flat_feet"] == r["feet"]
+    assert "base_link" in r["links"] and "imu_link" not in r["links"] and "torso_2_link" not in r["links"]
+    # the description's warning is one line naming the command, not Python's file:line and source line
+    assert "robot-state-estimator info: warning: sensor 'imu_sensor'" in captured.err
+    assert "DescriptionWarning" not in captured.err and "load_description(" not in captured.err
+    path = tmp_path / "talos.yaml"
+    assert cli.main(["info", str(TALOS), "--write-config", str(path)]) == 0
+    settings = load_settings(path)
+    assert settings.declared_imu.link == "base_link"
+    with pytest.warns(DescriptionWarning, match="imu_sensor"):  # the same warning, from the core API
+        desc = load_description(TALOS)
+    est = RobotStateEstimator.from_description(desc, settings)
+    np.testing.assert_array_equal(est.imu.p_base_imu, np.zeros(3))
+    # choosing the moving IMU by name is an error naming the joint
+    assert cli.main(["info", str(TALOS), "--imu", "imu_sensor"]) == 2
+    assert "(joint 'torso_2_joint')" in capsys.readouterr().err
 
 
 def test_info_bad_declared_link_is_named(capsys) -> None:
