@@ -135,6 +135,49 @@ def test_joint_states_that_stop_while_the_imu_goes_on_are_warned_about(quiet_har
     assert "joint_states" not in node._stopped_warning and node._diag.stopped_inputs == ""
 
 
+def test_foot_forces_that_stop_while_the_imu_goes_on_are_warned_about(ros_context: Any) -> None:
+    """use_foot_forces: the foot-sensor topic stops while IMU and joint states go on: ``no_foot_forces`` (a warning,
+    not a rejection) and the inputs status WARNs naming the topic; joint states still arriving are not named."""
+    from sensor_msgs.msg import JointState
+
+    from robot_state_estimator.common.samples import JointSample
+    from robot_state_estimator.io import messages
+    from robot_state_estimator.ros import qos
+    from robot_state_estimator.ros.message_types import TYPES
+
+    h = Harness(ros_context, "/feet_stop", robot="go1", use_foot_forces=True, diagnostics_period_s=60.0)
+    try:
+        node = h.node
+        node._no_imu_after_s = 0.3  # 2 s on a robot; shortened for the test
+        pub = h.io.create_publisher(JointState, "foot_forces", qos.sensor_qos(1000))
+        assert spin_until(h.executor, lambda: pub.get_subscription_count() >= 1)
+        loaded = np.full(len(GO1_FEET), 100.0)  # raw counts above go1.yaml's sensor_on_threshold (60)
+        for step in standing(T0, 0.2):
+            if step.kind == "joints":
+                sample = JointSample(step.stamp_ns, GO1_FEET, loaded, None, loaded)
+                pub.publish(messages.joint_state_msg(TYPES, sample))
+        h.publish(standing(T0, 0.2))
+        assert spin_until(h.executor, lambda: node._diag.foot_forces.count >= 1)  # the stream started
+        ns = node.get_namespace().rstrip("/")
+        t = [T0 + 200_000_000]
+
+        def imu_and_joints_until_warned() -> bool:
+            t[0] += 2_000_000
+            h.publish(standing(t[0], 0.002))
+            return "foot_forces" in node._stopped_warning
+
+        assert spin_until(h.executor, imu_and_joints_until_warned, timeout_s=10.0)
+        text = node._stopped_warning["foot_forces"]
+        assert f"IMU messages arrive on {ns}/imu/data but no foot-force message for" in text, text
+        assert f"on {ns}/foot_forces" in text and "remap foot_forces:=" in text
+        assert "joint_states" not in node._stopped_warning
+        status = _status(h, "inputs")
+        assert status.level == b"\x01" and status.message == text
+        assert node.reject_counts.get("no_foot_forces", 0) == 0  # a warning, not a rejection
+    finally:
+        h.close()
+
+
 def test_imu_samples_lost_to_load_are_counted_as_losses_not_rejections(quiet_harness: Harness) -> None:
     """A 100 ms hole in the stamps of both inputs (what a best-effort queue overflowing under load looks like):
     longer than ``ekf.max_dt_s`` = 50 ms (the core re-anchors: ``imu_gap``), shorter than ``max_time_gap_s``."""
