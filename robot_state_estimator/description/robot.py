@@ -289,11 +289,19 @@ class RobotDescription:
             if _FOOT_RE.search(_SUFFIX_RE.sub("", f.name)):
                 by_joint.setdefault(int(f.parentJoint), []).append(fid)
         if not by_joint:
+            leaves = [
+                f.name
+                for f in model.frames
+                if f.type == pin.FrameType.BODY and int(f.parentJoint) not in parents and int(f.parentJoint) != 0
+            ]
+            shown = ", ".join(leaves[:12]) + (f", ... ({len(leaves) - 12} more)" if len(leaves) > 12 else "")
             raise DescriptionError(
                 Problem(
                     ErrorCode.ELEMENT_MISSING,
-                    f"no foot frames detected in {self.name!r} (names ending in foot/sole/toe at leaf joints); "
-                    "pass names=...",
+                    f"no foot frames detected in {self.name!r} (names ending in foot/sole/toe at leaf joints): name "
+                    "them with the setting foot_frames (node: -p foot_frames:=\"[A, B]\"; info, simulate, replay: "
+                    "--set 'foot_frames=[A, B]'; RobotDescription.foot_frames(names=...)); the links at the ends of "
+                    f"the kinematic chains: [{shown}]",
                 )
             )
         data = model.createData()

@@ -172,7 +172,11 @@ def _links_on_the_base(desc: Any) -> list[str]:
     """The links and SDF frames of ``desc`` that are rigidly attached to its base link (where an IMU may be
     declared), in the description's order."""
     model = desc.model
-    base_joint = model.frames[model.getFrameId(desc.base_link)].parentJoint
+    moves_with: dict[str, int] = {}  # frame name -> the joint it moves with
+    for frame in model.frames:  # a link's BODY frame wins over a joint's frame of the same name (ANYmal's LF_HAA)
+        if frame.type == pin.FrameType.BODY or frame.name not in moves_with:
+            moves_with[frame.name] = frame.parentJoint
+    base_joint = moves_with.get(desc.base_link)
     out = []
     for name, node in desc.graph.nodes.items():
         if node.kind not in ("link", "frame"):
@@ -181,7 +185,7 @@ def _links_on_the_base(desc: Any) -> list[str]:
             body = desc.frame_body(name)
         except Exception:  # a frame the graph cannot attach: not a candidate
             continue
-        if model.existFrame(body) and model.frames[model.getFrameId(body)].parentJoint == base_joint:
+        if base_joint is not None and moves_with.get(body) == base_joint:
             out.append(name)
     return out
 

@@ -132,6 +132,25 @@ def test_info_on_talos_whose_imu_moves_with_the_torso_reports_the_rest_and_decla
     assert "(joint 'torso_2_joint')" in capsys.readouterr().err
 
 
+G1 = example_robot_data_share() / "robots" / "g1_description" / "urdf" / "g1_29dof_rev_1_0.urdf"
+
+
+def test_feet_that_are_not_detected_are_named_by_the_setting_foot_frames(capsys) -> None:
+    """Unitree's G1 names its feet ``*_ankle_roll_link``: nothing is detected, and the error says how to name them
+    from the command line (not the Python argument ``names=``) and lists the links at the ends of the chains, of
+    which the last link of each leg is the foot; named with --set, info reports them."""
+    assert cli.main(["info", str(G1)]) == 2
+    err = capsys.readouterr().err
+    assert "no foot frames detected in 'g1_29dof_rev_1_0'" in err and "--set 'foot_frames=[A, B]'" in err
+    assert "-p foot_frames:=" in err and "left_ankle_roll_link, right_ankle_roll_link" in err
+    feet = "foot_frames=[left_ankle_roll_link, right_ankle_roll_link]"
+    assert cli.main(["info", str(G1), "--set", feet, "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert (
+        r["feet"] == ["left_ankle_roll_link", "right_ankle_roll_link"] and r["feet_found_by"] == "settings foot_frames"
+    )
+
+
 def test_info_bad_declared_link_is_named(capsys) -> None:
     assert cli.main(["info", str(GO2), "--set", "declared_imu.link=imuu"]) == 2
     assert "declared_imu.link 'imuu' is not a link or frame of robot 'go2_description'" in capsys.readouterr().err
