@@ -299,7 +299,7 @@ class RobotDescription:
                 Problem(
                     ErrorCode.ELEMENT_MISSING,
                     f"no foot frames detected in {self.name!r} (names ending in foot/sole/toe at leaf joints): name "
-                    "them with the setting foot_frames (node: -p foot_frames:=\"[A, B]\"; info, simulate, replay: "
+                    'them with the setting foot_frames (node: -p foot_frames:="[A, B]"; info, simulate, replay: '
                     "--set 'foot_frames=[A, B]'; RobotDescription.foot_frames(names=...)); the links at the ends of "
                     f"the kinematic chains: [{shown}]",
                 )

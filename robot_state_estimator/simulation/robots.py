@@ -256,18 +256,26 @@ def quadruped_feet(desc: RobotDescription, feet: tuple[str, ...] | None = None) 
 
 def find_standing_srdf(source: str | Path) -> Path | None:
     """An SRDF with a ``standing`` state next to a description file laid out as example-robot-data's
-    (``<robot>_description/urdf/<robot>.urdf`` and ``<robot>_description/srdf/*.srdf``); None when there is none
-    (or ``source`` is no file)."""
+    (``<robot>_description/urdf/<robot>.urdf`` or ``.../robots/<robot>.urdf``, and ``<robot>_description/srdf/``):
+    the one named as the description (``a1.urdf``: ``a1.srdf``), else the one whose name the description's begins
+    with, longest first (``solo12.urdf``: ``solo.srdf``, ``hyq_no_sensors.urdf``: ``hyq.srdf``); None when there is
+    none (or ``source`` is no file)."""
     try:
         path = Path(source)
         if not path.is_file():
             return None
     except (OSError, ValueError):
         return None
-    for srdf in sorted(path.resolve().parent.parent.glob("srdf/*.srdf")):
-        if srdf.stem == path.stem.split(".")[0] and "standing" in srdf.read_text(errors="replace"):
-            return srdf
-    return None
+    stem = path.stem.split(".")[0]
+    standing = [
+        srdf
+        for srdf in sorted(path.resolve().parent.parent.glob("srdf/*.srdf"))
+        if "standing" in srdf.read_text(errors="replace")
+    ]
+    exact = [srdf for srdf in standing if srdf.stem == stem]
+    prefixes = sorted((srdf for srdf in standing if stem.startswith(srdf.stem)), key=lambda p: -len(p.stem))
+    found = exact or prefixes
+    return found[0] if found else None
 
 
 #: smallest over largest singular value of a leg's foot Jacobian below which the leg counts as straight (singular)

@@ -67,6 +67,8 @@ def load_robot(args: argparse.Namespace) -> object:
     srdf = Path(args.srdf) if args.srdf else find_standing_srdf(args.description)
     if srdf is None:
         print("note: no SRDF 'standing' configuration found (--srdf): the robot stands in its neutral configuration")
+    elif not args.srdf:
+        print(f"note: the 'standing' configuration of {srdf} (--srdf for another)")
     return sim_robot_from_description(desc, feet=settings.foot_frames or None, srdf=srdf)
 
 

@@ -78,3 +78,19 @@ def test_straight_legs_in_the_standing_configuration_are_named_with_the_fix(tmp_
     assert "['FL_foot', 'FR_foot', 'RL_foot', 'RR_foot'] are straight" in err and "--srdf" in err
     srdf = example_robot_data_share() / "robots" / ROBOTS["go1"].srdf
     assert cli.main([*argv, "--srdf", str(srdf), "--gait", "trot"]) == 0
+
+
+def test_the_standing_srdf_is_found_next_to_example_robot_data_descriptions() -> None:
+    """example-robot-data names an SRDF as its URDF (a1, b1-z1) or by the robot family (solo.srdf for solo12.urdf,
+    hyq.srdf for hyq_no_sensors.urdf); an exact name wins over a shorter family name; Laikago ships none."""
+    robots = example_robot_data_share() / "robots"
+    cases = {
+        "a1_description/urdf/a1.urdf": "a1_description/srdf/a1.srdf",
+        "b1_description/urdf/b1.urdf": "b1_description/srdf/b1.srdf",
+        "b1_description/urdf/b1-z1.urdf": "b1_description/srdf/b1-z1.srdf",
+        "solo_description/robots/solo12.urdf": "solo_description/srdf/solo.srdf",
+        "hyq_description/robots/hyq_no_sensors.urdf": "hyq_description/srdf/hyq.srdf",
+    }
+    for urdf, srdf in cases.items():
+        assert find_standing_srdf(robots / urdf) == (robots / srdf).resolve(), urdf
+    assert find_standing_srdf(robots / "laikago_description" / "urdf" / "laikago.urdf") is None
