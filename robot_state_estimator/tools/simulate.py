@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from robot_state_estimator.simulation import cli as sim_cli
 
@@ -93,13 +94,30 @@ def bundled_robot_with_imu(args: argparse.Namespace) -> object:
     return dataclasses.replace(robot, imu=imu)
 
 
+def _note_imu_without_noise(args: argparse.Namespace, robot: Any) -> None:
+    """With ``--noise``, say so when the IMU states no noise (an IMU declared without ``declared_imu.*`` noise, or a
+    description's without ``<noise>``): the simulated IMU then reads the ideal values, though the estimator assumes
+    its ``ekf.*`` noise for it."""
+    imu = robot.imu
+    axes = [*imu.angular_velocity_noise, *imu.linear_acceleration_noise]
+    if args.noise and not any(n.enabled for n in axes):
+        print(
+            f"note: the IMU {imu.name!r} states no noise (declared_imu.* noise 0, or no <noise> in the description): "
+            "--noise adds none to its readings, only to the joints"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Generate and write the run (see ``simulation.cli.run``)."""
     if args.description:
-        return sim_cli.run(args, robot=load_robot(args))  # type: ignore[arg-type]
+        robot = load_robot(args)
+        _note_imu_without_noise(args, robot)
+        return sim_cli.run(args, robot=robot)  # type: ignore[arg-type]
     if args.srdf:
         print("simulate: --srdf goes with --description", file=sys.stderr)
         return 2
     if args.imu or args.config or args.set:
-        return sim_cli.run(args, robot=bundled_robot_with_imu(args))  # type: ignore[arg-type]
+        robot = bundled_robot_with_imu(args)
+        _note_imu_without_noise(args, robot)
+        return sim_cli.run(args, robot=robot)  # type: ignore[arg-type]
     return sim_cli.run(args)

@@ -180,6 +180,8 @@ def test_the_readme_add_your_robot_commands_run(tmp_path, monkeypatch, capsys) -
     ate = re.search(r"ATE 4-DoF % of path\s+([0-9.]+) %", out)
     assert ate is not None and float(ate.group(1)) < 1.0
     assert "event imu_noise_assumed (warn)" in out
+    # the template declares no IMU noise: --noise says it adds none to the IMU (the estimator assumes ekf.*)
+    assert "note: the IMU 'imu' states no noise" in out
 
 
 def test_simulate_description_errors_are_named(tmp_path, capsys) -> None:
