@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the versions, or the robot report (and write the template)."""
     if getattr(args, "description", None):
         return _run_robot(args)
-    if getattr(args, "write_config", None) or getattr(args, "imu", None) or getattr(args, "config", None):
-        print("info: --imu, --config and --write-config need a DESCRIPTION", file=sys.stderr)
+    if any(getattr(args, name, None) for name in ("write_config", "imu", "config", "set")):
+        print("info: --imu, --config, --set and --write-config need a DESCRIPTION", file=sys.stderr)
         return 2
     info = collect()
     if args.json:

@@ -203,3 +203,10 @@ def test_simulate_a_bundled_robot_with_a_declared_imu(tmp_path, capsys) -> None:
     capsys.readouterr()
     run = yaml.safe_load((out / "run.yaml").read_text())
     assert run["frames"]["imu"] == "declared_imu" and run["frames"]["imu_link"] == "trunk"
+
+
+@pytest.mark.parametrize("option", [["--imu", "imu"], ["--config", "a.yaml"], ["--set", "contact.source=torque"]])
+def test_robot_options_without_a_description_are_an_error(option: list[str], capsys) -> None:
+    """Without a DESCRIPTION info prints versions: an option about a robot would be silently ignored."""
+    assert cli.main(["info", *option]) == 2
+    assert "need a DESCRIPTION" in capsys.readouterr().err
