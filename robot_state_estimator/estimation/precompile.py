@@ -8,12 +8,17 @@ not compiles for about a minute on a shared 2-core machine. Without this step th
 ``estimator_node`` after an install, where ``ros2 launch`` and launch tests expect a node to answer in seconds.
 Building an estimator on a bundled robot runs every warm-up the node's construction runs (the EKF's kernels for
 their signatures, the joint path's kernels with the layouts of the real calls), so the same cache entries are
-written; the compiled kinematics (``kinematics_kernels``) is compiled for the bundled robot's feet too. The
-kernels do not depend on the robot: the array shapes are run-time values.
+written; the compiled kinematics (``kinematics_kernels``) is compiled for the bundled robot's feet too. The array
+shapes are run-time values, but two things of the robot are part of a kernel's signature: the number of feet (the
+joint step takes per-foot tuples: compiled for 4 feet, the quadrupeds, and for 2, a biped with point feet) and flat
+feet (the orientation update of humanoid soles, its own kernel). Each is compiled here, so
+``jit.kernels_need_compiling`` is False afterwards (it looks for a cache of every kernel module) and no node start
+says it compiles; another number of feet compiles its joint step at that robot's first start (seconds).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 
@@ -36,11 +41,17 @@ def compile_kernels(robot: str = "go1") -> float:
     from robot_state_estimator.description import load_description
     from robot_state_estimator.estimation.kinematics_kernels import compile_kinematics_kernels
     from robot_state_estimator.estimation.pipeline import RobotStateEstimator
+    from robot_state_estimator.estimation.settings import EstimatorSettings
 
     start = time.monotonic()
     desc = load_description(str(robot_description_path(robot)))
     RobotStateEstimator.from_description(desc)
     compile_kinematics_kernels(desc.model, desc.foot_frames())
+    defaults = EstimatorSettings()
+    two_feet = dataclasses.replace(defaults, foot_frames=tuple(desc.foot_frames()[:2]))  # a biped's joint step
+    RobotStateEstimator.from_description(desc, two_feet)
+    flat = dataclasses.replace(defaults, ekf=dataclasses.replace(defaults.ekf, flat_foot_update="all"))
+    RobotStateEstimator.from_description(desc, flat)  # the flat-foot orientation update
     return time.monotonic() - start
 
 
