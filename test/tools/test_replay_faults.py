@@ -89,3 +89,25 @@ def test_an_output_base_frame_the_description_lacks_is_warned_about(sim_run, tmp
     _run([*_args(run_dir, run_dir / "bag"), "--output", str(tmp_path / "out"), "--set", "base_frame=base_link"])
     out = capsys.readouterr().out
     assert "WARNING: base_frame 'base_link' is not a frame of the robot description (its base link is 'base')" in out
+
+
+def test_a_hole_in_the_recording_counts_losses_not_rejections(sim_run, tmp_path) -> None:
+    """100 ms of both inputs missing (what a best-effort queue overflowing under load leaves in a recording): longer
+    than ``ekf.max_dt_s`` (the core re-anchors, event ``imu_gap``), shorter than ``max_time_gap_s`` (no reset). The
+    missing samples are losses counted from the stamps, nothing is skipped."""
+    run_dir, _ = sim_run
+    msgs = bags.read_messages_in_stamp_order(run_dir / "bag", ["/imu/data", "/joint_states"])
+    t0 = msgs[0].log_time_ns
+    hole = (t0 + 2 * S, t0 + 2 * S + S // 10)
+    dropped = {"/imu/data": 0, "/joint_states": 0}
+    with bags.BagWriter(tmp_path / "bag") as out:
+        for m in msgs:
+            if hole[0] <= m.log_time_ns < hole[1]:
+                dropped[m.topic] += 1
+                continue
+            out.write(m.topic, m.msg, m.log_time_ns)
+    assert dropped["/imu/data"] >= 50  # more than ekf.max_dt_s of IMU samples
+    result, _ = _run(_args(run_dir, tmp_path / "bag"))
+    assert result.skipped == {} and result.resets == 0
+    assert result.lost == {"imu_lost": dropped["/imu/data"], "joint_states_lost": dropped["/joint_states"]}
+    assert result.events.get("imu_gap") == 1
