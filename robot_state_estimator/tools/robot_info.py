@@ -224,6 +224,7 @@ def report_text(r: RobotReport) -> str:
     c = r.contact
     lines += [
         f"feet           {len(r.feet)}: {r.feet} ({r.feet_found_by})",
+        *(f"  one per body {e['message']}" for e in r.events if e["key"] == "foot_frames_merged"),
         f"  foot radius  {radii} (0 = point foot)",
         f"  flat feet    {r.flat_feet or 'none'} (6-D stance update: position and orientation held; "
         "ekf.flat_foot_update)",

@@ -210,3 +210,19 @@ def test_robot_options_without_a_description_are_an_error(option: list[str], cap
     """Without a DESCRIPTION info prints versions: an option about a robot would be silently ignored."""
     assert cli.main(["info", *option]) == 2
     assert "need a DESCRIPTION" in capsys.readouterr().err
+
+
+def test_info_says_which_frame_of_a_foot_body_it_kept(capsys) -> None:
+    """A biped whose feet each have an ``*_foot`` link and an ``*_sole`` frame 5 cm below it on the same body: info's
+    text names the one kept and the one dropped (the core's ``foot_frames_merged``, an info event, was only in the
+    JSON)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("biped_urdf", REPO / "test" / "estimation" / "biped_urdf.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert cli.main(["info", module.biped_urdf()]) == 0
+    out = capsys.readouterr().out
+    assert "feet           2: ['l_sole', 'r_sole']" in out
+    assert "l_sole (not l_foot); r_sole (not r_foot)" in out
