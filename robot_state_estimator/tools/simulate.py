@@ -85,12 +85,18 @@ def bundled_robot_with_imu(args: argparse.Namespace) -> object:
     from robot_state_estimator.common.paths import robot_description_path
     from robot_state_estimator.description import load_description
     from robot_state_estimator.estimation.imu_setup import apply_imu_settings
-    from robot_state_estimator.simulation.robots import load_sim_robot
+    from robot_state_estimator.simulation.biped import load_biped
+    from robot_state_estimator.simulation.robots import BIPEDS, load_sim_robot
     from robot_state_estimator.tools.robot_info import settings_for
 
-    robot = load_sim_robot(args.robot)
     settings = settings_for(args.config, args.set, args.imu)
-    imu = apply_imu_settings(load_description(robot_description_path(args.robot)), settings).imu
+    if args.robot in BIPEDS:  # its description as the run writes it (the IMU block on base_link)
+        robot = load_biped(args.robot)
+        source: str | Path = robot.description_xml
+    else:
+        robot = load_sim_robot(args.robot)
+        source = robot_description_path(args.robot)
+    imu = apply_imu_settings(load_description(source), settings).imu
     return dataclasses.replace(robot, imu=imu)
 
 

@@ -226,3 +226,16 @@ def test_info_says_which_frame_of_a_foot_body_it_kept(capsys) -> None:
     out = capsys.readouterr().out
     assert "feet           2: ['l_sole', 'r_sole']" in out
     assert "l_sole (not l_foot); r_sole (not r_foot)" in out
+
+
+def test_simulate_the_biped_with_a_declared_imu_or_an_unknown_imu_name(tmp_path, capsys) -> None:
+    """--robot talos takes the IMU options as the quadrupeds do (it said 'unknown robot talos' before)."""
+    out = tmp_path / "talos"
+    argv = ["simulate", "--robot", "talos", "--gait", "stand", "--duration", "0.3", "--output", str(out)]
+    declared = ["--set", "declared_imu.link=base_link", "--set", "declared_imu.pose=[0, 0, 0.1, 0, 0, 0]"]
+    assert cli.main([*argv, *declared]) == 0
+    capsys.readouterr()
+    run = yaml.safe_load((out / "run.yaml").read_text())
+    assert run["frames"]["imu"] == "declared_imu" and run["frames"]["imu_link"] == "base_link"
+    assert cli.main([*argv, "--imu", "imu_sensr", "--overwrite"]) == 2
+    assert "has no IMU 'imu_sensr' (did you mean 'imu_sensor'?)" in capsys.readouterr().err
