@@ -15,22 +15,30 @@ nested SDF models are matched by their scoped names as pinocchio names them.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import pinocchio as pin
 
 from .pose import PoseTextError, parse_pose, urdf_origin
 
+if TYPE_CHECKING:
+    from .robot import RobotDescription
+
+#: Per link name, its collision spheres: ``(X_link_collision or X_relative_to_collision, radius m, relative_to
+#: or None)`` (see :func:`collision_spheres`).
+CollisionSpheres: TypeAlias = dict[str, list[tuple[pin.SE3, float, str | None]]]
+
 
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def collision_spheres(xml: str, fmt: str) -> dict[str, list[tuple[pin.SE3, float, str | None]]]:
+def collision_spheres(xml: str, fmt: str) -> CollisionSpheres:
     """Per link name: ``(X_link_collision or X_relative_to_collision, radius m, relative_to or None)`` of
     every spherical collision. Malformed numbers are skipped (the loader has validated the document)."""
     root = ET.fromstring(xml)
-    out: dict[str, list[tuple[pin.SE3, float, str | None]]] = {}
+    out: CollisionSpheres = {}
 
     def walk(elem: ET.Element, scope: str) -> None:
         for child in elem:
@@ -80,11 +88,11 @@ def collision_spheres(xml: str, fmt: str) -> dict[str, list[tuple[pin.SE3, float
     return out
 
 
-def foot_radius(desc, foot: str, *, tol_m: float = 1e-6) -> float:
+def foot_radius(desc: RobotDescription, foot: str, *, tol_m: float = 1e-6) -> float:
     """Radius (m) of a spherical collision centred at the origin of frame ``foot``; 0.0 when there is none.
 
     Args:
-        desc: a :class:`~robot_state_estimator.description.RobotDescription`.
+        desc: the description; its collision spheres are read once and kept on it.
         foot: a frame of ``desc.model``.
         tol_m: how far the sphere centre may be from the foot frame origin.
 
@@ -94,7 +102,7 @@ def foot_radius(desc, foot: str, *, tol_m: float = 1e-6) -> float:
     model = desc.model
     if not model.existFrame(foot):
         raise KeyError(f"{foot!r} is not a frame of the model")
-    spheres = getattr(desc, "_collision_spheres", None)
+    spheres = desc._collision_spheres
     if spheres is None:
         spheres = collision_spheres(desc.xml, desc.format)
         desc._collision_spheres = spheres

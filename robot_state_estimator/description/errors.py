@@ -14,6 +14,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11; only for the checker (ROS 2 Humble runs 3.10)
 
 
 class ErrorCode(enum.IntEnum):
@@ -97,6 +101,16 @@ class Problem:
         return f"[{self.code.name}] {self.message}{suffix}"
 
 
+class Where(TypedDict, total=False):
+    """Where a problem is: the keyword arguments of :class:`Problem` after ``code`` and ``message`` (same
+    meanings); the readers build one per element and pass it on as ``**where``."""
+
+    element: str
+    name: str
+    line: int | None
+    file: str | None
+
+
 class DescriptionWarning(UserWarning):
     """A description that loads, but that libsdformat / Gazebo would read differently from us (the message
     says how and what to write instead)."""
@@ -143,9 +157,9 @@ class DescriptionError(ValueError):
 class ProblemList(list[Problem]):
     """A list of problems that can be raised as one :class:`DescriptionError`."""
 
-    def add(self, code: ErrorCode, message: str, **where: object) -> None:
+    def add(self, code: ErrorCode, message: str, **where: Unpack[Where]) -> None:
         """Append a problem (keyword arguments as in :class:`Problem`)."""
-        self.append(Problem(code, message, **where))  # type: ignore[arg-type]
+        self.append(Problem(code, message, **where))
 
     def raise_if_any(self) -> None:
         """Raise :class:`DescriptionError` with all problems, if there is any.

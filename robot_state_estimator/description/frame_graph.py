@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pinocchio as pin
 
-from .errors import DescriptionError, ErrorCode, Problem
+from .errors import DescriptionError, ErrorCode, Problem, Where
 
 MODEL_FRAME = "__model__"
 
@@ -71,7 +71,7 @@ class FrameGraph:
     def __contains__(self, name: object) -> bool:
         return name in self.nodes
 
-    def _where(self, node: FrameNode) -> dict:
+    def _where(self, node: FrameNode) -> Where:
         return {"element": node.element, "name": node.name, "line": node.line, "file": self.file}
 
     # ---------------------------------------------------------------- validation

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from .errors import ErrorCode, ProblemList, warn
+from .errors import ErrorCode, ProblemList, Where, warn
 from .pose import PoseTextError, parse_bool, parse_sdf_double, parse_vector3, shown
-from .types import Localization, NoiseSpec, NoiseType
+from .types import ImuSpec, Localization, NoiseSpec, NoiseType
+
+if TYPE_CHECKING:
+    import pinocchio as pin
 
 NOISE_FIELDS = (
     "mean",
@@ -58,14 +61,41 @@ class ImuFields:
     angular_velocity_noise: tuple[NoiseSpec, NoiseSpec, NoiseSpec]
     linear_acceleration_noise: tuple[NoiseSpec, NoiseSpec, NoiseSpec]
 
-    def as_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``ImuSpec`` (without ``frame_id``)."""
-        d = dict(self.__dict__)
-        d.pop("frame_id")
-        return d
+    def imu_spec(
+        self,
+        *,
+        name: str,
+        link: str,
+        frame_id: str,
+        gz_frame_id: str,
+        pose_in_link: pin.SE3,
+        pose_in_base: pin.SE3,
+        accepted_frame_ids: tuple[str, ...],
+    ) -> ImuSpec:
+        """The :class:`ImuSpec` with these fields and the given names and poses (``frame_id`` given, since the
+        loader falls back to a default when ``self.frame_id`` is None)."""
+        return ImuSpec(
+            name=name,
+            link=link,
+            frame_id=frame_id,
+            gz_frame_id=gz_frame_id,
+            pose_in_link=pose_in_link,
+            pose_in_base=pose_in_base,
+            accepted_frame_ids=accepted_frame_ids,
+            update_rate=self.update_rate,
+            localization=self.localization,
+            custom_rpy=self.custom_rpy,
+            custom_rpy_parent_frame=self.custom_rpy_parent_frame,
+            grav_dir_x=self.grav_dir_x,
+            grav_dir_x_parent_frame=self.grav_dir_x_parent_frame,
+            has_orientation_reference_frame=self.has_orientation_reference_frame,
+            orientation_enabled=self.orientation_enabled,
+            angular_velocity_noise=self.angular_velocity_noise,
+            linear_acceleration_noise=self.linear_acceleration_noise,
+        )
 
 
-def _warn(message: str, where: dict) -> None:
+def _warn(message: str, where: Where) -> None:
     """A :class:`~.errors.DescriptionWarning` with the sensor and its file/line appended."""
     loc = [f"sensor {where.get('name')!r}"] if where.get("name") else []
     if where.get("file"):
@@ -75,7 +105,7 @@ def _warn(message: str, where: dict) -> None:
     warn(f"{message} ({', '.join(loc)})" if loc else message)
 
 
-def _float(elem: ET.Element | None, default: float, what: str, problems: ProblemList, where: dict) -> float:
+def _float(elem: ET.Element | None, default: float, what: str, problems: ProblemList, where: Where) -> float:
     """The number in ``elem``'s text (``default`` when absent or empty); a problem when it is not one finite
     number (:func:`~.pose.parse_sdf_double`)."""
     if elem is None or elem.text is None or not elem.text.strip():
@@ -91,7 +121,7 @@ def _float(elem: ET.Element | None, default: float, what: str, problems: Problem
 NONNEGATIVE_NOISE_FIELDS = ("stddev", "bias_stddev", "dynamic_bias_stddev")
 
 
-def _check_nonnegative(values: dict[str, float], what: str, problems: ProblemList, where: dict) -> None:
+def _check_nonnegative(values: dict[str, float], what: str, problems: ProblemList, where: Where) -> None:
     for f in NONNEGATIVE_NOISE_FIELDS:
         if f in values and values[f] < 0.0:
             problems.add(
@@ -101,7 +131,7 @@ def _check_nonnegative(values: dict[str, float], what: str, problems: ProblemLis
             )
 
 
-def parse_noise(elem: ET.Element | None, problems: ProblemList, where: dict, *, what: str = "noise") -> NoiseSpec:
+def parse_noise(elem: ET.Element | None, problems: ProblemList, where: Where, *, what: str = "noise") -> NoiseSpec:
     """``<noise type="...">`` -> NoiseSpec (spec defaults: type none, every number 0).
 
     As libsdformat: the ``type`` attribute is required (``ATTRIBUTE_MISSING`` when absent, e.g. a
@@ -137,7 +167,7 @@ def parse_noise(elem: ET.Element | None, problems: ProblemList, where: dict, *, 
     return NoiseSpec(type=ntype, **values)
 
 
-def _axes(parent: ET.Element | None, problems: ProblemList, where: dict) -> tuple[NoiseSpec, NoiseSpec, NoiseSpec]:
+def _axes(parent: ET.Element | None, problems: ProblemList, where: Where) -> tuple[NoiseSpec, NoiseSpec, NoiseSpec]:
     if parent is None:
         return (NoiseSpec(), NoiseSpec(), NoiseSpec())
     out = []
@@ -148,7 +178,9 @@ def _axes(parent: ET.Element | None, problems: ProblemList, where: dict) -> tupl
     return (out[0], out[1], out[2])
 
 
-def _legacy_axes(noise: ET.Element, block: str, problems: ProblemList, where: dict) -> tuple[NoiseSpec, ...]:
+def _legacy_axes(
+    noise: ET.Element, block: str, problems: ProblemList, where: Where
+) -> tuple[NoiseSpec, NoiseSpec, NoiseSpec]:
     type_elem = noise.find("type")
     type_text = (type_elem.text if type_elem is not None and type_elem.text else "none").strip().lower()
     try:
@@ -166,7 +198,7 @@ def _legacy_axes(noise: ET.Element, block: str, problems: ProblemList, where: di
     return (spec, spec, spec)
 
 
-def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: dict, *, legacy_noise: bool) -> ImuFields:
+def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: Where, *, legacy_noise: bool) -> ImuFields:
     """Read the IMU fields of ``sensor``.
 
     Args:
@@ -234,14 +266,15 @@ def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: dict, *, 
             if e is None:
                 continue
             try:
-                vec = tuple(float(v) for v in parse_vector3(e.text, what=tag, default=(0.0, 0.0, 0.0)))
+                x, y, z = parse_vector3(e.text, what=tag, default=(0.0, 0.0, 0.0))
             except PoseTextError as exc:
                 problems.add(ErrorCode.ELEMENT_INVALID, str(exc), **where)
                 continue
+            vec = (float(x), float(y), float(z))
             if tag == "custom_rpy":
-                custom_rpy, custom_parent = vec, e.get("parent_frame", "")  # type: ignore[assignment]
+                custom_rpy, custom_parent = vec, e.get("parent_frame", "")
             else:
-                grav, grav_parent = vec, e.get("parent_frame", "")  # type: ignore[assignment]
+                grav, grav_parent = vec, e.get("parent_frame", "")
 
     enabled = True
     eo = None if imu is None else imu.find("enable_orientation")
@@ -270,8 +303,8 @@ def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: dict, *, 
         grav_dir_x_parent_frame=grav_parent,
         has_orientation_reference_frame=orf is not None,
         orientation_enabled=enabled,
-        angular_velocity_noise=gyro,  # type: ignore[arg-type]
-        linear_acceleration_noise=accel,  # type: ignore[arg-type]
+        angular_velocity_noise=gyro,
+        linear_acceleration_noise=accel,
     )
 
 

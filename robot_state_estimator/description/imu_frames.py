@@ -28,7 +28,9 @@ def is_identity(X: pin.SE3, tol: float = IMU_FRAME_TOL) -> bool:
     return bool(np.linalg.norm(X.translation) <= tol and np.linalg.norm(pin.log3(X.rotation)) <= tol)
 
 
-def _support_joint(graph: FrameGraph, model: pin.Model | None, frame: str) -> object:
+def _support_joint(graph: FrameGraph, model: pin.Model | None, frame: str) -> int | str:
+    """What ``frame`` moves with: the index of its body's parent joint in ``model``, else (no model, or a body
+    pinocchio lacks) the body's name in ``graph``."""
     body = graph.frame_body(frame)
     if model is not None and model.existFrame(body, pin.FrameType.BODY):
         return int(model.frames[model.getFrameId(body, pin.FrameType.BODY)].parentJoint)

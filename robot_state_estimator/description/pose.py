@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import NDArray
 
 
 class PoseTextError(ValueError):
@@ -30,7 +31,7 @@ def shown(text: str | None, limit: int = SHOWN_CHARS) -> str:
     return repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
-def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
+def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> NDArray[np.float64]:
     """(3, 3) rotation ``Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes X, Y, Z; angles in rad)."""
     return np.asarray(pin.rpy.rpyToMatrix(float(roll), float(pitch), float(yaw)))
 
@@ -65,7 +66,9 @@ def _numbers(text: str | None, what: str, noun: str = "a list of numbers") -> li
     return values
 
 
-def parse_vector3(text: str | None, *, what: str = "vector", default: tuple[float, ...] | None = None):
+def parse_vector3(
+    text: str | None, *, what: str = "vector", default: tuple[float, ...] | None = None
+) -> NDArray[np.float64]:
     """Parse ``"x y z"`` into a (3,) float64 array (``default`` when the text is empty/None).
 
     Raises:
@@ -181,7 +184,9 @@ def parse_urdf_double(text: str | None, *, what: str = "number") -> float:
     return value
 
 
-def parse_urdf_vector(text: str | None, n: int = 3, *, what: str = "vector", counts: tuple[int, ...] = ()):
+def parse_urdf_vector(
+    text: str | None, n: int = 3, *, what: str = "vector", counts: tuple[int, ...] = ()
+) -> NDArray[np.float64]:
     """A URDF vector attribute as urdfdom reads it (``urdf::Vector3::init``, ``urdf::Color::init``): split at
     spaces only (a tab between two numbers is refused), empty pieces dropped, each piece a
     :func:`parse_urdf_double`; exactly ``n`` numbers (or one of ``counts`` when given).

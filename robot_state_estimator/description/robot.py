@@ -7,12 +7,16 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pinocchio as pin
 
 from .errors import DescriptionError, ErrorCode, Problem
 from .frame_graph import MODEL_FRAME, FrameGraph
 from .types import ImuSpec
+
+if TYPE_CHECKING:
+    from .collision import CollisionSpheres
 
 #: Names of contact frames found by ``foot_frames()``: ending (case-insensitively, after dropping a
 #: ``_link``/``_frame`` suffix) in foot, sole or toe.
@@ -92,6 +96,8 @@ class RobotDescription:
     imus: list[ImuSpec] = field(default_factory=list)
     graph: FrameGraph = field(default_factory=FrameGraph, repr=False)
     imu_choice: str = ""
+    #: The collision spheres of ``xml`` (``collision.collision_spheres``), read by the first :meth:`foot_radius`.
+    _collision_spheres: CollisionSpheres | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def joint_names(self) -> list[str]:

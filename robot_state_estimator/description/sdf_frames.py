@@ -19,17 +19,23 @@ Implements libsdformat's frame semantics (``src/FrameSemantics.cc``, ``src/Model
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeAlias
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import NDArray
 
-from .errors import ErrorCode, ProblemList
+from .errors import ErrorCode, ProblemList, Where
 from .frame_graph import MODEL_FRAME, FrameGraph, FrameNode
 from .imu import is_imu_sensor
 from .pose import PoseTextError, parse_bool, parse_pose, parse_sdf_double, parse_vector3, shown
 from .xml_input import XmlDocument, load_xml, resolve_uri
+
+#: A reference written in a model scope (``a::b``, ``__model__``) -> its scoped frame name (None for no text).
+ScopeRef: TypeAlias = Callable[[str | None], str | None]
 
 
 @dataclass
@@ -49,7 +55,7 @@ class SdfJoint:
     type: str
     parent: str  # scoped, or "world"
     child: str  # scoped
-    axis_xyz: np.ndarray  # (3,) as written
+    axis_xyz: NDArray[np.float64]  # (3,) as written
     axis_expressed_in: str  # scoped frame the xyz is expressed in (the joint itself by default)
     limit_lower: float | None
     limit_upper: float | None
@@ -112,7 +118,7 @@ class _Builder:
         v = version_tuple(doc.root.get("version")) if doc.root.tag == "sdf" else (0, 0)
         return v if v != (0, 0) else self.version
 
-    def where(self, doc: XmlDocument, elem: ET.Element, name: str) -> dict:
+    def where(self, doc: XmlDocument, elem: ET.Element, name: str) -> Where:
         return {"element": elem.tag, "name": name, "line": doc.line(elem), "file": doc.file}
 
     def pose_of(self, doc: XmlDocument, elem: ET.Element, name: str) -> tuple[pin.SE3, str | None]:
@@ -285,7 +291,7 @@ class _Builder:
         if explicit and explicit.strip():
             c = ref(explicit)
             if c in self.links:
-                canonical = c  # type: ignore[assignment]
+                canonical = c
             else:
                 self.problems.add(
                     ErrorCode.MODEL_CANONICAL_LINK_INVALID,
@@ -308,7 +314,7 @@ class _Builder:
         return canonical
 
     # ------------------------------------------------------------------ joint
-    def add_joint(self, doc: XmlDocument, elem: ET.Element, full: str, ref) -> None:
+    def add_joint(self, doc: XmlDocument, elem: ET.Element, full: str, ref: ScopeRef) -> None:
         w = self.where(doc, elem, full)
         parent_e, child_e = elem.find("parent"), elem.find("child")
         parent_t = (parent_e.text or "").strip() if parent_e is not None else ""
@@ -369,7 +375,7 @@ class _Builder:
 
     # ------------------------------------------------------------------ sensor
     def add_sensor(
-        self, doc: XmlDocument, elem: ET.Element, host: str, inner: str, ref, *, legacy_noise: bool = False
+        self, doc: XmlDocument, elem: ET.Element, host: str, inner: str, ref: ScopeRef, *, legacy_noise: bool = False
     ) -> None:
         for attr in ("name", "type"):  # sensor.sdf: both required (libsdformat ATTRIBUTE_MISSING)
             if not (elem.get(attr) or "").strip():
@@ -399,7 +405,11 @@ class _Builder:
         )
 
     # ------------------------------------------------------------------ include
-    def load_include(self, doc: XmlDocument, inc: ET.Element):
+    def load_include(
+        self, doc: XmlDocument, inc: ET.Element
+    ) -> tuple[XmlDocument, ET.Element, str, ET.Element | None, str | None] | None:
+        """The ``<include>`` ``inc`` loaded: its document, ``<model>``, name, ``<pose>`` and placement frame;
+        None (the problem added) when it cannot be."""
         w = self.where(doc, inc, inc.findtext("name", "") or "")
         if parse_bool(inc.get("merge"), default=False):
             self.problems.add(ErrorCode.MERGE_INCLUDE_UNSUPPORTED, '<include merge="true"> is not supported', **w)
@@ -471,7 +481,7 @@ def build_model_frames(
     # Joint parent/child names must exist (libsdformat Joint.cc / FrameSemantics.cc).
     for j in b.joints.values():
         node = b.graph.nodes[j.name]
-        w = {"element": "joint", "name": j.name, "line": j.line, "file": doc.file}
+        w = Where(element="joint", name=j.name, line=j.line, file=doc.file)
         if j.child and (j.child not in b.graph or j.child == "world"):
             problems.add(ErrorCode.JOINT_CHILD_LINK_INVALID, f"joint {j.name!r}: child {j.child!r} does not exist", **w)
             node.attached_to = None

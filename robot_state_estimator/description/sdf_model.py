@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import NDArray
 
-from .errors import DescriptionError, ErrorCode, Problem, ProblemList, warn
+from .errors import DescriptionError, ErrorCode, Problem, ProblemList, Where, warn
 from .frame_graph import FrameGraph
 from .imu import default_frame_id, gz_frame_id, is_imu_sensor, parse_imu_fields
 from .imu_frames import accepted_imu_frame_ids
@@ -73,7 +74,7 @@ def _pick_model(doc: XmlDocument, model_name: str | None) -> ET.Element:
     return candidates[0]
 
 
-def _inertia(link_inertial: ET.Element | None, problems: ProblemList, where: dict) -> pin.Inertia:
+def _inertia(link_inertial: ET.Element | None, problems: ProblemList, where: Where) -> pin.Inertia:
     """Spatial inertia of a link in its own frame (spec defaults: mass 1, I = identity, CoM at origin)."""
     if link_inertial is None:
         return pin.Inertia(1.0, np.zeros(3), np.eye(3))
@@ -129,7 +130,7 @@ def _inertia(link_inertial: ET.Element | None, problems: ProblemList, where: dic
         return pin.Inertia(1.0, np.zeros(3), np.eye(3))
 
 
-def _unbounded_unaligned(axis: np.ndarray) -> pin.JointModel:
+def _unbounded_unaligned(axis: NDArray[np.float64]) -> pin.JointModel:
     """pinocchio's ``JointModelRevoluteUnboundedUnaligned`` about ``axis`` ((3,) unit vector, joint frame).
 
     pinocchio 4.1's Python bindings construct that joint without an axis only (its axis constructor is not
@@ -144,7 +145,7 @@ def _unbounded_unaligned(axis: np.ndarray) -> pin.JointModel:
     return pin.buildModelFromXML(urdf).joints[1]
 
 
-def _joint_model(jtype: str, axis: np.ndarray) -> pin.JointModel:
+def _joint_model(jtype: str, axis: NDArray[np.float64]) -> pin.JointModel:
     unit = {0: "X", 1: "Y", 2: "Z"}
     aligned = None
     for i in range(3):
@@ -173,7 +174,7 @@ def build_pinocchio_model(frames: SdfModelFrames, base: str, problems: ProblemLi
 
     def add_body(link: str, jid: int, jframe: str, parent_frame: int) -> None:
         placement = g.resolve_pose(link, jframe)
-        where = {"element": "link", "name": link, "line": frames.links[link].line, "file": file}
+        where = Where(element="link", name=link, line=frames.links[link].line, file=file)
         model.appendBodyToJoint(jid, _inertia(frames.links[link].inertial, problems, where), placement)
         model.addBodyFrame(link, jid, placement, parent_frame)
 
@@ -201,7 +202,7 @@ def build_pinocchio_model(frames: SdfModelFrames, base: str, problems: ProblemLi
         jid_p, jframe_p, fid_p = support[link]
         j = frames.joints[jname]
         child = g.frame_body(j.child)
-        where = {"element": "joint", "name": jname, "line": j.line, "file": file}
+        where = Where(element="joint", name=jname, line=j.line, file=file)
         if child in support:
             problems.add(
                 ErrorCode.JOINT_CHILD_LINK_INVALID,
@@ -298,7 +299,7 @@ def read_sdf(doc: XmlDocument, *, model_name: str | None = None, base_link: str 
     imu_sensors = [s for s in frames.sensors if is_imu_sensor(s.elem)]
     imu_fields = []
     for s in imu_sensors:
-        where = {"element": "sensor", "name": s.name, "line": s.line, "file": s.file}
+        where = Where(element="sensor", name=s.name, line=s.line, file=s.file)
         imu_fields.append(parse_imu_fields(s.elem, problems, where, legacy_noise=s.legacy_noise))
         if s.version < (1, 6) and not s.legacy_noise and _has_legacy_noise(s.elem):
             warn(
@@ -328,7 +329,7 @@ def read_sdf(doc: XmlDocument, *, model_name: str | None = None, base_link: str 
         frame_id = fields.frame_id or default_frame_id(s.name)
         gz_id = gz_frame_id(s.elem, frames.name, s.host)
         imus.append(
-            ImuSpec(
+            fields.imu_spec(
                 name=s.name,
                 link=link,
                 frame_id=frame_id,
@@ -336,7 +337,6 @@ def read_sdf(doc: XmlDocument, *, model_name: str | None = None, base_link: str 
                 pose_in_link=pose_in_link,
                 pose_in_base=g.resolve_pose(link, base) * pose_in_link,
                 accepted_frame_ids=accepted_imu_frame_ids(g, model, link, pose_in_link, (frame_id, gz_id)),
-                **fields.as_kwargs(),
             )
         )
     problems.raise_if_any()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import NDArray
 
 
 class NoiseType(str, enum.Enum):
@@ -126,19 +127,19 @@ class ImuSpec:
             object.__setattr__(self, "accepted_frame_ids", tuple(dict.fromkeys(n for n in own if n)))
 
     @property
-    def R_base_imu(self) -> np.ndarray:
+    def R_base_imu(self) -> NDArray[np.float64]:
         """(3, 3) rotation of the IMU frame S in the base frame B."""
         return np.array(self.pose_in_base.rotation, dtype=float)
 
     @property
-    def p_base_imu(self) -> np.ndarray:
+    def p_base_imu(self) -> NDArray[np.float64]:
         """(3,) position of the IMU origin in the base frame B (m)."""
         return np.array(self.pose_in_base.translation, dtype=float)
 
-    def gyro_stddev(self) -> np.ndarray:
+    def gyro_stddev(self) -> NDArray[np.float64]:
         """(3,) white-noise stddev per gyroscope axis (rad/s per sample); 0 for axes with noise ``none``."""
         return np.array([n.stddev if n.enabled else 0.0 for n in self.angular_velocity_noise])
 
-    def accel_stddev(self) -> np.ndarray:
+    def accel_stddev(self) -> NDArray[np.float64]:
         """(3,) white-noise stddev per accelerometer axis (m/s^2 per sample); 0 for axes with noise ``none``."""
         return np.array([n.stddev if n.enabled else 0.0 for n in self.linear_acceleration_noise])

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pinocchio as pin
 
-from .errors import DescriptionError, ErrorCode, ProblemList
+from .errors import DescriptionError, ErrorCode, Problem, ProblemList, Where
 from .frame_graph import MODEL_FRAME, FrameGraph, FrameNode
 from .imu import ImuFields, default_frame_id, gz_frame_id, is_imu_sensor, parse_imu_fields
 from .imu_frames import accepted_imu_frame_ids
@@ -57,7 +57,7 @@ class UrdfResult:
     imus: list[ImuSpec]
 
 
-def _where(doc: XmlDocument, elem: ET.Element | None, name: str = "") -> dict:
+def _where(doc: XmlDocument, elem: ET.Element | None, name: str = "") -> Where:
     return {
         "element": "" if elem is None else elem.tag,
         "name": name,
@@ -184,7 +184,9 @@ def read_urdf(doc: XmlDocument, *, base_link: str | None = None) -> UrdfResult:
     return UrdfResult(name=name, graph=graph, model=model, root_link=root_link, imus=imus)
 
 
-def _check_total_mass(model: pin.Model, link_masses: dict[str, float], doc: XmlDocument, root: ET.Element, name: str):
+def _check_total_mass(
+    model: pin.Model, link_masses: dict[str, float], doc: XmlDocument, root: ET.Element, name: str
+) -> None:
     """A backstop behind :func:`check_urdf_numbers`: pinocchio's bodies weigh what the ``<inertial>`` masses
     sum to (fixed-joint lumping keeps mass), else urdfdom dropped an inertial it could not read (it only says
     so on stderr).
@@ -202,9 +204,7 @@ def _check_total_mass(model: pin.Model, link_masses: dict[str, float], doc: XmlD
         raise DescriptionError(_problem(ErrorCode.PARSING_ERROR, msg, doc, root, name))
 
 
-def _problem(code: ErrorCode, msg: str, doc: XmlDocument, elem: ET.Element | None, name: str = ""):
-    from .errors import Problem
-
+def _problem(code: ErrorCode, msg: str, doc: XmlDocument, elem: ET.Element | None, name: str = "") -> Problem:
     return Problem(code, msg, **_where(doc, elem, name))
 
 
@@ -231,7 +231,7 @@ def _preserved_fixed_joints(doc: XmlDocument) -> set[str]:
     return keep
 
 
-def _warn_gazebo_ignores(sensor: ET.Element, sname: str, where: dict) -> None:
+def _warn_gazebo_ignores(sensor: ET.Element, sname: str, where: Where) -> None:
     """Warn about IMU syntax we read but libsdformat 14/15 ignores in a URDF ``<gazebo>`` block (its URDF
     conversion emits SDFormat 1.11, which has neither ``<sensor:imu>`` nor the 1.5 ``<imu><noise>``)."""
     from .errors import warn
@@ -256,7 +256,7 @@ def _warn_gazebo_ignores(sensor: ET.Element, sname: str, where: dict) -> None:
         )
 
 
-def _warn_lumped_pose_format(pose_elem: ET.Element, sname: str, ref: str, where: dict) -> None:
+def _warn_lumped_pose_format(pose_elem: ET.Element, sname: str, ref: str, where: Where) -> None:
     """Warn when libsdformat would misread the ``<pose>`` of a sensor it moves by fixed-joint lumping.
 
     libsdformat (``parser_urdf.cc``, ``ReduceSDFExtensionElementTransformReduction``) re-reads the text of
@@ -292,7 +292,7 @@ class _GazeboImu:
     raw: pin.SE3
     pose_elem: ET.Element | None
     relative_to: str | None
-    where: dict
+    where: Where
 
 
 def _parse_gazebo_imu_fields(
@@ -430,7 +430,7 @@ def _read_gazebo_imus(
         frame_id = gi.fields.frame_id or default_frame_id(sname)
         gz_id = gz_frame_id(s, doc.root.get("name", ""), link if ref in links else ref)
         imus.append(
-            ImuSpec(
+            gi.fields.imu_spec(
                 name=sname,
                 link=link,
                 frame_id=frame_id,
@@ -438,7 +438,6 @@ def _read_gazebo_imus(
                 pose_in_link=pose_in_link,
                 pose_in_base=pose_in_base,
                 accepted_frame_ids=accepted_imu_frame_ids(graph, model, link, pose_in_link, (frame_id, gz_id)),
-                **gi.fields.as_kwargs(),
             )
         )
     return imus

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from .errors import ErrorCode, ProblemList
+from .errors import ErrorCode, ProblemList, Where
 from .pose import SHOWN_CHARS, PoseTextError, parse_urdf_double, parse_urdf_vector
 from .xml_input import XmlDocument
 
@@ -52,7 +52,7 @@ class _Checker:
         self.doc = doc
         self.problems = problems
 
-    def where(self, owner: str, name: str, elem: ET.Element) -> dict:
+    def where(self, owner: str, name: str, elem: ET.Element) -> Where:
         return {"element": owner, "name": name, "line": self.doc.line(elem), "file": self.doc.file}
 
     def scalar(self, elem: ET.Element, attr: str, owner: str, name: str, path: str, consequence: str) -> float | None:

@@ -19,10 +19,14 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from robot_state_estimator.common.robots import example_robot_data_prefix
 
 from .errors import DescriptionError, ErrorCode, Problem
+
+if TYPE_CHECKING:
+    from xml.dom.minidom import Document
 
 _XACRO_LOCK = threading.Lock()  # xacro keeps global state
 _ENV_LOCK = threading.RLock()
@@ -126,7 +130,7 @@ def resolve_uri(uri: str, *, base_dir: Path | None = None, element: str = "", li
 def _find_dir_or_file(rest: str, extra: list[str] | None) -> Path | None:
     from resolve_robotics_uri_py.resolve_robotics_uri_py import get_default_search_paths
 
-    roots = list(get_default_search_paths())
+    roots: list[Path] = list(get_default_search_paths())  # untyped package (no py.typed): annotated here
     roots += [Path(e) for e in extra or []]
     for root in roots:
         cand = root / rest
@@ -228,6 +232,7 @@ def expand_xacro(text: str, path: Path | None) -> str:
 
     with _XACRO_LOCK, ament_search_path():
         try:
+            doc: Document  # what xacro returns (an untyped package: annotated here)
             if path is not None:
                 doc = xacro.process_file(str(path))
             else:
