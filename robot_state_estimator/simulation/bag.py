@@ -38,10 +38,11 @@ Messages are built with :mod:`robot_state_estimator.io.messages` from core sampl
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import yaml
+from numpy.typing import NDArray
 
 from robot_state_estimator.common.samples import (
     ContactScheduleSample,
@@ -149,7 +150,7 @@ def foot_wrench_samples(
     return out
 
 
-def ground_truth_estimates(run: SimulatedRun, indices: np.ndarray | None = None) -> list[Estimate]:
+def ground_truth_estimates(run: SimulatedRun, indices: NDArray[np.intp] | None = None) -> list[Estimate]:
     """Ground truth as :class:`Estimate` at the grid samples ``indices`` (all when None), status
     ``"ground_truth"``, covariances ``GROUND_TRUTH_VARIANCE * I``."""
     cov = np.eye(6) * GROUND_TRUTH_VARIANCE
@@ -184,7 +185,28 @@ def _foot_states(run: SimulatedRun, k: int) -> list[FootState]:
     ]
 
 
-def run_summary(run: SimulatedRun) -> dict[str, Any]:
+class RunSummary(TypedDict):
+    """What :func:`run_summary` returns (the ``summary`` of ``run.yaml``)."""
+
+    samples: int
+    imu_samples: int
+    joint_samples: int
+    path_length_m: float
+    final_position_m: list[float]
+    duration_s: float
+    max_base_residual_force_n: float
+    max_base_residual_torque_nm: float
+    max_base_residual_force_norm_n: float
+    max_base_residual_torque_norm_nm: float
+    unbalanced_samples: int
+    unilateral_samples: int
+    min_normal_force_n: float | None
+    friction_violations: int
+    imu_gyro_bias_rad_s: list[float]
+    imu_accel_bias_m_s2: list[float]
+
+
+def run_summary(run: SimulatedRun) -> RunSummary:
     """Numbers worth keeping with a run (for ``run.yaml`` and logs).
 
     Besides sizes, path and biases: ``max_base_residual_force_n`` / ``_torque_nm`` (largest component of

@@ -45,12 +45,14 @@ from robot_state_estimator.simulation.generator import (
     IK_MAX_ITERATIONS,
     IK_TOLERANCE_M,
     UNBALANCED_TOLERANCE,
+    FloatArray,
+    IndexArray,
     _base_motion,
     make_stamps,
     sensor_run,
 )
 from robot_state_estimator.simulation.robots import BIPEDS, SimRobot
-from robot_state_estimator.simulation.run import SimulatedRun
+from robot_state_estimator.simulation.run import SimulatedRun, WholeBodyTrajectory
 from robot_state_estimator.simulation.settings import SimulationSettings
 from robot_state_estimator.simulation.trajectory import BaseState, FootPlan, SwingSegment, evaluate_base, plan_feet
 
@@ -92,7 +94,10 @@ _IMU_BLOCK_RE = re.compile(r"<gazebo\b[^>]*>(?:(?!</gazebo>).)*?<sensor\b[^>]*ty
 
 def talos_description_xml(xml: str) -> str:
     """Talos' URDF text with its IMU ``<gazebo>`` block(s) replaced by :data:`TALOS_IMU_BLOCK` (on ``base_link``)."""
-    axes = lambda noise: "".join(f"<{a}>{noise}</{a}>" for a in "xyz")  # noqa: E731
+
+    def axes(noise: str) -> str:
+        return "".join(f"<{a}>{noise}</{a}>" for a in "xyz")
+
     block = TALOS_IMU_BLOCK.format(gyro=axes(_GYRO_NOISE), accel=axes(_ACCEL_NOISE))
     out, n = _IMU_BLOCK_RE.subn("", xml)
     if n == 0:
@@ -141,7 +146,7 @@ def load_biped(robot: str) -> SimRobot:
     )
 
 
-def _leg_columns(model: pin.Model, fid: int) -> tuple[np.ndarray, np.ndarray]:
+def _leg_columns(model: pin.Model, fid: int) -> tuple[IndexArray, IndexArray]:
     """The q and v indices of the joints moving frame ``fid`` (its supporting joints below the root)."""
     chain = [j for j in model.supports[model.frames[fid].parentJoint] if j > 1]
     if len(chain) != 6 or any(model.joints[j].nq != 1 for j in chain):
@@ -150,8 +155,8 @@ def _leg_columns(model: pin.Model, fid: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _whole_body_flat(
-    robot: SimRobot, t: np.ndarray, base: BaseState, plans: list[FootPlan], mu: float
-) -> dict[str, np.ndarray | int]:
+    robot: SimRobot, t: FloatArray, base: BaseState, plans: list[FootPlan], mu: float
+) -> WholeBodyTrajectory:
     """Joint trajectory, torques and sole wrenches, one sample after the other (module docstring, steps 2-6)."""
     model = robot.model
     data = model.createData()
@@ -255,9 +260,10 @@ def _whole_body_flat(
             or np.linalg.norm(resid[3:6]) > UNBALANCED_TOLERANCE * weight
         )
         qd_prev, qdd_prev = v[6:], a[6:]
-    return {"q": Q, "v": V, "a": A, "tau": TAU, "res": RES, "f": F, "w_foot": W_FOOT, "violations": violations,
-            "unilateral": 0, "unbalanced": unbalanced, "foot_p": P_FOOT, "contact": contact,
-            "slipping": np.zeros((n, nf), dtype=bool)}  # fmt: skip
+    return WholeBodyTrajectory(
+        q=Q, v=V, a=A, tau=TAU, res=RES, f=F, w_foot=W_FOOT, violations=violations, unilateral=0,
+        unbalanced=unbalanced, foot_p=P_FOOT, contact=contact, slipping=np.zeros((n, nf), dtype=bool),
+    )  # fmt: skip
 
 
 def simulate_biped(settings: SimulationSettings, *, robot: SimRobot | None = None) -> SimulatedRun:

@@ -13,11 +13,16 @@ import argparse
 import dataclasses
 import sys
 import time
-from typing import Any
 
 from robot_state_estimator.simulation.errors import SimulationError
 from robot_state_estimator.simulation.robots import BIPEDS, ROBOTS, SimRobot
-from robot_state_estimator.simulation.settings import GAITS, REAL_ROBOT_ERRORS, SimulationSettings, SlipEvent
+from robot_state_estimator.simulation.settings import (
+    GAITS,
+    REAL_ROBOT_ERRORS,
+    RealRobotErrors,
+    SimulationSettings,
+    SlipEvent,
+)
 
 
 def _slip(text: str) -> tuple[str, float]:
@@ -128,11 +133,13 @@ def settings_from_args(args: argparse.Namespace) -> SimulationSettings:
     return dataclasses.replace(settings, **real_errors(args)) if real_errors(args) else settings
 
 
-def real_errors(args: argparse.Namespace) -> dict[str, Any]:
+def real_errors(args: argparse.Namespace) -> RealRobotErrors:
     """The :data:`REAL_ROBOT_ERRORS` settings with ``--real-errors`` (an explicit ``--jitter`` wins)."""
     if not getattr(args, "real_errors", False):
         return {}
-    return {k: v for k, v in REAL_ROBOT_ERRORS.items() if k != "jitter_s"}  # (jitter_s: settings_from_args)
+    errors = REAL_ROBOT_ERRORS.copy()
+    del errors["jitter_s"]  # settings_from_args sets it
+    return errors
 
 
 def run(args: argparse.Namespace, robot: SimRobot | None = None) -> int:

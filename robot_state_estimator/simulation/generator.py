@@ -56,14 +56,16 @@ quintic smoothstep between footholds.
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import NDArray
 
 from robot_state_estimator.sensors.imu_model import ImuModel
 from robot_state_estimator.simulation.errors import SimulationError
-from robot_state_estimator.simulation.robots import SimRobot, load_sim_robot, point_feet_description
-from robot_state_estimator.simulation.run import SimulatedRun
+from robot_state_estimator.simulation.robots import BIPEDS, SimRobot, load_sim_robot, point_feet_description
+from robot_state_estimator.simulation.run import SimulatedRun, WholeBodyTrajectory
 from robot_state_estimator.simulation.settings import SimulationSettings
 from robot_state_estimator.simulation.trajectory import (
     BaseMotion,
@@ -89,8 +91,13 @@ TOUCHDOWN_DT_S = 1e-5
 #: torque this times the weight times 1 m (N m): above the error of the regularised solution (< 1e-8 of it).
 UNBALANCED_TOLERANCE = 1e-6
 
+FloatArray = NDArray[np.float64]
+#: Indices into q or v (joint columns of a leg).
+IndexArray = NDArray[np.intp]
+StampArray = NDArray[np.int64]
 
-def make_stamps(rate_hz: float, duration_s: float, jitter_s: float, rng: np.random.Generator) -> np.ndarray:
+
+def make_stamps(rate_hz: float, duration_s: float, jitter_s: float, rng: np.random.Generator) -> StampArray:
     """(m,) int64 ns offsets from the run start: ``round(k / rate) + U(-jitter, jitter)``, k = 0.. while
     below ``duration_s``; the first stamp is never jittered (it stays at 0)."""
     n = int(np.floor(duration_s * rate_hz + 1e-9)) + 1
@@ -130,8 +137,8 @@ class _Legs:
 
     def __init__(self, model: pin.Model, feet: tuple[str, ...]) -> None:
         self.frame_ids = [model.getFrameId(f) for f in feet]
-        self.idx_q: list[np.ndarray] = []
-        self.idx_v: list[np.ndarray] = []
+        self.idx_q: list[IndexArray] = []
+        self.idx_v: list[IndexArray] = []
         for fid in self.frame_ids:
             joint = model.frames[fid].parentJoint
             chain = [j for j in model.supports[joint] if j > 1]
@@ -141,20 +148,22 @@ class _Legs:
                 raise SimulationError(f"foot {model.frames[fid].name}: expected a 3-joint revolute leg")
 
 
-def _skew(v: np.ndarray) -> np.ndarray:
+def _skew(v: FloatArray) -> FloatArray:
     """(3, 3) ``[v]x`` with ``[v]x w = v x w``."""
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
-def _ik_step(J_leg: np.ndarray, errs: np.ndarray) -> np.ndarray:
+def _ik_step(J_leg: FloatArray, errs: FloatArray) -> FloatArray:
     """Newton steps (nf, 3) rad of stacked 3-joint legs for foot errors ``errs`` (nf, 3) m: damped and clamped
     to 0.2 rad when far (the first sample, a touch-down posture), plain Newton close to the solution."""
     if float(np.abs(errs).max()) > 1e-3:
         JT = np.transpose(J_leg, (0, 2, 1))
-        steps = np.linalg.solve(JT @ J_leg + 1e-6 * np.eye(3), (JT @ errs[..., None]))[..., 0]
+        # cast: numpy's stubs type solve() of float64 arrays as floating[Any]; it returns float64
+        steps = cast(FloatArray, np.linalg.solve(JT @ J_leg + 1e-6 * np.eye(3), (JT @ errs[..., None]))[..., 0])
         norms = np.linalg.norm(steps, axis=1, keepdims=True)
-        return steps * np.minimum(1.0, 0.2 / np.maximum(norms, 1e-300))
-    return np.linalg.solve(J_leg, errs[..., None])[..., 0]
+        clamped: FloatArray = steps * np.minimum(1.0, 0.2 / np.maximum(norms, 1e-300))
+        return clamped
+    return cast(FloatArray, np.linalg.solve(J_leg, errs[..., None])[..., 0])
 
 
 class _Rolling:
@@ -175,7 +184,7 @@ class _Rolling:
         self.has_prev = np.zeros(nf, dtype=bool)
         self.jerk0 = np.zeros((nf, 3))
 
-    def extrapolated(self, h: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def extrapolated(self, h: float) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Displacement, velocity, acceleration ((nf, 3) each) ``h`` s after the previous sample: a third-order
         Taylor step, the jerk from the backward difference of the accelerations (``jerk0`` on the first stance
         sample)."""
@@ -191,13 +200,13 @@ class _Rolling:
 def _rolling_contact(
     model: pin.Model,
     data: pin.Data,
-    q: np.ndarray,
+    q: FloatArray,
     fid: int,
-    iv: np.ndarray,
-    Dx: np.ndarray,
-    v_base: np.ndarray,
-    a_base: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
+    iv: IndexArray,
+    Dx: FloatArray,
+    v_base: FloatArray,
+    a_base: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
     """Velocity (3,) m/s and acceleration (3,) m/s^2 (W) of a rolling foot's origin in configuration ``q``
     with the base twist ``v_base`` (6,) and its derivative ``a_base`` (6,) (pinocchio layout), the contact
     point at rest: leg velocities from ``J_c v = 0``, accelerations from ``J_c a + c_drift = 0``; the origin
@@ -220,8 +229,8 @@ def _rolling_contact(
 
 
 def _touchdown_posture(
-    model: pin.Model, data: pin.Data, q: np.ndarray, fid: int, iq: np.ndarray, iv: np.ndarray, target: np.ndarray
-) -> np.ndarray:
+    model: pin.Model, data: pin.Data, q: FloatArray, fid: int, iq: IndexArray, iv: IndexArray, target: FloatArray
+) -> FloatArray:
     """``q`` with the joints of one leg moved (Newton, from ``q``) to put the foot origin at ``target`` (3,) m."""
     q = q.copy()
     for _ in range(IK_MAX_ITERATIONS + 1):
@@ -234,7 +243,7 @@ def _touchdown_posture(
     raise SimulationError(f"touch-down posture of {model.frames[fid].name} out of reach (target {target})")
 
 
-def unilateral_forces(A: np.ndarray, w: np.ndarray, f_ref: np.ndarray, lam: float) -> np.ndarray:
+def unilateral_forces(A: FloatArray, w: FloatArray, f_ref: FloatArray, lam: float) -> FloatArray:
     """Stance forces that push and never pull: ``argmin ||A f - w||^2 + lam ||f - f_ref||^2`` subject to
     ``f_z >= 0`` for every foot (world z, the ground is the plane z = 0), x and y free.
 
@@ -279,14 +288,14 @@ def unilateral_forces(A: np.ndarray, w: np.ndarray, f_ref: np.ndarray, lam: floa
 
 def _whole_body(
     robot: SimRobot,
-    q_start: np.ndarray,
-    t: np.ndarray,
+    q_start: FloatArray,
+    t: FloatArray,
     base: BaseState,
     plans: list[FootPlan],
     touchdown_bases: list[tuple[BaseState, BaseState] | None],
-    rho: np.ndarray,
+    rho: FloatArray,
     mu: float,
-) -> dict[str, np.ndarray | int]:
+) -> WholeBodyTrajectory:
     """Joint trajectory, torques and contact forces, one sample after the other (module docstring)."""
     model = robot.model
     data = model.createData()
@@ -337,7 +346,8 @@ def _whole_body(
     rolling = rho > 0.0
     roll = _Rolling(nf)
     segments: list[SwingSegment | None] = [None] * nf
-    swing_targets: list[tuple] = [()] * nf  # (first sample, p, v, a over the swing's samples) of each foot
+    # (first sample, p, v, a over the swing's samples) of each foot's current swing
+    swing_targets: list[tuple[int, FloatArray, FloatArray, FloatArray] | None] = [None] * nf
     touchdown = np.zeros((nf, 3, 3))  # rolling velocity, acceleration and jerk at the end of each segment
     code = 2 * phase_index + in_swing  # (n, nf) one integer per stance (even) and swing (odd)
     prev_code = np.full(nf, -1)
@@ -403,7 +413,9 @@ def _whole_body(
                 segments[i] = seg
                 k_end = k + int(np.count_nonzero(code[k:, i] == code[k, i]))  # the samples of this swing
                 swing_targets[i] = (k, *seg.evaluate(t[k:k_end]))
-            k0, p_sw, v_sw, a_sw = swing_targets[i]
+            swing = swing_targets[i]
+            assert swing is not None  # set at the lift-off sample of this swing, above
+            k0, p_sw, v_sw, a_sw = swing
             target_p[i], target_v[i], target_a[i] = p_sw[k - k0], v_sw[k - k0], a_sw[k - k0]
         # ---- inverse kinematics of the foot origins (Newton on each 3-joint leg, all legs stacked)
         for it in range(IK_MAX_ITERATIONS + 1):
@@ -489,21 +501,21 @@ def _whole_body(
         F[k] = f
         qd_prev = v[6:]
         qdd_prev = a[6:]
-    return {
-        "q": Q,
-        "v": V,
-        "a": A,
-        "tau": TAU,
-        "res": RES,
-        "f": F,
-        "w_foot": W_FOOT,
-        "violations": violations,
-        "unilateral": unilateral,
-        "unbalanced": unbalanced,
-        "foot_p": P_FOOT,
-        "contact": contact,
-        "slipping": slipping,
-    }
+    return WholeBodyTrajectory(
+        q=Q,
+        v=V,
+        a=A,
+        tau=TAU,
+        res=RES,
+        f=F,
+        w_foot=W_FOOT,
+        violations=violations,
+        unilateral=unilateral,
+        unbalanced=unbalanced,
+        foot_p=P_FOOT,
+        contact=contact,
+        slipping=slipping,
+    )
 
 
 def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> SimulatedRun:
@@ -522,7 +534,7 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
         SimulationError: unknown robot/gait, a slip outside a stance, a foot target out of reach, a leg whose
             Jacobian becomes singular, ``foot_model="sphere"`` for a robot without foot spheres.
     """
-    from robot_state_estimator.simulation.biped import BIPEDS, simulate_biped
+    from robot_state_estimator.simulation.biped import simulate_biped
 
     if settings.robot in BIPEDS:
         return simulate_biped(settings, robot=robot)
@@ -607,24 +619,23 @@ def simulate(settings: SimulationSettings, *, robot: SimRobot | None = None) -> 
 def sensor_run(
     settings: SimulationSettings,
     robot: SimRobot,
-    wb: dict[str, np.ndarray | int],
-    grid_rel: np.ndarray,
-    imu_rel: np.ndarray,
-    imu_index: np.ndarray,
-    joint_index: np.ndarray,
+    wb: WholeBodyTrajectory,
+    grid_rel: StampArray,
+    imu_rel: StampArray,
+    imu_index: StampArray,
+    joint_index: StampArray,
     rng_imu: np.random.Generator,
     rng_joints: np.random.Generator,
-    rho: np.ndarray,
+    rho: FloatArray,
     description_xml: str,
 ) -> SimulatedRun:
-    """The sensors of a generated whole-body trajectory ``wb`` (the dict of ``_whole_body``: ``q v a tau res f
-    w_foot violations unilateral unbalanced foot_p contact slipping``) and the :class:`SimulatedRun` (step 7 of
+    """The sensors of a generated whole-body trajectory ``wb`` and the :class:`SimulatedRun` (step 7 of
     the module docstring): IMU readings (ideal, then gz-sensors noise) at ``imu_index``, joint readings with
     optional encoder and torque noise at ``joint_index``; shared by the quadruped and biped generators."""
     foot_model = str(settings.foot_model)
-    q, v, a = np.asarray(wb["q"]), np.asarray(wb["v"]), np.asarray(wb["a"])
-    contact, slipping = np.asarray(wb["contact"]), np.asarray(wb["slipping"])
-    foot_p = np.asarray(wb["foot_p"])
+    q, v, a = wb.q, wb.v, wb.a
+    contact, slipping = wb.contact, wb.slipping
+    foot_p = wb.foot_p
 
     # ---- IMU
     imu_model = ImuModel(robot.imu, robot.model, heading_rad=settings.heading_rad, rng=rng_imu)
@@ -647,7 +658,7 @@ def sensor_run(
     # ---- joints
     qj = q[joint_index, 7:].copy()
     vj = v[joint_index, 6:].copy()
-    ej = np.asarray(wb["tau"])[joint_index].copy()
+    ej = wb.tau[joint_index].copy()
     if settings.noise:
         qj += rng_joints.normal(0.0, settings.encoder_noise_rad, qj.shape)
         vj += rng_joints.normal(0.0, settings.joint_velocity_noise_rad_s, vj.shape)
@@ -669,17 +680,17 @@ def sensor_run(
         q=q,
         v=v,
         a=a,
-        tau=np.asarray(wb["tau"]),
-        base_residual_wrench=np.asarray(wb["res"]),
+        tau=wb.tau,
+        base_residual_wrench=wb.res,
         contact=contact,
         slipping=slipping,
         foot_positions_world=foot_p,
         contact_points_world=foot_p - rho[None, :, None] * np.array([0.0, 0.0, 1.0]),
-        contact_forces_world=np.asarray(wb["f"]),
-        contact_wrenches_in_foot=np.asarray(wb["w_foot"]),
-        friction_violations=int(wb["violations"]),
-        unilateral_samples=int(wb["unilateral"]),
-        unbalanced_samples=int(wb["unbalanced"]),
+        contact_forces_world=wb.f,
+        contact_wrenches_in_foot=wb.w_foot,
+        friction_violations=wb.violations,
+        unilateral_samples=wb.unilateral,
+        unbalanced_samples=wb.unbalanced,
         imu_index=imu_index,
         imu_omega=omega,
         imu_f=f_meas,
@@ -700,7 +711,7 @@ def sensor_run(
     )
 
 
-def _add_random_slips(settings: SimulationSettings, plans: list, rng: np.random.Generator) -> None:
+def _add_random_slips(settings: SimulationSettings, plans: list[FootPlan], rng: np.random.Generator) -> None:
     """``settings.stance_slip_m``: a small random slip in every stance that starts after ``settle_s`` (and has no
     slip yet), over the middle half of the stance."""
     for plan in plans:
@@ -715,7 +726,7 @@ def _add_random_slips(settings: SimulationSettings, plans: list, rng: np.random.
             plan.slips[j] = FootSlip(start + 0.25 * (end - start), T, d)
 
 
-def _add_slip(settings: SimulationSettings, robot: SimRobot, plans: list) -> None:
+def _add_slip(settings: SimulationSettings, robot: SimRobot, plans: list[FootPlan]) -> None:
     slip = settings.slip
     assert slip is not None
     foot = slip.foot

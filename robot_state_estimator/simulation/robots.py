@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import NDArray
 
 from robot_state_estimator.common.paths import robot_description_path
 from robot_state_estimator.common.robots import example_robot_data_share
@@ -112,7 +113,7 @@ class SimRobot:
     model: pin.Model
     imu: ImuSpec
     feet: tuple[str, ...]
-    q_standing: np.ndarray
+    q_standing: NDArray[np.float64]
     base_link: str
     description_xml: str
     gait: GaitDefaults
@@ -125,11 +126,11 @@ class SimRobot:
         return tuple(self.model.names[i] for i in range(2, self.model.njoints))
 
 
-def _standing(robot: str, model: pin.Model, feet: tuple[str, ...]) -> np.ndarray:
+def _standing(robot: str, model: pin.Model, feet: tuple[str, ...]) -> NDArray[np.float64]:
     return _standing_from(model, feet, example_robot_data_share() / "robots" / ROBOTS[robot].srdf)
 
 
-def _standing_from(model: pin.Model, feet: tuple[str, ...], srdf: Path | None) -> np.ndarray:
+def _standing_from(model: pin.Model, feet: tuple[str, ...], srdf: Path | None) -> NDArray[np.float64]:
     """The SRDF's ``standing`` configuration (the neutral one when ``srdf`` is None), yaw 0 at the origin, the
     foot frame origins on z = 0."""
     if srdf is None:
@@ -282,7 +283,7 @@ def find_standing_srdf(source: str | Path) -> Path | None:
 _SINGULAR_LEG_RATIO = 1e-6
 
 
-def _check_legs_bent(model: pin.Model, feet: tuple[str, ...], q: np.ndarray, srdf: Path | None) -> None:
+def _check_legs_bent(model: pin.Model, feet: tuple[str, ...], q: NDArray[np.float64], srdf: Path | None) -> None:
     """Refuse a standing configuration in which a leg is straight: its foot Jacobian (translation, over the leg's
     joints) is singular, so the generator's leg inverse kinematics has no solution for the foot velocities.
 

@@ -13,6 +13,37 @@ from robot_state_estimator.simulation.settings import SimulationSettings
 FloatArray = NDArray[np.float64]
 
 
+@dataclass(frozen=True)
+class WholeBodyTrajectory:
+    """A generated whole-body motion at the ``n`` samples of the time grid, before the sensors (steps 2-6 of
+    :mod:`~robot_state_estimator.simulation.generator`): what ``generator.sensor_run`` turns into a
+    :class:`SimulatedRun` (the fields of the same meaning there say the units and frames).
+
+    Attributes:
+        q: (n, nq) configurations; v: (n, nv) velocities; a: (n, nv) accelerations (pinocchio layout).
+        tau: (n, nj) N m joint torques; res: (n, 6) the base residual wrench (``SimulatedRun.base_residual_wrench``).
+        f: (n, nf, 3) N contact forces (world axes); w_foot: (n, nf, 6) contact wrenches in the foot frames.
+        violations, unilateral, unbalanced: counts as ``SimulatedRun.friction_violations``,
+            ``unilateral_samples``, ``unbalanced_samples``.
+        foot_p: (n, nf, 3) m foot frame origins in W.
+        contact, slipping: (n, nf) bool.
+    """
+
+    q: FloatArray
+    v: FloatArray
+    a: FloatArray
+    tau: FloatArray
+    res: FloatArray
+    f: FloatArray
+    w_foot: FloatArray
+    violations: int
+    unilateral: int
+    unbalanced: int
+    foot_p: FloatArray
+    contact: NDArray[np.bool_]
+    slipping: NDArray[np.bool_]
+
+
 @dataclass
 class SimulatedRun:
     """A generated run. Ground truth lives on the common time grid ``stamps_ns`` (the union of the IMU and

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from robot_state_estimator.simulation.errors import SimulationError
 
@@ -31,11 +31,21 @@ class SlipEvent:
     displacement_m: tuple[float, float] = (0.03, 0.0)
 
 
+class RealRobotErrors(TypedDict, total=False):
+    """Settings of :data:`REAL_ROBOT_ERRORS` (the fields of :class:`SimulationSettings` of the same names)."""
+
+    encoder_resolution_rad: float
+    stance_slip_m: float
+    imu_vibration_accel_m_s2: float
+    imu_vibration_gyro_rad_s: float
+    jitter_s: float
+
+
 #: Errors of a real legged robot (``SimulationSettings(**REAL_ROBOT_ERRORS)``, ``simulate --real-errors``), each
 #: documented in :class:`SimulationSettings`: 16-bit joint encoders, 2 mm random slips per stance, IMU vibration
 #: that brings the Go1's 1 kHz IMU to the estimator's legged-robot noise floor (0.02 m/s^2/sqrt(Hz), 0.002
 #: rad/s/sqrt(Hz): per-sample 0.63 m/s^2 and 0.063 rad/s), 0.1 ms stamp jitter.
-REAL_ROBOT_ERRORS: dict[str, float] = {
+REAL_ROBOT_ERRORS: RealRobotErrors = {
     "encoder_resolution_rad": 2.0 * 3.141592653589793 / 2**16,
     "stance_slip_m": 0.002,
     "imu_vibration_accel_m_s2": 0.63,
@@ -92,6 +102,7 @@ class SimulationSettings:
             ``"point"``. The run's settings hold the resolved value; the description stored with a point-foot
             run has its foot spheres removed, so an estimator taking the radius from it models the same feet.
             ``"flat"``: soles holding position and orientation in stance (bipeds only, their only model).
+        extra: free-form values kept with the settings in ``run.yaml`` (the generator reads none of them).
     """
 
     robot: str = "go1"
@@ -127,7 +138,7 @@ class SimulationSettings:
     friction_coefficient: float = 0.8
     heading_rad: float = 0.0
     foot_model: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.gait not in GAITS:
@@ -155,13 +166,14 @@ class SimulationSettings:
         if self.duty_factor is not None and not 0.5 <= self.duty_factor < 1.0:
             raise SimulationError(f"duty_factor must be in [0.5, 1), got {self.duty_factor}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Plain dict (for ``run.yaml``)."""
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> SimulationSettings:
-        """Inverse of :meth:`to_dict` (unknown keys raise :class:`SimulationError`).
+        """Inverse of :meth:`to_dict` (unknown keys raise :class:`SimulationError`). ``values`` is read from YAML
+        (hence ``Any``): the constructor checks the values it validates, the YAML reader the rest.
 
         ``foot_radius_m: 0`` of runs written before ``foot_model`` existed (always point feet) reads as
         ``foot_model: point``.

@@ -349,7 +349,8 @@ class FootPlan:
     def stance_end_position(self, j: int) -> FloatArray:
         """(3,) m, the stance part of stance ``j`` at its end: foothold plus the whole slip displacement."""
         slip = self.slips.get(j)
-        return self.footholds[j] + (slip.d if slip is not None else 0.0)
+        p: FloatArray = self.footholds[j] + (slip.d if slip is not None else 0.0)
+        return p
 
     def phases(self, t: FloatArray) -> tuple[NDArray[np.bool_], NDArray[np.intp]]:
         """Phase at times ``t`` (n,) s: ``in_swing`` (n,) bool and ``index`` (n,): the swing index in swing, the
