@@ -224,8 +224,8 @@ class Estimate:
         _set_output(est, output)
         if type(feet) is tuple:
             _set_feet(est, feet)
-        else:
-            _set_feet_fn(est, feet)
+        else:  # ignore: ``type() is`` leaves the union here (a tuple subclass would come here); no cast on this path
+            _set_feet_fn(est, feet)  # type: ignore[arg-type]
         return est
 
     def output_vector(self) -> FloatArray:
@@ -236,7 +236,7 @@ class Estimate:
 
     if not TYPE_CHECKING:  # (a static checker keeps seeing the declared fields only)
 
-        def __getattr__(self, name: str) -> Any:
+        def __getattr__(self, name: str) -> FloatArray | tuple[FootState, ...]:
             # Only reached for attributes not set on the instance: the lazy fields of from_output_vector.
             return _lazy_field(self, name)
 
@@ -251,11 +251,11 @@ class _LazyEstimate(Estimate):
 
     def output_vector(self) -> FloatArray:
         try:
-            return _get_output(self)  # type: ignore[no-any-return]
+            return _get_output(self)
         except AttributeError:  # made by dataclasses.replace: from the fields
             return Estimate.output_vector(self)
 
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+    def __reduce__(self) -> tuple[type[Estimate], tuple[Any, ...]]:  # Any: the field values, of mixed types
         return Estimate, tuple(getattr(self, f.name) for f in fields(Estimate))
 
     def __repr__(self) -> str:
@@ -263,15 +263,20 @@ class _LazyEstimate(Estimate):
 
 
 _new_object = object.__new__
-_set_stamp = _LazyEstimate.stamp_ns.__set__  # type: ignore[attr-defined,misc]
-_set_feet = _LazyEstimate.feet.__set__  # type: ignore[attr-defined]
-_set_output = _LazyEstimate._output.__set__  # type: ignore[attr-defined]
-_get_output = _LazyEstimate._output.__get__  # type: ignore[attr-defined]
-_set_feet_fn = _LazyEstimate._feet_fn.__set__  # type: ignore[attr-defined]
-_get_feet_fn = _LazyEstimate._feet_fn.__get__  # type: ignore[attr-defined]
+# The slots' descriptors, read from the class dict and typed here (through the class attributes a checker sees the
+# dataclass fields, an int and a tuple, not the descriptors).
+_FeetFn = Callable[[], tuple[FootState, ...]]
+_slots = _LazyEstimate.__dict__
+_set_stamp: Callable[[Estimate, int], None] = _slots["stamp_ns"].__set__
+_set_feet: Callable[[Estimate, tuple[FootState, ...]], None] = _slots["feet"].__set__
+_set_output: Callable[[Estimate, FloatArray], None] = _slots["_output"].__set__
+_get_output: Callable[[Estimate], FloatArray] = _slots["_output"].__get__
+_set_feet_fn: Callable[[Estimate, _FeetFn | None], None] = _slots["_feet_fn"].__set__
+_get_feet_fn: Callable[[Estimate], _FeetFn | None] = _slots["_feet_fn"].__get__
+del _slots
 
 
-def _lazy_field(est: Estimate, name: str) -> Any:
+def _lazy_field(est: Estimate, name: str) -> FloatArray | tuple[FootState, ...]:
     """Make, keep and return the field ``name`` of an estimate from :meth:`Estimate.from_output_vector`.
 
     Raises:
@@ -284,10 +289,10 @@ def _lazy_field(est: Estimate, name: str) -> Any:
             except AttributeError:
                 make = None
             if make is not None:
-                value: Any = make()
-                _set_feet(est, value)
+                feet = make()
+                _set_feet(est, feet)
                 _set_feet_fn(est, None)
-                return value
+                return feet
         layout = _LAZY_FIELDS.get(name)
         if layout is not None:
             try:
