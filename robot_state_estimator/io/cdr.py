@@ -276,7 +276,8 @@ class _Batch:
                     self.buf[int(at[0]) :], shape=(n, nbytes), strides=(int(step[0]), 1), writeable=False
                 )
                 return np.ascontiguousarray(rows)
-        return self.buf[at[:, None] + np.arange(nbytes)]
+        gathered: NDArray[np.uint8] = self.buf[at[:, None] + np.arange(nbytes)]
+        return gathered
 
     def u32_at(self, pos: IntArray) -> IntArray:
         return self.gather(pos, 4).view(self.order + "u4")[:, 0].astype(np.int64)
