@@ -15,19 +15,16 @@ nested SDF models are matched by their scoped names as pinocchio names them.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pinocchio as pin
 
 from .pose import PoseTextError, parse_pose, urdf_origin
+from .types import CollisionSpheres
 
 if TYPE_CHECKING:
     from .robot import RobotDescription
-
-#: Per link name, its collision spheres: ``(X_link_collision or X_relative_to_collision, radius m, relative_to
-#: or None)`` (see :func:`collision_spheres`).
-CollisionSpheres: TypeAlias = dict[str, list[tuple[pin.SE3, float, str | None]]]
 
 
 def _local(tag: str) -> str:

@@ -7,16 +7,12 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import pinocchio as pin
 
 from .errors import DescriptionError, ErrorCode, Problem
 from .frame_graph import MODEL_FRAME, FrameGraph
-from .types import ImuSpec
-
-if TYPE_CHECKING:
-    from .collision import CollisionSpheres
+from .types import CollisionSpheres, ImuSpec
 
 #: Names of contact frames found by ``foot_frames()``: ending (case-insensitively, after dropping a
 #: ``_link``/``_frame`` suffix) in foot, sole or toe.

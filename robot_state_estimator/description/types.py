@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
+
+#: Per link name, its collision spheres: ``(X_link_collision or X_relative_to_collision, radius m, relative_to
+#: or None)`` (``collision.collision_spheres``).
+CollisionSpheres: TypeAlias = dict[str, list[tuple[pin.SE3, float, str | None]]]
 
 
 class NoiseType(str, enum.Enum):
