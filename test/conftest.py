@@ -111,6 +111,26 @@ def go1_trot_dir() -> Path:
     return path
 
 
+#: s, the simulated Go1 trot of :func:`sim_run`
+SIM_DURATION_S = 4.0
+
+
+@pytest.fixture(scope="session")
+def sim_run(tmp_path_factory: pytest.TempPathFactory):
+    """``(run_dir, SimulatedRun)``: a 4 s Go1 trot with SDF IMU noise, written as the simulate command does (one per
+    session, seeded: the tools and evaluation tests share it)."""
+    from robot_state_estimator.simulation import generator
+    from robot_state_estimator.simulation.bag import write_run_bag
+    from robot_state_estimator.simulation.settings import SimulationSettings
+
+    run = generator.simulate(
+        SimulationSettings(robot="go1", gait="trot", duration_s=SIM_DURATION_S, seed=7, noise=True)
+    )
+    run_dir = Path(tmp_path_factory.mktemp("sim")) / "go1_trot"
+    write_run_bag(run, run_dir)
+    return run_dir, run
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     """One line saying how many launch tests (``launch_file`` marker: launch_pytest, ``ros2 launch``) ran, and
     why not where they were skipped (also when the whole module is: no launch_pytest)."""

@@ -1,6 +1,6 @@
 """The adapter rules between input messages and the core, once, without ROS: ``EstimatorStream``.
 
-The node (``ros/node.py``) and the offline replay (``tools/replay.py``) both feed messages to a
+The node (``ros/node.py``) and the offline replay (``tools/replay/``) both feed messages to a
 ``RobotStateEstimator`` and decide what to output; the rules for that live here and only here:
 
 - IMU ``frame_id``: accepted when it names the IMU sensor frame S (``ImuSpec.accepted_frame_ids``: its

@@ -49,8 +49,8 @@ USER_ERRORS: tuple[tuple[str, str], ...] = (
     ("robot_state_estimator.io.messages", "MessageError"),
     ("robot_state_estimator.tools.replay", "ReplayError"),
     ("robot_state_estimator.tools.csv_import", "CsvImportError"),
-    ("robot_state_estimator.tools.ground_truth", "GroundTruthError"),
-    ("robot_state_estimator.tools.trajectory", "MetricsError"),
+    ("robot_state_estimator.evaluation.errors", "GroundTruthError"),
+    ("robot_state_estimator.evaluation.errors", "MetricsError"),
     ("robot_state_estimator.tools.bench", "BenchError"),
 )
 

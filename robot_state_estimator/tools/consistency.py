@@ -3,17 +3,8 @@
 N simulated runs (``simulation.simulate``: physics, IMU and encoder models, the errors of a real robot when
 switched on) are fed to the estimator in memory; at each evaluation time ``k`` the error ``e_ik`` of run i
 against the exact ground truth and the covariance ``P_ik`` the filter reports give the NEES ``e^T P^-1 e`` per
-block. Bar-Shalom, Li and Kirubarajan, "Estimation with Applications to Tracking and Navigation" (2001),
-sec. 5.4.2: for a consistent filter the N-run average at each time, ``eps_k = (1/N) sum_i NEES_ik``, has
-``N eps_k ~ chi2(N dof)``, so the 95 % band of ``eps_k`` is ``chi2.ppf([0.025, 0.975], N dof) / N``; about 95 % of
-the times should fall inside it.
-
-Time averages. The errors of one run at nearby times are strongly correlated (the filter's error is a slow
-process), so the time average of ``eps_k`` over K times is not ``chi2(N K dof) / (N K)``: that band would be far too
-narrow. We use the effective number of independent times ``K_eff = K / (1 + 2 sum_j rho_j)`` with ``rho_j`` the
-autocorrelation of ``eps_k`` at lag j, summed up to its first non-positive value (the initial positive sequence,
-Geyer 1992), and give the time average the band ``chi2.ppf([0.025, 0.975], N K_eff dof) / (N K_eff)``. Both tests
-are reported: the fraction of times inside the per-time band and the time average against its band.
+block. The test on those values (Bar-Shalom's per-time band and the time average against its band with the
+effective number of independent times) is ``evaluation.consistency``'s, which imports no estimator.
 
 Blocks (the observable directions; IMU and leg kinematics cannot observe x, y and yaw, whose variance grows
 without bound, so they are excluded from the band and checked to grow instead):
@@ -33,108 +24,20 @@ the spread over runs of their errors in the first and last second.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 from scipy.spatial.transform import Rotation
 
 from robot_state_estimator.common.samples import ImuSample, JointSample
 from robot_state_estimator.estimation import EstimatorSettings, RobotStateEstimator
+from robot_state_estimator.evaluation.consistency import block_consistency, nees_values, summary_line
 
 FloatArray = NDArray[np.float64]
 
 #: block name -> degrees of freedom
 BLOCKS: dict[str, int] = {"velocity": 3, "height": 1, "roll_pitch": 2, "gyro_bias_xy": 2}
-
-
-def nees_values(errors: FloatArray, covariances: FloatArray) -> FloatArray:
-    """(..., ) ``e^T P^-1 e`` of errors (..., d) and covariances (..., d, d)."""
-    e = np.asarray(errors, dtype=float)
-    P = np.asarray(covariances, dtype=float)
-    return np.asarray(np.einsum("...i,...i->...", e, np.linalg.solve(P, e[..., None])[..., 0]))
-
-
-def effective_samples(series: FloatArray) -> float:
-    """``K / (1 + 2 sum rho_j)``, the initial positive sequence of the autocorrelation (module docstring)."""
-    x = np.asarray(series, dtype=float) - float(np.mean(series))
-    K = x.size
-    var = float(np.dot(x, x)) / K
-    if K < 4 or var <= 0.0:
-        return float(K)
-    acf = np.correlate(x, x, mode="full")[K - 1 :] / (var * K)
-    s = 0.0
-    for rho in acf[1:]:
-        if rho <= 0.0:
-            break
-        s += float(rho)
-    return max(1.0, K / (1.0 + 2.0 * s))
-
-
-@dataclass(frozen=True)
-class BlockConsistency:
-    """The Monte Carlo NEES of one block.
-
-    Attributes:
-        dof: degrees of freedom.
-        n_runs: N.
-        per_time: (K,) the N-run average NEES at each evaluation time.
-        band: the 95 % band of ``per_time`` (chi2 with N dof degrees of freedom, over N).
-        fraction_inside: share of the times inside ``band`` (0.95 expected).
-        time_average: mean of ``per_time`` (dof expected).
-        effective_times: K_eff of the time average (module docstring).
-        time_average_band: the 95 % band of ``time_average`` (chi2 with N K_eff dof, over N K_eff).
-    """
-
-    dof: int
-    n_runs: int
-    per_time: FloatArray
-    band: tuple[float, float]
-    fraction_inside: float
-    time_average: float
-    effective_times: float
-    time_average_band: tuple[float, float]
-
-    @property
-    def consistent(self) -> bool:
-        """The time average inside its band."""
-        return self.time_average_band[0] <= self.time_average <= self.time_average_band[1]
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (without the per-time series)."""
-        return {
-            "dof": self.dof,
-            "n_runs": self.n_runs,
-            "band95_per_time": list(self.band),
-            "fraction_inside": self.fraction_inside,
-            "time_average": self.time_average,
-            "effective_times": self.effective_times,
-            "band95_time_average": list(self.time_average_band),
-            "consistent": self.consistent,
-        }
-
-
-def block_consistency(nees: FloatArray, dof: int) -> BlockConsistency:
-    """Bar-Shalom's Monte Carlo test of an (N, K) array of NEES values of one block (module docstring)."""
-    nees = np.asarray(nees, dtype=float)
-    n = nees.shape[0]
-    per_time = nees.mean(axis=0)
-    lo, hi = (float(x) for x in stats.chi2.ppf([0.025, 0.975], n * dof) / n)
-    k_eff = effective_samples(per_time)
-    m = n * k_eff
-    lo_t, hi_t = (float(x) for x in stats.chi2.ppf([0.025, 0.975], m * dof) / m)
-    return BlockConsistency(
-        dof=dof,
-        n_runs=n,
-        per_time=per_time,
-        band=(lo, hi),
-        fraction_inside=float(np.mean((per_time >= lo) & (per_time <= hi))),
-        time_average=float(per_time.mean()),
-        effective_times=k_eff,
-        time_average_band=(lo_t, hi_t),
-    )
 
 
 def run_errors(est: RobotStateEstimator, run: Any, *, t_start_s: float, rate_hz: float) -> dict[str, FloatArray]:
@@ -242,28 +145,13 @@ def matched_settings(base: EstimatorSettings | None = None, **ekf: Any) -> Estim
     return dataclasses.replace(base, ekf=dataclasses.replace(base.ekf, **ekf))
 
 
-def summary_line(name: str, b: BlockConsistency) -> str:
-    """``velocity (3 DoF): time average 2.91 in [2.71, 3.31] (K_eff 12), 93 % of times inside [2.0, 4.2]``."""
-    lo, hi = b.time_average_band
-    return (
-        f"{name} ({b.dof} DoF): time average {b.time_average:.2f} in [{lo:.2f}, {hi:.2f}] "
-        f"(K_eff {b.effective_times:.0f}){'' if b.consistent else ' OUTSIDE'}, {100 * b.fraction_inside:.0f} % "
-        f"of times inside [{b.band[0]:.2f}, {b.band[1]:.2f}]"
-    )
-
-
 __all__ = [
     "BLOCKS",
-    "BlockConsistency",
     "bench_consistency",
-    "block_consistency",
-    "effective_samples",
     "go1_monte_carlo",
     "matched_settings",
     "monte_carlo",
-    "nees_values",
     "run_errors",
-    "summary_line",
 ]
 
 

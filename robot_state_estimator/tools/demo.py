@@ -122,8 +122,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the demo; returns 0, or 1 when a step failed (the message says which)."""
     from robot_state_estimator.estimation.errors import EstimationError
-    from robot_state_estimator.tools.ground_truth import GroundTruthError
-    from robot_state_estimator.tools.metrics import MetricsError
+    from robot_state_estimator.evaluation.errors import GroundTruthError, MetricsError
     from robot_state_estimator.tools.replay import ReplayError, to_jsonable
 
     out = Path(args.output)

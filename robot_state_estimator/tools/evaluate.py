@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from robot_state_estimator.tools import ground_truth as G
-from robot_state_estimator.tools import metrics as M
+from robot_state_estimator import evaluation as M
+from robot_state_estimator.evaluation import ground_truth as G
 
 
 def load_estimate(path: str | Path, topic: str) -> M.Trajectory:
@@ -256,7 +256,7 @@ def _estimates(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Print the metrics table (and write JSON); returns 0, or 2 with one line naming the problem (the format and
     exit code of the other sub-commands' errors, ``tools.cli``)."""
-    from robot_state_estimator.tools import comparison
+    from robot_state_estimator.evaluation import comparison
     from robot_state_estimator.tools.replay import ReplayError, to_jsonable
 
     notes: list[str] = []
@@ -327,7 +327,8 @@ def _plot(
     title: str,
 ) -> list[Path]:
     """The comparison plots (``plots_compare``) of evaluated runs, each against its time-aligned ground truth."""
-    from robot_state_estimator.tools import plot_series, plots_compare, replay
+    from robot_state_estimator.evaluation import plot_series, plots_compare
+    from robot_state_estimator.tools import replay
 
     comparisons = [plot_series.compare(est, replay.aligned_ground_truth(gt, res).trajectory) for res, gt, est in runs]
     return plots_compare.write_comparison_plots(folder, labels, comparisons, title=title)

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 pytest.importorskip("robot_state_estimator.simulation")
-from robot_state_estimator.tools.consistency import block_consistency, go1_monte_carlo, summary_line
+from robot_state_estimator.evaluation.consistency import block_consistency, summary_line
+from robot_state_estimator.tools.consistency import go1_monte_carlo
 
 N_RUNS, DURATION_S = 4, 4.0
 

@@ -2,7 +2,7 @@
 joint velocities by finite differences, IMU aligned with the base (lever arm of the URDF's ``imu_link``).
 
 Evaluation: time alignment (offset and rate, the ground truth has no stamps) and a 4-DoF (yaw +
-translation) alignment with ``robot_state_estimator.tools.metrics`` when present, else a rough fallback
+translation) alignment with ``robot_state_estimator.evaluation`` when present, else a rough fallback
 (ground-truth rows spread evenly over the recording, closed-form yaw + translation fit).
 """
 
@@ -84,9 +84,9 @@ def run_estimator(
 
 def evaluate(t: np.ndarray, p: np.ndarray, quat: np.ndarray, t_span: tuple[float, float]) -> dict[str, float]:
     try:
-        from robot_state_estimator.tools.ground_truth import load_unstamped_csv
-        from robot_state_estimator.tools.metrics import Trajectory
-        from robot_state_estimator.tools.metrics import evaluate as evaluate_metrics
+        from robot_state_estimator.evaluation import Trajectory
+        from robot_state_estimator.evaluation import evaluate as evaluate_metrics
+        from robot_state_estimator.evaluation.ground_truth import load_unstamped_csv
     except ImportError:
         return rough_evaluate(t, p, t_span)
     gt = load_unstamped_csv(DATA / "go1_ground_truth.csv", *t_span)

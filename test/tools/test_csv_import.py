@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from robot_state_estimator import evaluation as M
 from robot_state_estimator.common.paths import config_dir
+from robot_state_estimator.evaluation import ground_truth
 from robot_state_estimator.io import bags, messages
-from robot_state_estimator.tools import csv_import, ground_truth
-from robot_state_estimator.tools import metrics as M
+from robot_state_estimator.tools import csv_import
 
 GO1_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "go1_trot"
 GO1_CSV = GO1_DIR / "go1.csv"
@@ -141,8 +142,8 @@ def test_replay_of_a_slice_against_unstamped_ground_truth(tmp_path):
     recorded by import-csv, with the same span given explicitly, and without import_source.yaml."""
     import shutil
 
+    from robot_state_estimator.evaluation.ground_truth import load_ground_truth
     from robot_state_estimator.tools import replay
-    from robot_state_estimator.tools.ground_truth import load_ground_truth
 
     bag = tmp_path / "bag"
     csv_import.import_csv(GO1_CSV, _mapping(), bag, rows=slice(0, 6000))

@@ -10,8 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from robot_state_estimator.tools import comparison, evaluate, plot_series, plots_compare, replay
-from robot_state_estimator.tools.ground_truth import load_odometry_topic
+from robot_state_estimator.evaluation import comparison, plot_series, plots_compare
+from robot_state_estimator.evaluation.ground_truth import load_odometry_topic
+from robot_state_estimator.tools import evaluate, replay
 
 Z_RATE = 0.002  # m/s, the z error ramp of the perturbed run
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from robot_state_estimator.tools import cli, csv_import, ground_truth
+from robot_state_estimator.evaluation import ground_truth
+from robot_state_estimator.tools import cli, csv_import
 
 MAPPING = """time: {column: t, unit: UNIT}
 imu:

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from robot_state_estimator.common.samples import Estimate
+from robot_state_estimator.evaluation import ground_truth
+from robot_state_estimator.evaluation.trajectory import Trajectory
 from robot_state_estimator.io import bags, messages
-from robot_state_estimator.tools import evaluate, ground_truth, replay
-from robot_state_estimator.tools.trajectory import Trajectory
+from robot_state_estimator.tools import evaluate, replay
 
 
 def _run_replay_cli(argv: list[str]):

@@ -25,7 +25,7 @@ def _no_replay(*_a, **_k):
 
 def test_output_topics_without_output_is_refused_before_the_replay(sim_run, monkeypatch):
     run_dir, _ = sim_run
-    monkeypatch.setattr(replay, "replay", _no_replay)
+    monkeypatch.setattr(replay.cli, "replay", _no_replay)  # what run_cli calls
     with pytest.raises(replay.ReplayError, match="--output-topics chooses what the --output bag gets: pass --output"):
         replay.run_cli(_args([str(run_dir / "bag"), "--robot", "go1", "--output-topics", "odometry"]))
 
@@ -36,7 +36,7 @@ def test_output_topics_without_output_is_refused_before_the_replay(sim_run, monk
 )
 def test_a_bad_time_span_is_refused_before_the_replay(sim_run, monkeypatch, span, match):
     run_dir, _ = sim_run
-    monkeypatch.setattr(replay, "replay", _no_replay)
+    monkeypatch.setattr(replay.cli, "replay", _no_replay)  # what run_cli calls
     with pytest.raises(replay.ReplayError, match=match):
         replay.run_cli(_args([str(run_dir / "bag"), "--robot", "go1", "--time-span", *span]))
 
@@ -82,16 +82,16 @@ def test_kernels_need_compiling_without_a_fresh_numba_index(tmp_path, monkeypatc
     monkeypatch.setattr(jit, "__file__", str(tmp_path / "jit.py"))
     monkeypatch.setattr(jit, "use_kernels", lambda: True)
     os.utime(tmp_path / "k.py", (1000, 1000))
-    assert replay.kernels_need_compiling()  # no index at all
+    assert jit.kernels_need_compiling()  # no index at all
     index = cache / "k.f-4.py311.nbi"
     index.write_bytes(b"")
     os.utime(index, (999, 999))
-    assert replay.kernels_need_compiling()  # an index older than the source: stale
+    assert jit.kernels_need_compiling()  # an index older than the source: stale
     os.utime(index, (1001, 1001))
-    assert not replay.kernels_need_compiling()
+    assert not jit.kernels_need_compiling()
     monkeypatch.setattr(jit, "use_kernels", lambda: False)
     os.utime(index, (999, 999))
-    assert not replay.kernels_need_compiling()  # numpy paths: nothing to compile
+    assert not jit.kernels_need_compiling()  # numpy paths: nothing to compile
 
 
 def test_an_output_frame_that_is_another_frame_of_the_robot_is_refused(sim_run) -> None:

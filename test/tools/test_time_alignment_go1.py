@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from robot_state_estimator import evaluation as M
 from robot_state_estimator.common.paths import config_dir
+from robot_state_estimator.evaluation.ground_truth import load_unstamped_csv
 from robot_state_estimator.tools import csv_import, evaluate, replay
-from robot_state_estimator.tools import metrics as M
-from robot_state_estimator.tools.ground_truth import load_unstamped_csv
 
 ROWS = slice(4000, 8000)
 
@@ -74,7 +74,7 @@ def test_the_slice_alone_finds_nearly_the_same_clock(sliced, whole):
     maps the motion capture within tens of ms of the whole recording's inside the slice."""
     _, result, res, _ = sliced
     whole, gt = whole
-    from robot_state_estimator.tools.ground_truth import GroundTruth
+    from robot_state_estimator.evaluation.ground_truth import GroundTruth
 
     unstamped = GroundTruth(gt, stamped=False)
     own = replay.evaluate_replay(result, unstamped, time_alignment="warp")

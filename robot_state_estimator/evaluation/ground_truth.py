@@ -1,6 +1,6 @@
 """Ground truth and trajectories from files: TUM text files, Odometry topics in bags, the Go1 mocap CSV.
 
-Every loader returns a :class:`GroundTruth`: a :class:`~robot_state_estimator.tools.metrics.Trajectory`
+Every loader returns a :class:`GroundTruth`: a :class:`~robot_state_estimator.evaluation.trajectory.Trajectory`
 (float seconds, base pose in the ground truth's world, base velocity in the base frame when known), whether
 its stamps are real (``stamped``) or spread evenly over the recording (then the evaluation searches an
 offset *and* a rate), and ground-truth contacts when the source has them.
@@ -21,16 +21,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from robot_state_estimator.common.time import NS_PER_S
-from robot_state_estimator.tools.metrics import Trajectory
+from robot_state_estimator.evaluation.errors import GroundTruthError
+from robot_state_estimator.evaluation.trajectory import Trajectory
 
 #: Default topics of the simulator's ground truth (``robot-state-estimator simulate``).
 DEFAULT_ODOM_TOPIC = "/ground_truth/odom"
 DEFAULT_CONTACTS_TOPIC = "/ground_truth/contacts"
 BAG_SUFFIXES = (".mcap", ".db3", ".bag")
-
-
-class GroundTruthError(ValueError):
-    """Ground truth cannot be loaded; the message names the file and what is wrong."""
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """Several runs against one ground truth: one table (a column per run), as evo's ``evo_ape ... est1 est2``.
 
 The numbers are those of ``metrics.evaluate`` for each run (each run time- and space-aligned on its own, as
-``metrics.format_table`` reports a single run); the table keeps the headline ones, with the units in the row
+``report.format_table`` reports a single run); the table keeps the headline ones, with the units in the row
 names so the columns hold numbers only. A run's warnings (time alignment on its search edge or not determined)
-and the caveats of ``metrics.metric_caveats`` (metrics not meaningful for its ground truth) follow the table.
+and the caveats of ``report.metric_caveats`` (metrics not meaningful for its ground truth) follow the table.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from robot_state_estimator.evaluation.report import metric_caveats
 
 #: a missing metric's cell
 NA = "-"
@@ -113,7 +115,7 @@ def comparison_rows(results: Sequence[dict[str, Any]]) -> list[tuple[str, list[s
 
 
 def warnings_of(result: dict[str, Any]) -> list[str]:
-    """The warnings ``metrics.format_table`` prints with a run's numbers (time alignment unreliable)."""
+    """The warnings ``report.format_table`` prints with a run's numbers (time alignment unreliable)."""
     ta = result.get("time_alignment", {})
     out = []
     if ta.get("at_search_bound"):
@@ -142,10 +144,8 @@ def format_comparison(labels: Sequence[str], results: Sequence[dict[str, Any]], 
 
 
 def caveat_lines(labels: Sequence[str], results: Sequence[dict[str, Any]]) -> list[str]:
-    """``metrics.metric_caveats`` of each run (the metrics not meaningful for its ground truth), once for all runs
+    """``report.metric_caveats`` of each run (the metrics not meaningful for its ground truth), once for all runs
     when they share it: ``caveat (label[, label]) METRIC: why``."""
-    from robot_state_estimator.tools.metrics import metric_caveats
-
     by_caveat: dict[tuple[str, str], list[str]] = {}
     for label, r in zip(labels, results):
         for name, why in metric_caveats(r).items():

@@ -15,7 +15,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from robot_state_estimator.tools import metrics as M
+from robot_state_estimator import evaluation as M
 
 seeds = st.integers(0, 2**32 - 1)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_state_estimator.tools import metrics
-from robot_state_estimator.tools.trajectory import Trajectory
+from robot_state_estimator import evaluation as metrics
+from robot_state_estimator.evaluation.trajectory import Trajectory
 
 V = 0.5  # m/s along x
 RATE = 100.0  # Hz

@@ -34,9 +34,9 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from robot_state_estimator.tools import metrics
-from robot_state_estimator.tools import plot_series as S
-from robot_state_estimator.tools.trajectory import Trajectory
+from robot_state_estimator.evaluation import plot_series as S
+from robot_state_estimator.evaluation.errors import MetricsError
+from robot_state_estimator.evaluation.trajectory import Trajectory
 
 DPI = 110
 #: a +-3 sigma band wider than this many times the largest error is cut at that width (the error stays readable)
@@ -156,7 +156,7 @@ def _aligned(est: Trajectory, gt: Trajectory | None) -> Trajectory:
         return est
     try:
         return S.compare(est, gt).est
-    except metrics.MetricsError:
+    except MetricsError:
         return est
 
 
@@ -279,7 +279,7 @@ def replay_figures(
         truth: what a simulated run knows beyond its topics (true biases), or None.
         nis_gate: the leg update's NIS gate (``ekf.foot_gate_nis``), drawn on ``nis``; None: not drawn.
     """
-    from robot_state_estimator.tools import plots_feet
+    from robot_state_estimator.evaluation import plots_feet
 
     est = result.log.trajectory()
     gt_all = result.ground_truth
@@ -295,7 +295,7 @@ def replay_figures(
     if gt is not None:
         try:
             c = S.compare(est, gt)
-        except metrics.MetricsError:
+        except MetricsError:
             c = None
         if c is not None:
             figs["position_error"] = error_figure(

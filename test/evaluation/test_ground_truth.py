@@ -1,12 +1,12 @@
-"""Ground truth read from a bag's Odometry and contact-state topics (tools/ground_truth.py)."""
+"""Ground truth read from a bag's Odometry and contact-state topics (evaluation/ground_truth.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from robot_state_estimator.evaluation import ground_truth as G
 from robot_state_estimator.simulation.bag import TOPIC_CONTACTS, TOPIC_ODOM
-from robot_state_estimator.tools import ground_truth as G
 
 
 def test_bag_ground_truth_is_the_simulated_truth(sim_run) -> None:
@@ -47,7 +47,7 @@ def test_a_path_that_is_no_bag_is_a_ground_truth_error(tmp_path) -> None:
 
 
 def test_tum_stamps_are_written_to_the_microsecond(tmp_path) -> None:
-    from robot_state_estimator.tools.trajectory import Trajectory
+    from robot_state_estimator.evaluation.trajectory import Trajectory
 
     stamps_ns = np.array([1_700_000_000_100_000_000, 1_700_000_000_102_500_000])
     t_s = (stamps_ns // 1_000_000_000).astype(float) + (stamps_ns % 1_000_000_000).astype(float) / 1e9

@@ -13,9 +13,9 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from robot_state_estimator.tools import metrics
-from robot_state_estimator.tools import plot_series as S
-from robot_state_estimator.tools.plots import _title, legend_outside, new_figure
+from robot_state_estimator.evaluation import plot_series as S
+from robot_state_estimator.evaluation.consistency import nees_band
+from robot_state_estimator.evaluation.plots import _title, legend_outside, new_figure
 
 #: degrees of freedom of one foot's leg-kinematics innovation (a point foot's velocity, 3-D)
 POINT_FOOT_NIS_DOF = 3
@@ -128,7 +128,7 @@ def nis_figure(
     The label of the accepted updates gives their mean (``dof`` for a consistent filter) and the share inside
     the band (95 %). ``gid``s: ``"<foot>:nis_accepted"``, ``"<foot>:nis_gated"``.
     """
-    lo, hi = metrics.nees_band(dof)
+    lo, hi = nees_band(dof)
     fig, axes = new_figure(len(feet.feet), row_height=1.6)
     t = feet.t_s - t0
     for k, (ax, foot) in enumerate(zip(axes, feet.feet)):

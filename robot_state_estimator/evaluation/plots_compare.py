@@ -21,9 +21,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from robot_state_estimator.tools import plot_series as S
-from robot_state_estimator.tools import plots
-from robot_state_estimator.tools.plots import _title, legend_outside, new_figure
+from robot_state_estimator.evaluation import plot_series as S
+from robot_state_estimator.evaluation import plots
+from robot_state_estimator.evaluation.plots import _title, legend_outside, new_figure
 
 
 def trajectories_figure(labels: Sequence[str], runs: Sequence[S.Comparison], *, title: str = "") -> Figure:

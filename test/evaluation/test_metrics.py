@@ -1,4 +1,4 @@
-"""Metric functions of ``robot_state_estimator.tools.metrics`` against hand-computed cases."""
+"""Metric functions of ``robot_state_estimator.evaluation`` against hand-computed cases."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from robot_state_estimator.tools import metrics as M
+from robot_state_estimator import evaluation as M
 
 
 def _square_path(n: int = 2001, duration_s: float = 20.0, side_m: float = 3.0) -> M.Trajectory:

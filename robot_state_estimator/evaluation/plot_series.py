@@ -2,7 +2,7 @@
 
 Pure numpy/scipy (no matplotlib), so tests check the numbers apart from the drawing. Frames as in
 docs/ARCHITECTURE.md; the errors are the metrics' (``metrics.evaluate``): the estimate interpolated at the
-ground-truth stamps (``metrics.associate``), 4-DoF aligned onto the ground truth (``metrics.align_trajectory``,
+ground-truth stamps (``alignment.associate``), 4-DoF aligned onto the ground truth (``alignment.align_trajectory``,
 the alignment of the headline ATE), so the position and attitude errors and their sigmas are expressed in the
 ground truth's world. The covariances are rotated with the alignment (``Trajectory.transformed``).
 
@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_state_estimator.tools import metrics
-from robot_state_estimator.tools.trajectory import Trajectory, _take
+from robot_state_estimator.evaluation.alignment import SpatialAlignment, align_trajectory, associate
+from robot_state_estimator.evaluation.trajectory import Trajectory, _take
 
 #: samples drawn per curve at most (a figure is about 1000 pixels wide; 20k-sample lines cost seconds to draw)
 MAX_POINTS = 5000
@@ -76,19 +76,19 @@ class Comparison:
     est: Trajectory
     est_at_gt: Trajectory
     gt: Trajectory
-    alignment: metrics.SpatialAlignment
+    alignment: SpatialAlignment
 
 
 def compare(est: Trajectory, gt: Trajectory, *, dof: str = "4dof") -> Comparison:
-    """Pair (``metrics.associate``) and align (``metrics.align_trajectory``) ``est`` onto ``gt``.
+    """Pair (``alignment.associate``) and align (``alignment.align_trajectory``) ``est`` onto ``gt``.
 
     ``gt`` must already carry the evaluation's time alignment (``replay.aligned_ground_truth``).
 
     Raises:
         MetricsError: fewer than two samples overlap.
     """
-    e, g = metrics.associate(est, gt)
-    a = metrics.align_trajectory(e, g, dof=dof)
+    e, g = associate(est, gt)
+    a = align_trajectory(e, g, dof=dof)
     return Comparison(est=a.apply(est), est_at_gt=a.apply(e), gt=g, alignment=a)
 
 

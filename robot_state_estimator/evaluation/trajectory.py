@@ -14,11 +14,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation, Slerp
 
+from robot_state_estimator.evaluation.errors import MetricsError
+
 FloatArray = NDArray[np.float64]
-
-
-class MetricsError(ValueError):
-    """Raised when inputs cannot be evaluated (too few samples, no time overlap, bad shapes)."""
 
 
 # ----------------------------------------------------------------------------------------------------------

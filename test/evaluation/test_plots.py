@@ -10,9 +10,10 @@ import pytest
 from scipy import stats
 from scipy.spatial.transform import Rotation
 
-from robot_state_estimator.tools import ground_truth, plots, plots_feet, replay
-from robot_state_estimator.tools import plot_series as S
-from robot_state_estimator.tools.trajectory import Trajectory
+from robot_state_estimator.evaluation import ground_truth, plots, plots_feet
+from robot_state_estimator.evaluation import plot_series as S
+from robot_state_estimator.evaluation.trajectory import Trajectory
+from robot_state_estimator.tools import replay
 
 
 def _rz(a: float) -> np.ndarray:

@@ -1,0 +1,526 @@
+"""The replay loop: a bag's input messages in stamp order, fed through the node's adapter rules
+(:class:`ReplayDriver` over ``io.stream.EstimatorStream``) to the core, each estimate to the log and the output
+bag."""
+
+from __future__ import annotations
+
+import functools
+import gc
+import shutil
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robot_state_estimator.common.samples import Estimate
+from robot_state_estimator.common.time import NS_PER_S
+from robot_state_estimator.tools.replay.errors import ReplayError
+from robot_state_estimator.tools.replay.log import EstimateLog
+from robot_state_estimator.tools.replay.options import NODE_DEFAULTS, ReplayOptions
+from robot_state_estimator.tools.replay.output_bag import OutputBag
+from robot_state_estimator.tools.replay.result import STREAM_LABELS, ReplayResult
+
+#: Core events (``estimation.pipeline``) that mean the core dropped the sample it was given (a sample the adapter
+#: passed on); with the adapter's own skips they make a stream's skipped count.
+CORE_SKIP_EVENTS: frozenset[str] = frozenset(
+    {
+        "imu_shape",
+        "imu_nan",
+        "imu_dt_nonpositive",
+        "imu_out_of_order",
+        "joint_shape",
+        "joint_nan",
+        "duplicate_joint",
+        "unknown_joint",
+        "missing_joint",
+        "joint_dt_nonpositive",
+        "joint_out_of_order",
+        "foot_force_shape",
+        "foot_force_nan",
+        "unknown_foot",
+        "foot_wrench_shape",
+        "foot_wrench_nan",
+        "foot_wrench_unknown_frame",
+        "foot_wrench_out_of_order",
+        "schedule_shape",
+        "schedule_duplicate_feet",
+        "schedule_unknown_feet",
+        "schedule_missing_feet",
+    }
+)
+
+
+class ReplayDriver:
+    """Feeds ROS messages (rosbags or rclpy) to a ``RobotStateEstimator`` through the node's adapter rules.
+
+    The rules themselves are ``io.stream.EstimatorStream``'s (the node uses the same class); this driver adds
+    what only replay needs: the gyroscope signal for time alignment and a callback per estimate. Unexpected
+    exceptions (of the message conversion or of the core) propagate (``strict`` stream): offline, a failure
+    should stop the run rather than be counted.
+
+    Args:
+        estimator: the core ``RobotStateEstimator``.
+        description: its ``RobotDescription`` (joint names, IMU frame).
+        settings: its ``EstimatorSettings``.
+        node_params: ``NODE_DEFAULTS``-like dict (``imu_frame_id``, ``max_time_gap_s``, ``odometry_rate_hz``,
+            ``contacts_rate_hz``).
+        on_estimate: called with every estimate the core returns, whether the node publishes its odometry and
+            TF, and whether it publishes its wrenches and contact states.
+    """
+
+    def __init__(
+        self,
+        estimator: Any,
+        description: Any,
+        settings: Any,
+        node_params: dict[str, Any],
+        on_estimate: Callable[[Estimate, bool, bool], None],
+    ) -> None:
+        from robot_state_estimator.io.stream import AdapterSettings, EstimatorStream
+
+        self.est = estimator
+        self.settings = settings
+        self.params = {**NODE_DEFAULTS, **node_params}
+        self.stream = EstimatorStream(
+            estimator, description, settings, AdapterSettings.from_params(self.params), strict=True
+        )
+        self.on_estimate = on_estimate
+        #: gyroscope z in the base frame per accepted IMU sample (time alignment with ground truth)
+        self.R_base_imu = np.asarray(description.imu.R_base_imu, dtype=float)
+        self.gyro_stamp_ns: list[int] = []
+        self.gyro_z_base: list[float] = []
+        #: cause or event key -> (level, message) of its first occurrence
+        self.first_notes: dict[str, tuple[str, str]] = {}
+        #: stream ("imu", "joints", "foot_forces") -> [messages received, messages skipped]
+        self.stream_counts: dict[str, list[int]] = {k: [0, 0] for k in STREAM_LABELS}
+        #: stream -> cause or event key -> [messages of the stream skipped with it, its first message there]
+        self.skip_causes: dict[str, dict[str, list[Any]]] = {k: {} for k in STREAM_LABELS}
+
+    def _count(self, stream: str, out: Any) -> None:
+        """Count one input of ``stream``; note the first message of each cause; skipped: the adapter refused
+        it, or the core dropped it (``CORE_SKIP_EVENTS``)."""
+        counts = self.stream_counts[stream]
+        counts[0] += 1
+        notes = out.notes
+        if not notes:
+            if out.sample is None:
+                counts[1] += 1
+            return
+        skipped = out.sample is None
+        first = self.first_notes
+        for note in notes:
+            if note.key not in first:
+                first[note.key] = (note.level, note.message)
+            if note.key in CORE_SKIP_EVENTS:
+                skipped = True
+        if skipped:
+            counts[1] += 1
+            causes = self.skip_causes[stream]
+            for note in notes:
+                causes.setdefault(note.key, [0, note.message])[0] += 1
+
+    def main_skip_cause(self, stream: str) -> tuple[str, str]:
+        """(key, first message on ``stream``) of the cause noted with most skipped messages of ``stream``, or
+        ("?", "?") when none was noted."""
+        causes = self.skip_causes[stream]
+        if not causes:
+            return "?", "?"
+        key = max(causes, key=lambda k: causes[k][0])
+        return key, str(causes[key][1])
+
+    @property
+    def skipped(self) -> Counter[str]:
+        """Cause -> skipped inputs and resets by the adapter rules (``stamp_gap``, ``estimate_not_finite``)."""
+        return self.stream.rejected
+
+    @property
+    def events(self) -> Counter[str]:
+        """Core event key -> count."""
+        return self.stream.events
+
+    @property
+    def resets(self) -> int:
+        """Filter resets requested by the adapter rules."""
+        return self.stream.resets
+
+    @property
+    def n_estimates(self) -> int:
+        """Finite estimates the core returned."""
+        return self.stream.n_estimates
+
+    def _emit(self, out: Any) -> None:
+        if out.estimate is not None:
+            self.on_estimate(out.estimate, out.odometry, out.contacts)
+
+    def imu(self, msg: Any) -> None:
+        """An ``sensor_msgs/Imu`` message."""
+        out = self.stream.on_imu_msg(msg)
+        sample = out.sample
+        if sample is not None:
+            self.gyro_stamp_ns.append(sample.stamp_ns)
+            self.gyro_z_base.append(float(self.R_base_imu[2] @ sample.angular_velocity))
+        self._count("imu", out)
+        self._emit(out)
+
+    def joints(self, msg: Any) -> None:
+        """A ``sensor_msgs/JointState`` message."""
+        out = self.stream.on_joints_msg(msg)
+        self._count("joints", out)
+        self._emit(out)
+
+    def foot_forces(self, msg: Any) -> None:
+        """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
+        out = self.stream.on_foot_forces_msg(msg)
+        self._count("foot_forces", out)
+        self._emit(out)
+
+    def foot_wrench(self, msg: Any, foot: str) -> None:
+        """A ``geometry_msgs/WrenchStamped`` of foot ``foot``."""
+        out = self.stream.on_foot_wrench_msg(msg, foot)
+        self._count("foot_wrenches", out)
+        self._emit(out)
+
+    def contact_schedule(self, msg: Any) -> None:
+        """A contact schedule (``sensor_msgs/JointState``: name = feet, position = 1 stance / 0 swing)."""
+        out = self.stream.on_contact_schedule_msg(msg)
+        self._count("schedule", out)
+        self._emit(out)
+
+
+def _progress(total: int, enabled: bool | None) -> Any:
+    if enabled is None:
+        enabled = sys.stderr.isatty() and total > 20000
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="msg", unit_scale=True, desc="replay", leave=False)
+
+
+# ------------------------------------------------------------------------------------------------ run
+def replay(
+    input_path: str | Path,
+    *,
+    description: str,
+    settings: Any,
+    options: ReplayOptions | None = None,
+    output_bag: str | Path | None = None,
+    on_estimate: Callable[[Estimate, bool, bool], None] | None = None,
+) -> ReplayResult:
+    """Run the estimator over a bag.
+
+    Args:
+        input_path: rosbag2 directory/file or ROS 1 bag.
+        description: description file or XML (``load_description`` input).
+        settings: ``EstimatorSettings``.
+        options: topics, node parameters, output topics and compression.
+        output_bag: mcap bag directory to create with the node's outputs (``options.output_topics``; None: do not
+            write one, the fastest when only the log, metrics or a TUM file are wanted).
+        on_estimate: extra callback per estimate (and whether its odometry is published).
+
+    Returns:
+        the :class:`ReplayResult`, with the wall times of reading (``read_s``), of the loop (``wall_s``), of
+        writing the output bag (``write_s``) and of all of it (``total_s``).
+
+    Raises:
+        ReplayError: unreadable input, missing topics, an output bag that exists already or unknown output
+            topics; a run that fails after making ``output_bag`` removes it again.
+    """
+    from robot_state_estimator.io import bags
+
+    clock = time.perf_counter
+    t_start = clock()
+    # the output bag is made by this call (OutputBag refuses an existing path): removed again when the replay
+    # fails, so that the same command can run again once the problem is fixed (kept on Ctrl-C)
+    made_output = output_bag is not None and not Path(output_bag).exists()
+    try:
+        with bags.BagReader(input_path) as bag:  # opened once: its topics, then its messages
+            open_s = clock() - t_start
+            return _replay_bag(
+                bag,
+                input_path,
+                description=description,
+                settings=settings,
+                opts=options or ReplayOptions(),
+                output_bag=output_bag,
+                on_estimate=on_estimate,
+                open_s=open_s,
+            )
+    except Exception as exc:
+        if made_output and output_bag is not None and Path(output_bag).is_dir():
+            shutil.rmtree(output_bag, ignore_errors=True)
+        if isinstance(exc, bags.BagError):
+            raise ReplayError(str(exc)) from exc
+        raise
+
+
+def _main_topics(present: dict[str, str], input_path: str | Path, opts: ReplayOptions) -> tuple[list[str], bool]:
+    """The IMU topic and, when read, the foot-sensor topic (in that order), and whether foot sensors are read.
+
+    Raises:
+        ReplayError: the bag lacks the IMU or joint topic, or the foot-sensor topic that ``opts`` asks for.
+    """
+    missing = [t for t in (opts.imu_topic, opts.joints_topic) if t not in present]
+    if missing:
+        options = ", ".join(f"{t} (--{'imu' if t == opts.imu_topic else 'joints'}-topic)" for t in missing)
+        raise ReplayError(f"{input_path} lacks the input topics {options}; it has {sorted(present)}")
+    topics = [opts.imu_topic]
+    use_ff = opts.use_foot_forces == "yes" or (
+        opts.use_foot_forces == "auto"
+        and (opts.foot_forces_topic in present or bool(opts.node_params.get("use_foot_forces")))
+    )
+    if use_ff:
+        if opts.foot_forces_topic not in present:
+            raise ReplayError(f"{input_path} has no foot-sensor topic {opts.foot_forces_topic}")
+        topics.append(opts.foot_forces_topic)
+    return topics, use_ff
+
+
+def _contact_topics(
+    present: dict[str, str],
+    input_path: str | Path,
+    opts: ReplayOptions,
+    params: dict[str, Any],
+    settings: Any,
+    feet: tuple[str, ...],
+) -> tuple[dict[str, str], bool]:
+    """The foot wrench topics (foot -> topic, absolute) when they are read, and whether the contact schedule is.
+
+    Raises:
+        ReplayError: a bad ``foot_wrench_topics``; wrench topics asked for but missing; ``contact.source`` schedule
+            without the schedule topic.
+    """
+    from robot_state_estimator.io.stream import foot_wrench_topics
+
+    try:
+        wrench_topics = {
+            foot: topic if topic.startswith("/") else "/" + topic
+            for foot, topic in foot_wrench_topics(params["foot_wrench_topics"], feet).items()
+        }
+    except ValueError as exc:
+        raise ReplayError(str(exc)) from exc
+    have_wrenches = all(t in present for t in wrench_topics.values())
+    use_fw = opts.use_foot_wrenches == "yes" or (
+        opts.use_foot_wrenches == "auto" and (have_wrenches or bool(params.get("use_foot_wrenches")))
+    )
+    if use_fw:
+        lacking = [t for t in wrench_topics.values() if t not in present]
+        if lacking:
+            raise ReplayError(
+                f"{input_path} lacks the foot wrench topics {lacking} (node parameter foot_wrench_topics; "
+                "--use-foot-wrenches no reads none)"
+            )
+    use_schedule = settings.contact.source == "schedule"
+    if use_schedule and opts.contact_schedule_topic not in present:
+        raise ReplayError(
+            f"contact.source is schedule but {input_path} has no contact schedule topic "
+            f"{opts.contact_schedule_topic} (--contact-schedule-topic); it has {sorted(present)}"
+        )
+    return (wrench_topics if use_fw else {}), use_schedule
+
+
+def _expected_types(
+    opts: ReplayOptions, use_ff: bool, wrench_topics: dict[str, str], use_schedule: bool
+) -> dict[str, tuple[str, str]]:
+    """Input topic -> (its message type, the option that chooses it), for ``io.bags.check_topic_types``."""
+    joint_state = "sensor_msgs/msg/JointState"
+    expected = {
+        opts.imu_topic: ("sensor_msgs/msg/Imu", "--imu-topic"),
+        opts.joints_topic: (joint_state, "--joints-topic"),
+    }
+    if use_ff:
+        expected[opts.foot_forces_topic] = (joint_state, "--foot-forces-topic or --use-foot-forces no")
+    for topic in wrench_topics.values():
+        expected[topic] = ("geometry_msgs/msg/WrenchStamped", "foot_wrench_topics or --use-foot-wrenches no")
+    if use_schedule:
+        expected[opts.contact_schedule_topic] = (joint_state, "--contact-schedule-topic")
+    return expected
+
+
+def _replay_bag(
+    bag: Any,
+    input_path: str | Path,
+    *,
+    description: str,
+    settings: Any,
+    opts: ReplayOptions,
+    output_bag: str | Path | None,
+    on_estimate: Callable[[Estimate, bool, bool], None] | None,
+    open_s: float,
+) -> ReplayResult:
+    """:func:`replay` on an opened ``io.bags.BagReader`` (``open_s``: s it took to open)."""
+    from robot_state_estimator.description import load_description
+    from robot_state_estimator.estimation import RobotStateEstimator
+    from robot_state_estimator.estimation.imu_setup import apply_imu_settings
+    from robot_state_estimator.io import bags
+    from robot_state_estimator.io.stream import output_frame_problem
+
+    present = bag.topics
+    topics, use_ff = _main_topics(present, input_path, opts)
+    params = {**NODE_DEFAULTS, **opts.node_params}
+    desc = apply_imu_settings(load_description(description), settings)  # the IMU of imu_name / declared_imu
+    feet = settings.foot_frames or tuple(desc.foot_frames())
+    wrench_topics, use_schedule = _contact_topics(present, input_path, opts, params, settings, feet)
+    topics += list(wrench_topics.values())
+    if use_schedule:
+        topics.append(opts.contact_schedule_topic)
+    topics.append(opts.joints_topic)
+    bags.check_topic_types(input_path, present, _expected_types(opts, use_ff, wrench_topics, use_schedule))
+
+    est = RobotStateEstimator.from_description(desc, settings)
+    problem = output_frame_problem(desc, params)  # as the node: B's names in the outputs, no other robot frame
+    if problem:
+        raise ReplayError(problem)
+    log = EstimateLog()
+    out = None
+    if output_bag is not None:
+        out = OutputBag(
+            output_bag,
+            odom_frame=params["odom_frame"],
+            base_frame=params["base_frame"] or desc.base_link,
+            tf_child_frame=params["tf_child_frame"],
+            groups=opts.output_topics,
+            compression=opts.output_compression,
+        )
+    write_s = 0.0
+    clock = time.perf_counter
+
+    def sink(e: Estimate, odometry: bool, contacts: bool) -> None:
+        nonlocal write_s
+        log.append(e, odometry, contacts)
+        if out is not None:
+            t = clock()
+            out.write(e, odometry, contacts, driver.stream.forces_estimated)
+            write_s += clock() - t
+        if on_estimate is not None:
+            on_estimate(e, odometry, contacts)
+
+    driver = ReplayDriver(est, desc, settings, params, sink)
+    t_start = t0 = clock()
+    try:
+        msgs = bag.stamp_ordered(topics, bulk=opts.bulk_decode)
+    except BaseException:
+        if out is not None:
+            out.close()
+        raise
+    read_s = open_s + clock() - t0
+    counts = Counter(msgs.topic_index)
+    empty = [t for t in (opts.imu_topic, opts.joints_topic) if not counts[msgs.topics.index(t)]]
+    if empty:
+        if out is not None:
+            out.close()
+        options = ", ".join(f"{t} (--{'imu' if t == opts.imu_topic else 'joints'}-topic)" for t in empty)
+        raise ReplayError(f"{input_path} has no messages on {options}")
+    by_topic = {
+        opts.imu_topic: driver.imu,
+        opts.joints_topic: driver.joints,
+        opts.foot_forces_topic: driver.foot_forces,
+        opts.contact_schedule_topic: driver.contact_schedule,
+    }
+    for foot, topic in wrench_topics.items():
+        by_topic[topic] = functools.partial(driver.foot_wrench, foot=foot)
+    try:
+        wall = _feed(msgs, [by_topic[t] for t in msgs.topics], opts.progress)
+    finally:
+        if out is not None:
+            t = clock()
+            out.close()
+            write_s += clock() - t
+    total_s = open_s + clock() - t_start
+    _check_inputs_reached(driver, opts)
+    stamps = msgs.stamp_ns
+    span = (stamps[-1] - stamps[0]) / NS_PER_S if stamps else 0.0
+    return ReplayResult(
+        log=log,
+        n_inputs=len(msgs),
+        input_duration_s=span,
+        wall_s=wall,
+        read_s=read_s,
+        write_s=write_s,
+        total_s=total_s,
+        skipped=dict(driver.skipped),
+        lost={k: n for k, n in driver.stream.lost.items() if n},
+        events=dict(driver.events),
+        resets=driver.resets,
+        gyro_yaw_rate=_gyro_signal(driver),
+        input_span_s=(stamps[0] / NS_PER_S, stamps[-1] / NS_PER_S) if stamps else (0.0, 0.0),
+        description=desc,
+        input_topics=dict(present),
+        first_notes=dict(driver.first_notes),
+        stream_counts={k: (r, n) for k, (r, n) in driver.stream_counts.items()},
+        steps_back={t: (n, ns / NS_PER_S) for t, (n, ns) in msgs.steps_back.items()},
+        bulk_refused=dict(msgs.bulk_refused),
+    )
+
+
+def _feed(msgs: Any, handlers: list[Callable[[Any], None]], progress: bool | None) -> float:
+    """Hand every message of ``msgs`` (``io.bags.StampOrdered``) to the handler of its topic, in order; returns the
+    wall time of the loop, s."""
+    clock = time.perf_counter
+    bar = _progress(len(msgs), progress)
+    # The messages read stay alive until the end: keep the garbage collector from walking them again at every
+    # collection of the loop (gc.freeze: they are left out of collections; unfrozen after the loop unless the
+    # process had frozen objects of its own before). They are freed by reference counting as usual.
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        t0 = clock()
+        if bar is None:
+            for i, msg in zip(msgs.topic_index, msgs.msgs, strict=True):
+                handlers[i](msg)
+        else:
+            for k, (i, msg) in enumerate(zip(msgs.topic_index, msgs.msgs, strict=True)):
+                handlers[i](msg)
+                if k % 1000 == 999:
+                    bar.update(1000)
+        return clock() - t0
+    finally:
+        if not frozen_before:
+            gc.unfreeze()
+        if bar is not None:
+            bar.close()
+
+
+def _check_inputs_reached(driver: ReplayDriver, opts: ReplayOptions) -> None:
+    """Refuse a run in which no joint sample, or no IMU sample, reached the estimator (every one skipped).
+
+    Raises:
+        ReplayError: naming the stream, how many were skipped and the main cause with its first message.
+    """
+    received, skipped = driver.stream_counts["joints"]
+    if received and skipped == received:
+        key, first = driver.main_skip_cause("joints")
+        imu_received, imu_skipped = driver.stream_counts["imu"]
+        if imu_received and imu_skipped == imu_received:
+            imu_key, imu_first = driver.main_skip_cause("imu")
+            outcome = (
+                f"and all {imu_received} IMU samples of {opts.imu_topic} were skipped too ({imu_key}: {imu_first})"
+            )
+        else:
+            outcome = "the run would be IMU-only"
+        raise ReplayError(
+            f"no joint sample of {opts.joints_topic} reached the estimator: all {received} skipped ({key}: {first}); "
+            + outcome
+        )
+    imu_received, imu_skipped = driver.stream_counts["imu"]
+    if imu_received and imu_skipped == imu_received:
+        key, first = driver.main_skip_cause("imu")
+        raise ReplayError(
+            f"no IMU sample of {opts.imu_topic} reached the estimator: all {imu_received} skipped ({key}: {first})"
+        )
+
+
+def _gyro_signal(driver: ReplayDriver) -> tuple[np.ndarray, np.ndarray] | None:
+    if len(driver.gyro_stamp_ns) < 2:
+        return None
+    t = np.asarray(driver.gyro_stamp_ns, dtype=np.int64)
+    z = np.asarray(driver.gyro_z_base, dtype=float)
+    keep = np.concatenate([np.diff(t) > 0, [True]])
+    t, z = t[keep], z[keep]
+    if np.any(np.diff(t) <= 0):  # stamps went backwards (reset): no single clock to align on
+        return None
+    return (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S, z
