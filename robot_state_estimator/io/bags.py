@@ -16,19 +16,23 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
 from rosbags.highlevel import AnyReader
 from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 from rosbags.typesys.store import Typestore
 
 from robot_state_estimator.common.time import stamp_to_ns
-from robot_state_estimator.io.bulk import decode_or_deserialize
+from robot_state_estimator.io import cdr
+from robot_state_estimator.io.bulk import decode_or_deserialize, messages_from_arrays
+from robot_state_estimator.io.bulk_samples import Converter
 from robot_state_estimator.io.cdr import BULK_TYPES
 from robot_state_estimator.io.messages import MessageTypes, rosbags_types
 
@@ -260,7 +264,13 @@ class BagReader:
             self._reader.close()
             self._reader = None
 
-    def stamp_ordered(self, topics: Sequence[str] | None = None, *, bulk: bool = True) -> StampOrdered:
+    def stamp_ordered(
+        self,
+        topics: Sequence[str] | None = None,
+        *,
+        bulk: bool = True,
+        samples: Mapping[str, Converter] | None = None,
+    ) -> StampOrdered:
         """The messages of ``topics`` (all when None) in the order of :func:`read_messages_in_stamp_order`
         (stamp, then position of the topic in ``topics``, then log time, then position in the bag), without a
         per-message wrapper object, with the garbage collector paused (:func:`gc_paused`).
@@ -271,6 +281,10 @@ class BagReader:
                 (``io.bulk.decode_or_deserialize``: the same messages, several times faster); a topic the bulk
                 decoder refuses, and every other type, is deserialized by rosbags (``AnyReader.deserialize``), the
                 refusal noted in ``StampOrdered.bulk_refused``. False: rosbags for every message.
+            samples: topic -> converter of its decoded arrays into core samples (``io.bulk_samples``, e.g.
+                ``{"/imu/data": imu_samples}``): with ``bulk``, the entries of these topics are the samples instead
+                of messages, except where the converter gives None (a message the message path must judge) or the
+                bulk decoder refused the topic: those stay rosbags messages.
 
         Raises:
             BagError: the bag is not open or cannot be read, or a requested topic is not in it (the message lists
@@ -287,30 +301,34 @@ class BagReader:
         rank = {t: i for i, t in enumerate(topics or ())}  # tie order (topics=None: log time only)
         connections = [c for c in reader.connections if c.topic in index]
         msgtypes = {c.topic: c.msgtype for c in connections}
-        keys: list[tuple[int, int, int, int, int]] = []
-        msgs: list[Any] = []
         refused: dict[str, str] = {}
         try:
             with gc_paused():
                 if bulk and reader.is2:  # rosbag2: CDR (a ROS 1 bag holds ROS 1 serialization)
-                    msgs, log_times, topic_of = self._read_bulk(connections, refused)
+                    msgs, log_times, topic_of, stamps = self._read_bulk(connections, refused, samples or {})
                 else:
                     msgs, log_times, topic_of = self._read_each(connections)
-                for n, (msg, log_ns, topic) in enumerate(zip(msgs, log_times, topic_of, strict=True)):
-                    header = getattr(msg, "header", None)
-                    stamp_ns = stamp_to_ns(header.stamp) if header is not None else log_ns
-                    keys.append((stamp_ns, rank.get(topic, 0), log_ns, n, index[topic]))
+                    stamps = [None] * len(msgs)
+                for n, msg in enumerate(msgs):
+                    if stamps[n] is None:
+                        header = getattr(msg, "header", None)
+                        stamps[n] = stamp_to_ns(header.stamp) if header is not None else log_times[n]
         except Exception as exc:  # rosbags raises several unrelated error types
             raise BagError(f"cannot read bag {path}: {exc}{_damage_hint(exc)}") from exc
-        steps_back = _steps_back(keys, names)
-        keys.sort()  # n is unique: the order of a stable sort on (stamp, topic rank, log time)
+        stamp = np.array(stamps, dtype=np.int64)
+        log = np.array(log_times, dtype=np.int64)
+        which = np.array([index[t] for t in topic_of], dtype=np.int64)
+        ranks = np.array([rank.get(t, 0) for t in names], dtype=np.int64)[which] if len(which) else which
+        steps_back = _steps_back(stamp, which, names)
+        # the order of a stable sort on (stamp, topic rank, log time); the position in the bag breaks the rest
+        order = np.lexsort((np.arange(stamp.size), log, ranks, stamp)).tolist()
         return StampOrdered(
             topics=names,
             msgtypes=tuple(msgtypes[t] for t in names),
-            stamp_ns=[k[0] for k in keys],
-            topic_index=[k[4] for k in keys],
-            log_time_ns=[k[2] for k in keys],
-            msgs=[msgs[k[3]] for k in keys],
+            stamp_ns=stamp[order].tolist(),
+            topic_index=which[order].tolist(),
+            log_time_ns=log[order].tolist(),
+            msgs=[msgs[k] for k in order],
             steps_back=steps_back,
             bulk_refused=refused,
         )
@@ -327,9 +345,13 @@ class BagReader:
             topic_of.append(connection.topic)
         return msgs, log_times, topic_of
 
-    def _read_bulk(self, connections: list[Any], refused: dict[str, str]) -> tuple[list[Any], list[int], list[str]]:
+    def _read_bulk(
+        self, connections: list[Any], refused: dict[str, str], samples: Mapping[str, Converter]
+    ) -> tuple[list[Any], list[int], list[str], list[int | None]]:
         """As :meth:`_read_each`, the raw messages of each (topic, type) decoded together
-        (``io.bulk.decode_or_deserialize``); ``refused`` gets topic -> why the bulk decoder refused it."""
+        (``io.bulk.decode_or_deserialize``, or into samples by ``samples[topic]``), with each entry's header stamp
+        where the arrays give it (None: to be read from the message); ``refused`` gets topic -> why the bulk
+        decoder refused it."""
         groups: dict[tuple[str, str], tuple[list[int], list[bytes]]] = {}
         log_times: list[int] = []
         topic_of: list[str] = []
@@ -343,18 +365,48 @@ class BagReader:
             log_times.append(int(log_time_ns))
             topic_of.append(connection.topic)
         msgs: list[Any] = [None] * len(log_times)
+        stamps: list[int | None] = [None] * len(log_times)
         typestore = self._reader.typestore  # the bag's definitions over ROS 2 Kilted's (AnyReader)
         for (topic, msgtype), (positions, raws) in groups.items():
             if msgtype in BULK_TYPES and not _kilted_layout(typestore, msgtype):
                 refused[topic] = f"the bag defines {msgtype} otherwise than ROS 2 Kilted"
                 decoded = [typestore.deserialize_cdr(raw, msgtype) for raw in raws]
+            elif msgtype in BULK_TYPES and topic in samples:
+                decoded, group_stamps, why = _decode_samples(typestore, msgtype, raws, samples[topic])
+                if why:
+                    refused[topic] = why
+                for n, stamp in zip(positions, group_stamps, strict=True):
+                    stamps[n] = stamp
             else:
                 decoded, why = decode_or_deserialize(typestore, msgtype, raws)
                 if why:
                     refused[topic] = why
             for n, msg in zip(positions, decoded, strict=True):
                 msgs[n] = msg
-        return msgs, log_times, topic_of
+        return msgs, log_times, topic_of, stamps
+
+
+def _decode_samples(
+    typestore: Typestore, msgtype: str, raws: list[bytes], convert: Converter
+) -> tuple[list[Any], list[int | None], str]:
+    """One topic's raw messages as core samples (``convert`` of their bulk-decoded arrays), the rows the converter
+    leaves None as rosbags messages; all as rosbags messages when the bulk decoder refuses the batch.
+
+    Returns:
+        (the entries, their header stamps (None: read it from the message), "" or why the decoder refused)."""
+    try:
+        arrays = cdr.decode(msgtype, raws)
+    except cdr.CdrError as exc:
+        deserialize = typestore.deserialize_cdr
+        return [deserialize(raw, msgtype) for raw in raws], [None] * len(raws), str(exc)
+    items = convert(arrays)
+    if any(item is None for item in items):  # rare: messages the message path must judge
+        messages = messages_from_arrays(typestore, msgtype, arrays)
+        items = [messages[i] if item is None else item for i, item in enumerate(items)]
+    stamps: list[int | None] = list(
+        arrays.stamp_ns.tolist() if isinstance(arrays, cdr.ClockArrays) else arrays.header.stamp_ns.tolist()
+    )
+    return items, stamps, ""
 
 
 def _kilted_layout(typestore: Typestore, msgtype: str) -> bool:
@@ -366,18 +418,18 @@ def _kilted_layout(typestore: Typestore, msgtype: str) -> bool:
         return False
 
 
-def _steps_back(keys: list[tuple[int, int, int, int, int]], names: tuple[str, ...]) -> dict[str, tuple[int, int]]:
+def _steps_back(
+    stamp: NDArray[np.int64], which: NDArray[np.int64], names: tuple[str, ...]
+) -> dict[str, tuple[int, int]]:
     """Topic -> (count, largest ns) of header stamps earlier than the previous one of the same topic, in log-time
-    order (``keys``: (stamp, rank, log time, position, topic index) in the order read, which is rosbags' log-time
+    order (``stamp``, ``which``: each message's stamp and topic index in the order read, which is rosbags' log-time
     order)."""
-    last: dict[int, int] = {}
     out: dict[str, tuple[int, int]] = {}
-    for stamp_ns, _rank, _log, _n, i in keys:
-        prev = last.get(i)
-        if prev is not None and stamp_ns < prev:
-            count, largest = out.get(names[i], (0, 0))
-            out[names[i]] = (count + 1, max(largest, prev - stamp_ns))
-        last[i] = stamp_ns
+    for i, name in enumerate(names):
+        step = np.diff(stamp[which == i])
+        back = step < 0
+        if back.any():
+            out[name] = (int(back.sum()), int(-step[back].min()))
     return out
 
 
@@ -460,13 +512,25 @@ class BagWriter:
     def write(self, topic: str, msg: Any, log_time_ns: int) -> None:
         """Serialize ``msg`` (a rosbags message) to CDR and write it on ``topic`` at ``log_time_ns``."""
         msgtype = msg.__msgtype__
+        self._writer.write(self.connection(topic, msgtype), int(log_time_ns), self._serialize(msg, msgtype))
+
+    def connection(self, topic: str, msgtype: str) -> Any:
+        """The connection of ``topic`` (added on first use) to hand to :meth:`write_raw`.
+
+        Raises:
+            BagError: ``topic`` already carries another type.
+        """
         connection = self._connections.get(topic)
         if connection is None:
             connection = self._writer.add_connection(topic, msgtype, typestore=self._typestore)
             self._connections[topic] = connection
         elif connection.msgtype != msgtype:
             raise BagError(f"topic {topic} already carries {connection.msgtype}, not {msgtype}")
-        self._writer.write(connection, int(log_time_ns), self._serialize(msg, msgtype))
+        return connection
+
+    def write_raw(self, connection: Any, data: bytes | memoryview, log_time_ns: int) -> None:
+        """Write one message already serialized to CDR (``io.cdr_encode``) on a :meth:`connection`."""
+        self._writer.write(connection, log_time_ns, data)
 
     def _serialize(self, msg: Any, msgtype: str) -> bytes:
         """CDR (little endian) of ``msg``, as ``Typestore.serialize_cdr`` but with the generated functions of

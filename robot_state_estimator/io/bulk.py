@@ -124,6 +124,18 @@ _BUILDERS: dict[str, Callable[[Any, Any], list[Any]]] = {
 }
 
 
+def messages_from_arrays(typestore: Any, msgtype: str, arrays: cdr.BulkArrays) -> list[Any]:
+    """The rosbags messages of already decoded arrays (``cdr.decode(msgtype, raws)``), as :func:`decode_messages`.
+
+    Raises:
+        io.cdr.CdrError: ``msgtype`` is not a bulk type.
+    """
+    builder = _BUILDERS.get(msgtype)
+    if builder is None:
+        raise cdr.CdrError(f"{msgtype} is not decoded in bulk (types: {', '.join(sorted(cdr.BULK_TYPES))})")
+    return builder(typestore.types, arrays)
+
+
 def decode_messages(typestore: Any, msgtype: str, raws: Sequence[bytes | bytearray | memoryview]) -> list[Any]:
     """The rosbags messages of ``raws`` (one topic's raw CDR messages of type ``msgtype``), decoded in bulk.
 

@@ -27,6 +27,14 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation as _Rotation
 
+from robot_state_estimator.common.output_layout import (
+    OMEGA_BASE_IN_BASE,
+    P_WORLD_BASE,
+    POSE_COVARIANCE,
+    QUAT_WORLD_BASE_XYZW,
+    TWIST_COVARIANCE,
+    V_BASE_IN_BASE,
+)
 from robot_state_estimator.common.samples import (
     ContactScheduleSample,
     Estimate,
@@ -408,6 +416,16 @@ def contact_schedule_msg(types: MessageTypes, sample: ContactScheduleSample) -> 
     )
 
 
+#: Indices into the estimate's (91,) output vector (``common.output_layout``) of the 85 numbers of
+#: ``nav_msgs/Odometry`` in its field order: position, orientation, pose covariance, linear velocity, angular velocity,
+#: twist covariance (``io.cdr_encode.odometry_layout``'s floats).
+ODOMETRY_FROM_OUTPUT: NDArray[np.intp] = np.r_[
+    P_WORLD_BASE, QUAT_WORLD_BASE_XYZW, POSE_COVARIANCE, V_BASE_IN_BASE, OMEGA_BASE_IN_BASE, TWIST_COVARIANCE
+]
+#: The same for the TF ``odom -> base`` (``io.cdr_encode.tf_message_layout``'s floats): position, orientation.
+TRANSFORM_FROM_OUTPUT: NDArray[np.intp] = np.r_[P_WORLD_BASE, QUAT_WORLD_BASE_XYZW]
+
+
 def odometry_msg(types: MessageTypes, estimate: Estimate, *, odom_frame: str, base_frame: str) -> Any:
     """:class:`Estimate` -> ``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame`` (the child)."""
     p = estimate.p_world_base
@@ -478,28 +496,45 @@ def foot_wrench_msg(types: MessageTypes, stamp_ns: int, foot: FootState) -> Any:
     return wrench_stamped_msg(types, stamp_ns, foot.name, foot.wrench_in_foot)
 
 
+def contact_status_fields(
+    feet: Sequence[FootState], *, hardware_id: str = ""
+) -> list[tuple[int, str, str, str, tuple[tuple[str, str], ...]]]:
+    """The statuses of the contact states message, as plain values: per foot ``(level, name, message, hardware_id,
+    ((key, value), ...))`` (the layout :func:`contact_states_msg` documents; ``io.cdr_encode.encode_diagnostic_array``
+    encodes them without message objects)."""
+    return [
+        (
+            0,  # diagnostic_msgs/DiagnosticStatus.OK
+            foot.name,
+            "contact" if foot.in_contact else "no_contact",
+            hardware_id,
+            (
+                ("contact", "1" if foot.in_contact else "0"),
+                ("normal_force", f"{float(foot.force_in_world[2]):.3f}"),
+                ("update_accepted", "1" if foot.update_accepted else "0"),
+            ),
+        )
+        for foot in feet
+    ]
+
+
 def contact_states_msg(types: MessageTypes, stamp_ns: int, feet: Sequence[FootState], *, hardware_id: str = "") -> Any:
     """Contact states as ``diagnostic_msgs/DiagnosticArray`` (stamped, one status per foot).
 
     Layout (documented in README): ``status[i].name`` = foot frame, ``message`` = ``"contact"`` or
     ``"no_contact"``, ``values`` = ``contact`` ("1"/"0"), ``normal_force`` (N, world z, 3 decimals),
-    ``update_accepted`` ("1"/"0").
+    ``update_accepted`` ("1"/"0"); level OK (:func:`contact_status_fields`).
     """
-    statuses = []
-    for foot in feet:
-        statuses.append(
-            types.DiagnosticStatus(
-                level=types.DiagnosticStatus.OK,
-                name=foot.name,
-                message="contact" if foot.in_contact else "no_contact",
-                hardware_id=hardware_id,
-                values=[
-                    types.KeyValue(key="contact", value="1" if foot.in_contact else "0"),
-                    types.KeyValue(key="normal_force", value=f"{float(foot.force_in_world[2]):.3f}"),
-                    types.KeyValue(key="update_accepted", value="1" if foot.update_accepted else "0"),
-                ],
-            )
+    statuses = [
+        types.DiagnosticStatus(
+            level=types.DiagnosticStatus.OK,  # the fields' level 0, as the message type spells it (rclpy: a byte)
+            name=name,
+            message=message,
+            hardware_id=hw,
+            values=[types.KeyValue(key=key, value=value) for key, value in values],
         )
+        for _level, name, message, hw, values in contact_status_fields(feet, hardware_id=hardware_id)
+    ]
     return types.DiagnosticArray(header=header(types, stamp_ns, ""), status=statuses)
 
 

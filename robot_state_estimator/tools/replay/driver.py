@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from robot_state_estimator.common.samples import Estimate
+from robot_state_estimator.common.samples import (
+    ContactScheduleSample,
+    Estimate,
+    FootForceSample,
+    FootWrenchSample,
+    ImuSample,
+    JointSample,
+)
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.tools.replay.errors import ReplayError
 from robot_state_estimator.tools.replay.log import EstimateLog
@@ -157,8 +164,8 @@ class ReplayDriver:
             self.on_estimate(out.estimate, out.odometry, out.contacts)
 
     def imu(self, msg: Any) -> None:
-        """An ``sensor_msgs/Imu`` message."""
-        out = self.stream.on_imu_msg(msg)
+        """An ``sensor_msgs/Imu`` message, or the ``ImuSample`` made of it (``io.bulk_samples``)."""
+        out = self.stream.on_imu(msg) if msg.__class__ is ImuSample else self.stream.on_imu_msg(msg)
         sample = out.sample
         if sample is not None:
             self.gyro_stamp_ns.append(sample.stamp_ns)
@@ -167,26 +174,31 @@ class ReplayDriver:
         self._emit(out)
 
     def joints(self, msg: Any) -> None:
-        """A ``sensor_msgs/JointState`` message."""
-        out = self.stream.on_joints_msg(msg)
+        """A ``sensor_msgs/JointState`` message, or its ``JointSample``."""
+        out = self.stream.on_joints(msg) if msg.__class__ is JointSample else self.stream.on_joints_msg(msg)
         self._count("joints", out)
         self._emit(out)
 
     def foot_forces(self, msg: Any) -> None:
-        """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
-        out = self.stream.on_foot_forces_msg(msg)
+        """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values), or their ``FootForceSample``."""
+        stream = self.stream
+        out = stream.on_foot_forces(msg) if msg.__class__ is FootForceSample else stream.on_foot_forces_msg(msg)
         self._count("foot_forces", out)
         self._emit(out)
 
     def foot_wrench(self, msg: Any, foot: str) -> None:
-        """A ``geometry_msgs/WrenchStamped`` of foot ``foot``."""
-        out = self.stream.on_foot_wrench_msg(msg, foot)
+        """A ``geometry_msgs/WrenchStamped`` of foot ``foot``, or its ``FootWrenchSample``."""
+        stream = self.stream
+        out = stream.on_foot_wrench(msg) if msg.__class__ is FootWrenchSample else stream.on_foot_wrench_msg(msg, foot)
         self._count("foot_wrenches", out)
         self._emit(out)
 
     def contact_schedule(self, msg: Any) -> None:
-        """A contact schedule (``sensor_msgs/JointState``: name = feet, position = 1 stance / 0 swing)."""
-        out = self.stream.on_contact_schedule_msg(msg)
+        """A contact schedule (``sensor_msgs/JointState``: name = feet, position = 1 stance / 0 swing), or its
+        ``ContactScheduleSample``."""
+        stream = self.stream
+        is_sample = msg.__class__ is ContactScheduleSample
+        out = stream.on_contact_schedule(msg) if is_sample else stream.on_contact_schedule_msg(msg)
         self._count("schedule", out)
         self._emit(out)
 
@@ -400,9 +412,10 @@ def _replay_bag(
             on_estimate(e, odometry, contacts)
 
     driver = ReplayDriver(est, desc, settings, params, sink)
+    converters = _converters(opts, topics, wrench_topics) if opts.bulk_decode else None
     t_start = t0 = clock()
     try:
-        msgs = bag.stamp_ordered(topics, bulk=opts.bulk_decode)
+        msgs = bag.stamp_ordered(topics, bulk=opts.bulk_decode, samples=converters)
     except BaseException:
         if out is not None:
             out.close()
@@ -455,6 +468,22 @@ def _replay_bag(
         steps_back={t: (n, ns / NS_PER_S) for t, (n, ns) in msgs.steps_back.items()},
         bulk_refused=dict(msgs.bulk_refused),
     )
+
+
+def _converters(opts: ReplayOptions, topics: list[str], wrench_topics: dict[str, str]) -> dict[str, Any]:
+    """Input topic -> the ``io.bulk_samples`` converter that makes its core samples straight from the decoded arrays
+    (the bulk path: no message object per message)."""
+    from robot_state_estimator.io import bulk_samples
+
+    converters: dict[str, Any] = {
+        opts.imu_topic: bulk_samples.imu_samples,
+        opts.joints_topic: bulk_samples.joint_samples,
+        opts.foot_forces_topic: bulk_samples.foot_force_samples,
+        opts.contact_schedule_topic: bulk_samples.contact_schedule_samples,
+    }
+    for foot, topic in wrench_topics.items():
+        converters[topic] = functools.partial(bulk_samples.foot_wrench_samples, foot=foot)
+    return {t: converters[t] for t in topics}
 
 
 def _feed(msgs: Any, handlers: list[Callable[[Any], None]], progress: bool | None) -> float:

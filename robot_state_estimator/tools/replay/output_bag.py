@@ -1,5 +1,5 @@
 """The output bag: the node's output messages for each estimate, written into an mcap bag (the node's topics and
-layouts)."""
+layouts), encoded in batches from arrays (``io.cdr_encode``) rather than built and serialized one by one."""
 
 from __future__ import annotations
 
@@ -8,22 +8,22 @@ from typing import Any
 
 import numpy as np
 
-from robot_state_estimator.common.output_layout import (
-    POSE_COVARIANCE,
-    TWIST_COVARIANCE,
-)
 from robot_state_estimator.common.samples import Estimate
-from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.tools.replay.errors import ReplayError
 from robot_state_estimator.tools.replay.options import DEFAULT_OUTPUT_COMPRESSION, OUTPUT_GROUPS
+
+#: estimates held before their messages are encoded and written (bounds the memory of a long run)
+FLUSH_EVERY = 2048
 
 
 class OutputBag:
     """Writes the node's outputs for each estimate into an mcap bag (same topics and layouts as the node).
 
-    Each output message is built once, by the builders of ``io.messages`` for the first estimate that needs it,
-    and then refilled in place with the numbers of each later estimate (rosbags serializes it at once, in
-    :meth:`write`); the contact states are built again when the feet change.
+    :meth:`write` keeps each estimate's numbers; every ``FLUSH_EVERY`` estimates and at :meth:`close` they are
+    encoded to CDR together (``io.cdr_encode``: odometry, TF and wrenches from one template per topic with the
+    stamps and floats written by numpy; the contact states from cached strings) and written in the order the node
+    publishes them: per estimate odometry, ``/tf``, the wrenches, the contact states. The bytes are those of the
+    node's message builders (``io.messages``) serialized by rosbags (``test/tools/test_replay_outputs.py``).
 
     Args:
         path: the bag directory to create (must not exist).
@@ -47,16 +47,14 @@ class OutputBag:
         groups: tuple[str, ...] | list[str] = OUTPUT_GROUPS,
         compression: str = DEFAULT_OUTPUT_COMPRESSION,
     ) -> None:
-        from robot_state_estimator.io import bags, messages
+        from robot_state_estimator.io import bags, cdr_encode
 
         unknown = sorted(set(groups) - set(OUTPUT_GROUPS))
         if unknown:
             raise ReplayError(f"unknown output topics {unknown}; choose from {list(OUTPUT_GROUPS)}")
-        self._m = messages
-        self.types = bags.default_types()
         self.groups = tuple(g for g in OUTPUT_GROUPS if g in groups)
         self._odometry = "odometry" in self.groups
-        self._tf = "tf" in self.groups and self.types.TFMessage is not None
+        self._tf = "tf" in self.groups
         self._wrenches = "wrenches" in self.groups
         self._contacts = "contacts" in self.groups
         self.bag = bags.BagWriter(path, compression=compression)
@@ -64,112 +62,122 @@ class OutputBag:
         self.odom_frame = odom_frame
         self.base_frame = base_frame
         self.tf_child = tf_child_frame or base_frame
-        self._odom_msg: Any = None
-        self._tf_msg: Any = None
-        self._wrench_msgs: dict[str, tuple[str, Any]] = {}
-        self._contacts_msg: Any = None
-        self._contacts_names: tuple[str, ...] = ()
+        self._enc = cdr_encode
+        self._odom_layout = cdr_encode.odometry_layout(odom_frame, base_frame)
+        self._tf_layout = cdr_encode.tf_message_layout(odom_frame, self.tf_child)
+        self._wrench_layouts: dict[str, Any] = {}
+        self._connections = _Connections(self.bag)
+        #: per estimate held: (stamp ns, its output vector when its odometry is written else None, its feet whose
+        #: contact states are written (or ()), whether their wrenches are written)
+        self._held: list[tuple[int, Any, tuple[Any, ...], bool]] = []
 
     def write(self, e: Estimate, odometry: bool = True, contacts: bool = True, forces: bool = True) -> None:
         """Write the messages the node publishes for ``e`` (odometry and /tf when ``odometry``; wrenches and
         contact states when ``contacts`` and it has feet, the wrenches only with ``forces``: the foot forces
-        were estimated, ``EstimatorStream.forces_estimated``), those of the chosen groups, at ``e.stamp_ns``."""
-        s = e.stamp_ns
-        write = self.bag.write
-        if odometry and (self._odometry or self._tf):
-            if self._odometry:
-                write("odometry", self._fill_odometry(e), s)
-            if self._tf:
-                write("/tf", self._fill_tf(e), s)
-        if contacts and (self._wrenches or self._contacts):
-            feet = e.feet
+        were estimated, ``EstimatorStream.forces_estimated``), those of the chosen groups, at ``e.stamp_ns``
+        (encoded and written with the next batch)."""
+        vector = e.output_vector() if odometry and (self._odometry or self._tf) else None
+        feet = e.feet if contacts and (self._wrenches or self._contacts) else ()
+        if vector is None and not feet:
+            return
+        self._held.append((e.stamp_ns, vector, feet, forces and self._wrenches))
+        if len(self._held) >= FLUSH_EVERY:
+            self.flush()
+
+    def flush(self) -> None:
+        """Encode and write the messages of the estimates held."""
+        from robot_state_estimator.io.messages import contact_status_fields
+
+        held, self._held = self._held, []
+        if not held:
+            return
+        odometry, tf = self._odometry_rows(held)
+        wrenches = self._wrench_rows(held)
+        enc, write, connections = self._enc, self.bag.write_raw, self._connections
+        for stamp_ns, vector, feet, forces in held:
+            if vector is not None:
+                if odometry is not None:
+                    write(connections["odometry"], odometry.next(), stamp_ns)
+                if tf is not None:
+                    write(connections["/tf"], tf.next(), stamp_ns)
             if not feet:
-                return
-            if self._wrenches and forces:
+                continue
+            if forces:
                 for foot in feet:
-                    topic, msg = self._fill_wrench(s, foot)
-                    write(topic, msg, s)
+                    topic = f"contact_wrench/{foot.name}"
+                    write(connections[topic], wrenches[foot.name].next(), stamp_ns)
             if self._contacts:
-                write("contact_states", self._fill_contacts(s, feet), s)
+                data = enc.encode_diagnostic_array(stamp_ns, "", contact_status_fields(feet))
+                write(connections["contact_states"], data, stamp_ns)
 
-    # --------------------------------------------------------------------- messages refilled in place
-    # Each refill sets every field the builder (io.messages) fills from the estimate, to the same values: floats
-    # from the same arrays, the stamp split by divmod as in ns_to_sec_nanosec (test_replay checks each output
-    # message against the builder's).
+    def _odometry_rows(self, held: list[tuple[int, Any, tuple[Any, ...], bool]]) -> tuple[_Rows | None, _Rows | None]:
+        """The odometry and TF messages of the held estimates with odometry, in order."""
+        from robot_state_estimator.io.messages import ODOMETRY_FROM_OUTPUT, TRANSFORM_FROM_OUTPUT
 
-    def _fill_odometry(self, e: Estimate) -> Any:
-        msg = self._odom_msg
-        if msg is None:
-            msg = self._odom_msg = self._m.odometry_msg(
-                self.types, e, odom_frame=self.odom_frame, base_frame=self.base_frame
-            )
-            return msg
-        v = e.output_vector()
-        px, py, pz, qx, qy, qz, qw, vx, vy, vz, wx, wy, wz = v[:13].tolist()
-        stamp = msg.header.stamp
-        stamp.sec, stamp.nanosec = divmod(int(e.stamp_ns), NS_PER_S)
-        pose, twist = msg.pose, msg.twist
-        position, orientation = pose.pose.position, pose.pose.orientation
-        position.x, position.y, position.z = px, py, pz
-        orientation.x, orientation.y, orientation.z, orientation.w = qx, qy, qz, qw
-        linear, angular = twist.twist.linear, twist.twist.angular
-        linear.x, linear.y, linear.z = vx, vy, vz
-        angular.x, angular.y, angular.z = wx, wy, wz
-        pose.covariance = np.ascontiguousarray(v[POSE_COVARIANCE], dtype=np.float64)
-        twist.covariance = np.ascontiguousarray(v[TWIST_COVARIANCE], dtype=np.float64)
-        return msg
+        with_odometry = [(s, v) for s, v, _, _ in held if v is not None]
+        if not with_odometry:
+            return None, None
+        stamps = np.fromiter((s for s, _ in with_odometry), dtype=np.int64, count=len(with_odometry))
+        vectors = np.stack([v for _, v in with_odometry])
+        odometry = tf = None
+        if self._odometry:
+            odometry = _Rows(self._odom_layout.encode_many(stamps, vectors[:, ODOMETRY_FROM_OUTPUT]))
+        if self._tf:
+            tf = _Rows(self._tf_layout.encode_many(stamps, vectors[:, TRANSFORM_FROM_OUTPUT]))
+        return odometry, tf
 
-    def _fill_tf(self, e: Estimate) -> Any:
-        msg = self._tf_msg
-        if msg is None:
-            m, t = self._m, self.types
-            tf = m.odom_transform_msg(t, e, odom_frame=self.odom_frame, base_frame=self.tf_child)
-            msg = self._tf_msg = m.tf_message(t, [tf])
-            return msg
-        px, py, pz, qx, qy, qz, qw = e.output_vector()[:7].tolist()
-        tf = msg.transforms[0]
-        stamp = tf.header.stamp
-        stamp.sec, stamp.nanosec = divmod(int(e.stamp_ns), NS_PER_S)
-        tr, ro = tf.transform.translation, tf.transform.rotation
-        tr.x, tr.y, tr.z = px, py, pz
-        ro.x, ro.y, ro.z, ro.w = qx, qy, qz, qw
-        return msg
-
-    def _fill_wrench(self, stamp_ns: int, foot: Any) -> tuple[str, Any]:
-        entry = self._wrench_msgs.get(foot.name)
-        if entry is None:
-            entry = self._wrench_msgs[foot.name] = (
-                f"contact_wrench/{foot.name}",
-                self._m.foot_wrench_msg(self.types, stamp_ns, foot),
-            )
-            return entry
-        msg = entry[1]
-        fx, fy, fz, tx, ty, tz = np.asarray(foot.wrench_in_foot, dtype=np.float64)[:6].tolist()
-        stamp = msg.header.stamp
-        stamp.sec, stamp.nanosec = divmod(int(stamp_ns), NS_PER_S)
-        force, torque = msg.wrench.force, msg.wrench.torque
-        force.x, force.y, force.z = fx, fy, fz
-        torque.x, torque.y, torque.z = tx, ty, tz
-        return entry
-
-    def _fill_contacts(self, stamp_ns: int, feet: tuple[Any, ...]) -> Any:
-        names = tuple(f.name for f in feet)
-        if self._contacts_msg is None or names != self._contacts_names:
-            self._contacts_msg = self._m.contact_states_msg(self.types, stamp_ns, feet)
-            self._contacts_names = names
-            return self._contacts_msg
-        msg = self._contacts_msg
-        stamp = msg.header.stamp
-        stamp.sec, stamp.nanosec = divmod(int(stamp_ns), NS_PER_S)
-        for foot, status in zip(feet, msg.status, strict=True):
-            contact, normal_force, accepted = status.values
-            in_contact = foot.in_contact
-            status.message = "contact" if in_contact else "no_contact"
-            contact.value = "1" if in_contact else "0"
-            normal_force.value = f"{float(foot.force_in_world[2]):.3f}"
-            accepted.value = "1" if foot.update_accepted else "0"
-        return msg
+    def _wrench_rows(self, held: list[tuple[int, Any, tuple[Any, ...], bool]]) -> dict[str, _Rows]:
+        """Foot name -> its wrench messages of the held estimates, in order."""
+        per_foot: dict[str, tuple[list[int], list[Any]]] = {}
+        for stamp_ns, _, feet, forces in held:
+            if forces:
+                for foot in feet:
+                    stamps, values = per_foot.setdefault(foot.name, ([], []))
+                    stamps.append(stamp_ns)
+                    values.append(foot.wrench_in_foot)
+        out = {}
+        for name, (stamps, values) in per_foot.items():
+            layout = self._wrench_layouts.get(name)
+            if layout is None:
+                layout = self._wrench_layouts[name] = self._enc.wrench_stamped_layout(name)
+            out[name] = _Rows(layout.encode_many(stamps, np.asarray(values, dtype=np.float64).reshape(len(values), 6)))
+        return out
 
     def close(self) -> None:
-        """Finish the bag."""
-        self.bag.close()
+        """Write what is held and finish the bag."""
+        try:
+            self.flush()
+        finally:
+            self.bag.close()
+
+
+class _Rows:
+    """Messages of one topic encoded together ((N, size) bytes), handed out one by one in order."""
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self.size = rows.shape[1]
+        self.flat = memoryview(np.ascontiguousarray(rows).tobytes())
+        self.start = 0
+
+    def next(self) -> memoryview:
+        start = self.start
+        self.start = start + self.size
+        return self.flat[start : start + self.size]
+
+
+class _Connections(dict[str, Any]):
+    """Topic -> connection of the output bag, added on first use (the order the node's topics first appear)."""
+
+    def __init__(self, bag: Any) -> None:
+        super().__init__()
+        self.bag = bag
+
+    def __missing__(self, topic: str) -> Any:
+        from robot_state_estimator.io import cdr_encode as enc
+
+        if topic.startswith("contact_wrench/"):
+            msgtype = enc.WRENCH_STAMPED
+        else:
+            msgtype = {"odometry": enc.ODOMETRY, "/tf": enc.TF_MESSAGE, "contact_states": enc.DIAGNOSTIC_ARRAY}[topic]
+        connection = self[topic] = self.bag.connection(topic, msgtype)
+        return connection
