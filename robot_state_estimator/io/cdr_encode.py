@@ -159,7 +159,9 @@ class FixedLayout:
             raise ValueError(f"{self.msgtype}: values of shape {floats.shape}, expected ({n}, {self.n_floats})")
         sec, nanosec = np.divmod(stamps, NS_PER_S)
         if n and (sec.min() < _INT32_MIN or sec.max() > _INT32_MAX):
-            raise ValueError(f"{self.msgtype}: a stamp's seconds do not fit the int32 of builtin_interfaces/Time")
+            raise ValueError(
+                f"{self.msgtype}: a stamp's seconds do not fit the int32 seconds of builtin_interfaces/Time"
+            )
         out = np.empty((n, self.size), dtype=np.uint8)
         out[:] = np.frombuffer(self.template, dtype=np.uint8)
         rows = out.view(self._dtype()).reshape(n)

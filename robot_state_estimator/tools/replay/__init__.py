@@ -54,7 +54,7 @@ from robot_state_estimator.tools.replay.options import (
     split_config,
 )
 from robot_state_estimator.tools.replay.output_bag import OutputBag
-from robot_state_estimator.tools.replay.result import STEP_BACK_WARN_S, STREAM_LABELS, ReplayResult
+from robot_state_estimator.tools.replay.result import STEP_BACK_WARN_S, STREAM_LABELS, ReplayCpu, ReplayResult
 from robot_state_estimator.tools.replay.truth import (
     aligned_ground_truth,
     alignment_reference,
@@ -74,6 +74,7 @@ __all__ = [
     "STREAM_LABELS",
     "EstimateLog",
     "OutputBag",
+    "ReplayCpu",
     "ReplayDriver",
     "ReplayError",
     "ReplayOptions",

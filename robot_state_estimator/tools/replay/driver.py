@@ -29,7 +29,7 @@ from robot_state_estimator.tools.replay.errors import ReplayError
 from robot_state_estimator.tools.replay.log import EstimateLog
 from robot_state_estimator.tools.replay.options import NODE_DEFAULTS, ReplayOptions
 from robot_state_estimator.tools.replay.output_bag import OutputBag
-from robot_state_estimator.tools.replay.result import STREAM_LABELS, ReplayResult
+from robot_state_estimator.tools.replay.result import STREAM_LABELS, ReplayCpu, ReplayResult
 
 #: Core events (``estimation.pipeline``) that mean the core dropped the sample it was given (a sample the adapter
 #: passed on); with the adapter's own skips they make a stream's skipped count.
@@ -244,14 +244,14 @@ def replay(
     """
     from robot_state_estimator.io import bags
 
-    clock = time.perf_counter
-    t_start = clock()
+    clock, cpu = time.perf_counter, time.process_time
+    t_start, cpu_start = clock(), cpu()
     # the output bag is made by this call (OutputBag refuses an existing path): removed again when the replay
     # fails, so that the same command can run again once the problem is fixed (kept on Ctrl-C)
     made_output = output_bag is not None and not Path(output_bag).exists()
     try:
         with bags.BagReader(input_path) as bag:  # opened once: its topics, then its messages
-            open_s = clock() - t_start
+            open_s, open_cpu_s = clock() - t_start, cpu() - cpu_start
             return _replay_bag(
                 bag,
                 input_path,
@@ -261,6 +261,7 @@ def replay(
                 output_bag=output_bag,
                 on_estimate=on_estimate,
                 open_s=open_s,
+                open_cpu_s=open_cpu_s,
             )
     except Exception as exc:
         if made_output and output_bag is not None and Path(output_bag).is_dir():
@@ -363,8 +364,10 @@ def _replay_bag(
     output_bag: str | Path | None,
     on_estimate: Callable[[Estimate, bool, bool], None] | None,
     open_s: float,
+    open_cpu_s: float,
 ) -> ReplayResult:
-    """:func:`replay` on an opened ``io.bags.BagReader`` (``open_s``: s it took to open)."""
+    """:func:`replay` on an opened ``io.bags.BagReader`` (``open_s``, ``open_cpu_s``: the wall and CPU s it took to
+    open)."""
     from robot_state_estimator.description import load_description
     from robot_state_estimator.estimation import RobotStateEstimator
     from robot_state_estimator.estimation.imu_setup import apply_imu_settings
@@ -413,7 +416,9 @@ def _replay_bag(
 
     driver = ReplayDriver(est, desc, settings, params, sink)
     converters = _converters(opts, topics, wrench_topics) if opts.bulk_decode else None
+    cpu = time.process_time
     t_start = t0 = clock()
+    cpu_start = cpu()
     try:
         msgs = bag.stamp_ordered(topics, bulk=opts.bulk_decode, samples=converters)
     except BaseException:
@@ -421,6 +426,7 @@ def _replay_bag(
             out.close()
         raise
     read_s = open_s + clock() - t0
+    cpu_read = cpu()
     counts = Counter(msgs.topic_index)
     empty = [t for t in (opts.imu_topic, opts.joints_topic) if not counts[msgs.topics.index(t)]]
     if empty:
@@ -439,11 +445,21 @@ def _replay_bag(
     try:
         wall = _feed(msgs, [by_topic[t] for t in msgs.topics], opts.progress)
     finally:
+        cpu_loop = cpu()
         if out is not None:
             t = clock()
             out.close()
             write_s += clock() - t
     total_s = open_s + clock() - t_start
+    cpu_end = cpu()
+    cpu_times = ReplayCpu(
+        read_s=open_cpu_s + cpu_read - cpu_start,
+        loop_s=cpu_loop - cpu_read,
+        write_s=out.cpu_s if out is not None else 0.0,
+        encode_s=out.cpu_encode_s if out is not None else 0.0,
+        total_s=open_cpu_s + cpu_end - cpu_start,
+        output_messages=out.n_messages if out is not None else 0,
+    )
     _check_inputs_reached(driver, opts)
     stamps = msgs.stamp_ns
     span = (stamps[-1] - stamps[0]) / NS_PER_S if stamps else 0.0
@@ -467,6 +483,7 @@ def _replay_bag(
         stream_counts={k: (r, n) for k, (r, n) in driver.stream_counts.items()},
         steps_back={t: (n, ns / NS_PER_S) for t, (n, ns) in msgs.steps_back.items()},
         bulk_refused=dict(msgs.bulk_refused),
+        cpu=cpu_times,
     )
 
 

@@ -23,6 +23,29 @@ STREAM_LABELS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class ReplayCpu:
+    """CPU time of a replay's parts (``time.process_time``: this process's CPU, whatever else runs on the machine).
+
+    Attributes:
+        read_s: opening the input bag and reading, decoding and ordering its messages, s.
+        loop_s: the loop over the messages: the adapter rules, the core, the log, holding the output messages and
+            writing the batches flushed during the loop, s.
+        write_s: the output bag: encoding and writing its messages (during the loop and at its close) and closing
+            it, s (0 without an output bag).
+        encode_s: of ``write_s``, encoding the messages to CDR, s.
+        total_s: reading, the loop and closing the output bag (the set-up excluded: description, model), s.
+        output_messages: messages written to the output bag.
+    """
+
+    read_s: float = 0.0
+    loop_s: float = 0.0
+    write_s: float = 0.0
+    encode_s: float = 0.0
+    total_s: float = 0.0
+    output_messages: int = 0
+
+
 @dataclass
 class ReplayResult:
     """What a replay produced.
@@ -52,6 +75,7 @@ class ReplayResult:
             order (``io.bags.StampOrdered.steps_back``); replay runs in stamp order, so the messages before and
             after such a step are interleaved.
         bulk_refused: input topic -> why the bulk CDR decoder refused it (rosbags read it instead).
+        cpu: the CPU time of the parts (:class:`ReplayCpu`).
     """
 
     log: EstimateLog
@@ -75,6 +99,7 @@ class ReplayResult:
     stream_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     steps_back: dict[str, tuple[int, float]] = field(default_factory=dict)
     bulk_refused: dict[str, str] = field(default_factory=dict)
+    cpu: ReplayCpu = field(default_factory=ReplayCpu)
 
     def first_message(self, key: str) -> str:
         """The message of the first occurrence of a skip cause or core event ("" when none was noted)."""
@@ -121,6 +146,11 @@ class ReplayResult:
         return self.input_duration_s / self.wall_s if self.wall_s > 0 else float("inf")
 
     @property
+    def realtime_factor_cpu(self) -> float:
+        """Input duration / CPU time of reading, the loop and closing the output bag (``cpu.total_s``)."""
+        return self.input_duration_s / self.cpu.total_s if self.cpu.total_s > 0 else float("inf")
+
+    @property
     def realtime_factor_total(self) -> float:
         """Input duration / ``total_s`` (reading, the loop and closing the output bag)."""
         return self.input_duration_s / self.total_s if self.total_s > 0 else float("inf")
@@ -138,6 +168,15 @@ class ReplayResult:
             "samples_per_s": self.n_inputs / self.wall_s if self.wall_s > 0 else None,
             "realtime_factor": self.realtime_factor,
             "realtime_factor_total": self.realtime_factor_total,
+            "cpu_s": {
+                "read": self.cpu.read_s,
+                "loop": self.cpu.loop_s,
+                "write": self.cpu.write_s,
+                "encode": self.cpu.encode_s,
+                "total": self.cpu.total_s,
+            },
+            "realtime_factor_cpu": self.realtime_factor_cpu,
+            "output_messages": self.cpu.output_messages,
             "skipped": self.skipped,
             "lost": self.lost,
             "events": self.events,
