@@ -99,29 +99,36 @@ def pack_estimate(est: Estimate) -> np.ndarray | None:
 
     Layout: position (3), quaternion xyzw (4), linear velocity (3), angular velocity (3), pose covariance
     (36, row-major), twist covariance (36), then per foot its wrench in the foot frame (6) and its force in
-    the world (3). One concatenation and one ``isfinite`` call: the finiteness guard and, for the node, the
-    values to publish.
+    the world (3). One concatenation (a copy of the output vector's numbers for an estimate without feet) and one
+    ``isfinite`` call: the finiteness guard and, for the node, the values to publish.
 
     Raises:
         ValueError: an array of the estimate has an unexpected size.
     """
     vector = getattr(est, "output_vector", None)  # the core's own (91,) vector: its first 85 numbers are these
+    feet = est.feet
     if vector is not None:
-        parts = [vector()[:FEET_OFFSET]]
+        head = vector()[:FEET_OFFSET]
     else:
-        parts = [
-            est.p_world_base,
-            est.quat_world_base_xyzw,
-            est.v_base_in_base,
-            est.omega_base_in_base,
-            np.ravel(est.pose_covariance),
-            np.ravel(est.twist_covariance),
-        ]
-    for foot in est.feet:
-        parts.append(foot.wrench_in_foot)
-        parts.append(foot.force_in_world)
-    buf = np.concatenate(parts).astype(np.float64, copy=False)
-    expected = FEET_OFFSET + FOOT_STRIDE * len(est.feet)
+        head = np.concatenate(
+            [
+                est.p_world_base,
+                est.quat_world_base_xyzw,
+                est.v_base_in_base,
+                est.omega_base_in_base,
+                np.ravel(est.pose_covariance),
+                np.ravel(est.twist_covariance),
+            ]
+        )
+    if feet:
+        parts = [head]
+        for foot in feet:
+            parts.append(foot.wrench_in_foot)
+            parts.append(foot.force_in_world)
+        buf = np.concatenate(parts).astype(np.float64, copy=False)
+    else:
+        buf = np.array(head, dtype=np.float64)  # a copy, as the concatenation makes
+    expected = FEET_OFFSET + FOOT_STRIDE * len(feet)
     if buf.shape != (expected,):
         raise ValueError(f"estimate arrays have unexpected sizes ({buf.size} numbers, expected {expected})")
     if not np.isfinite(buf).all():

@@ -5,13 +5,10 @@ Writes one JSON file per run into ``--output`` (default ``bench/results/``), nam
 
 - ``offline``: the core fed in memory (no message conversion) with a simulated 12-DoF Go1 trot at IMU 1 kHz +
   joints 1 kHz: input samples per second, multiple of real time (on one core, one Python thread);
-- ``replay``: the same run through ``replay`` from an mcap bag, writing everything the node publishes to an
-  output bag (odometry, /tf, wrenches, contact states; zstd chunks): ``realtime_factor`` on the loop
-  (``wall_s``: message conversion, the adapter rules, the core, writing), ``realtime_factor_total`` with the
-  reading before it too, and the parts: ``read_wall_s``, ``core_wall_s`` (inside the core's ``add_*`` calls),
-  ``write_wall_s`` (output messages and closing the bag); ``replay_no_bag``: the same without an output bag
-  (``replay`` without ``--output``: metrics, TUM). Before 2026-11-30 the ``replay`` entry had no output bag:
-  compare older ``replay`` numbers with ``replay_no_bag``;
+- ``replay``: replay's real-time factor by CPU time and the CPU per message of reading, the adapter and log, the
+  core and writing, for the simulated trot above (IMU 1 kHz + joints 1 kHz) and the real Go1 recording, each with
+  the TUM output only and with the full output bag (``tools/bench_replay.py``). Before 2026-12-04 ``replay`` was
+  one wall-time entry of the simulated run with the output bag and ``replay_no_bag`` the same without;
 - ``step_cost``: per-call cost of ``add_imu`` (propagation) and of ``add_joints`` while standing (4 feet in
   contact: 4 leg-kinematics updates) and while trotting (2 feet), median and p99 in microseconds;
 - ``node``: the node (``robot_state_estimator.ros.node`` as its own process, ``ROS_AUTOMATIC_DISCOVERY_RANGE
@@ -57,6 +54,8 @@ from typing import Any
 import numpy as np
 
 from robot_state_estimator.common.samples import ImuSample, JointSample
+from robot_state_estimator.tools.bench_replay import bench_replay_section
+from robot_state_estimator.tools.bench_replay import summary_lines as bench_replay_summary
 
 #: s, the node's diagnostics period during the node benchmark (each report gives the percentiles of its period)
 DIAGNOSTICS_PERIOD_S = 1.0
@@ -235,87 +234,6 @@ def bench_offline(run: Any, repeats: int = 1) -> dict[str, Any]:
         "joint_step_by_feet_in_contact": by_feet,
         "rss_growth_kb": rss1 - rss0,
         "machine_steal_percent": steal,
-    }
-
-
-def _timed_core() -> tuple[Any, dict[str, float]]:
-    """Class-level wrappers around ``RobotStateEstimator.add_imu``/``add_joints``/``add_foot_forces`` that add
-    up the wall time spent in them (the real methods run; about 0.2 us of overhead per call). Returns a restore
-    function and the totals (s, by method name)."""
-    from robot_state_estimator.estimation import RobotStateEstimator
-
-    totals: dict[str, float] = {}
-    originals = {}
-    clock = time.perf_counter
-    for name in ("add_imu", "add_joints", "add_foot_forces"):
-        original = originals[name] = getattr(RobotStateEstimator, name)
-        totals[name] = 0.0
-
-        def timed(self: Any, sample: Any, _f: Any = original, _name: str = name) -> Any:
-            t = clock()
-            try:
-                return _f(self, sample)
-            finally:
-                totals[_name] += clock() - t
-
-        setattr(RobotStateEstimator, name, timed)
-
-    def restore() -> None:
-        for name, original in originals.items():
-            setattr(RobotStateEstimator, name, original)
-
-    return restore, totals
-
-
-def bench_replay(run_dir: Path, description: str, *, output_bag: bool = True) -> dict[str, Any]:
-    """``replay`` over the bag of a simulated run, split into its parts.
-
-    With ``output_bag`` (the ``replay`` entry), the output bag gets everything the node publishes (odometry,
-    /tf, the wrenches and the contact states, zstd chunks: ``replay``'s defaults); without it (the
-    ``replay_no_bag`` entry) nothing is written, as ``replay`` without ``--output`` (metrics, TUM).
-
-    Returns:
-        ``read_wall_s`` (reading, deserializing and ordering the input), ``wall_s`` (the loop: message
-        conversion, the node's adapter rules, the core, the log and writing the output bag), of which
-        ``core_wall_s`` (inside the core's ``add_*`` calls) and ``write_wall_s`` (building, serializing and
-        writing the output messages, plus closing the bag), ``total_wall_s`` (from reading to the closed bag),
-        ``samples_per_s`` and ``realtime_factor`` (on ``wall_s``, as before), ``realtime_factor_total`` (on
-        ``total_wall_s``), ``output_bag_mb``, and ``call_wall_s``/``call_cpu_s`` of the whole ``replay`` call
-        (set-up included; a CPU time well below the wall time means other processes shared the cores).
-    """
-    from robot_state_estimator.common.paths import config_dir
-    from robot_state_estimator.tools import replay
-
-    settings, params = replay.split_config(config_dir() / "go1.yaml")
-    opts = replay.ReplayOptions(node_params={**replay.NODE_DEFAULTS, **params}, progress=False)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "out" if output_bag else None
-        restore, core = _timed_core()
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        try:
-            r = replay.replay(run_dir, description=description, settings=settings, options=opts, output_bag=out)
-        finally:
-            restore()
-        call_wall, call_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-        size = sum(f.stat().st_size for f in out.iterdir()) if out is not None else 0
-    return {
-        "output_bag": None
-        if out is None
-        else {"topics": list(opts.output_topics), "compression": opts.output_compression},
-        "n_samples": r.n_inputs,
-        "input_duration_s": r.input_duration_s,
-        "read_wall_s": r.read_s,
-        "wall_s": r.wall_s,
-        "core_wall_s": sum(core.values()),
-        "write_wall_s": r.write_s,
-        "total_wall_s": r.total_s,
-        "samples_per_s": r.n_inputs / r.wall_s,
-        "realtime_factor": r.realtime_factor,
-        "realtime_factor_total": r.realtime_factor_total,
-        "output_bag_mb": size / 1e6,
-        # the whole call (set-up included): CPU time well below the wall time means other processes had the cores
-        "call_wall_s": call_wall,
-        "call_cpu_s": call_cpu,
     }
 
 
@@ -827,8 +745,7 @@ def run_bench(
     with tempfile.TemporaryDirectory() as tmp:
         write_run_bag(trot, Path(tmp) / "run")
         run_bag, run_description = Path(tmp) / "run" / "bag", str(Path(tmp) / "run" / "robot_description.urdf")
-        doc["replay"] = bench_replay(run_bag, run_description, output_bag=True)
-        doc["replay_no_bag"] = bench_replay(run_bag, run_description, output_bag=False)
+        doc["replay"] = bench_replay_section(run_bag, run_description, short=short)
         from robot_state_estimator.tools.bench_decode import bench_decode
 
         doc["decode"] = bench_decode(run_bag, repeats=1 if short else 3)
@@ -880,14 +797,8 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         f"offline core: {o['samples_per_s']:.0f} samples/s = {o['realtime_factor']:.1f}x real time "
         f"(Go1 trot, IMU 1 kHz + joints 1 kHz{spread})",
     ]
-    for key, what in (("replay", "all outputs to an mcap bag"), ("replay_no_bag", "no output bag")):
-        r = doc.get(key)
-        if r:
-            lines.append(
-                f"replay from mcap, {what}: {r['samples_per_s']:.0f} samples/s = {r['realtime_factor']:.1f}x real "
-                f"time (loop {r['wall_s']:.2f} s: core {r['core_wall_s']:.2f} s, writing {r['write_wall_s']:.2f} s); "
-                f"reading {r['read_wall_s']:.2f} s before: {r['realtime_factor_total']:.1f}x real time in all"
-            )
+    if doc.get("replay"):
+        lines += bench_replay_summary(doc["replay"])
     if doc.get("decode"):
         from robot_state_estimator.tools import bench_decode
 

@@ -109,6 +109,10 @@ _text = st.text(alphabet="abc _./é09", min_size=0, max_size=12)
 _status = st.tuples(st.integers(0, 3), _text, _text, _text, st.lists(st.tuples(_text, _text), min_size=0, max_size=4))
 
 
+#: one encoder for every example: what it keeps from earlier messages (statuses at other offsets mod 4) is reused
+SHARED = E.DiagnosticArrayEncoder()
+
+
 @given(_stamps, _text, st.lists(_status, min_size=0, max_size=5))
 def test_diagnostic_arrays_are_bit_equal_to_rosbags(stamp_ns: int, frame_id: str, statuses: list[Any]) -> None:
     msg = T[E.DIAGNOSTIC_ARRAY](
@@ -124,7 +128,10 @@ def test_diagnostic_arrays_are_bit_equal_to_rosbags(stamp_ns: int, frame_id: str
             for level, name, message, hw, values in statuses
         ],
     )
-    assert E.encode_diagnostic_array(stamp_ns, frame_id, statuses) == _serialized(msg)
+    expected = _serialized(msg)
+    assert E.encode_diagnostic_array(stamp_ns, frame_id, statuses) == expected  # nothing kept
+    assert SHARED.encode(stamp_ns, frame_id, statuses) == expected  # pieces kept from the earlier examples
+    assert SHARED.encode(stamp_ns, frame_id, statuses) == expected  # and from this one
 
 
 def test_bad_stamps_shapes_and_levels_are_refused() -> None:

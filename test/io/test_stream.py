@@ -382,6 +382,50 @@ def test_finite_estimate_comes_with_its_packed_buffer():
     assert st.n_estimates == 1
 
 
+@pytest.mark.parametrize("lazy", [True, False], ids=["output_vector", "fields"])
+def test_pack_estimate_lays_out_the_numbers_and_refuses_any_non_finite_one(lazy: bool) -> None:
+    """The buffer is the estimate's numbers in the documented order (worked out here from the fields), a copy; a NaN
+    or an infinity anywhere gives None; huge finite numbers are kept."""
+    rng = np.random.default_rng(2)
+    vector = rng.normal(size=91)
+    feet = tuple(FootState(n, True, rng.normal(size=3), rng.normal(size=6), True, 1.0) for n in ("a", "b"))
+
+    def estimate(v: np.ndarray, feet: tuple[FootState, ...]) -> Estimate:
+        if lazy:
+            return Estimate.from_output_vector(T0, v, feet)
+        return Estimate(
+            T0,
+            v[0:3],
+            v[3:7],
+            v[7:10],
+            v[10:13],
+            v[13:49].reshape(6, 6),
+            v[49:85].reshape(6, 6),
+            v[85:88],
+            v[88:91],
+            feet,
+        )
+
+    expected = np.concatenate(
+        [vector[:85], feet[0].wrench_in_foot, feet[0].force_in_world, feet[1].wrench_in_foot, feet[1].force_in_world]
+    )
+    buf = pack_estimate(estimate(vector, feet))
+    assert buf is not None and np.array_equal(buf, expected)
+    imu_only = pack_estimate(estimate(vector, ()))
+    assert imu_only is not None and np.array_equal(imu_only, vector[:85]) and not np.shares_memory(imu_only, vector)
+    for k in (0, 40, 84):
+        for bad in (np.nan, np.inf, -np.inf):
+            v = vector.copy()
+            v[k] = bad
+            assert pack_estimate(estimate(v, feet)) is None and pack_estimate(estimate(v, ())) is None
+    bad_foot = dataclasses.replace(feet[1], force_in_world=np.array([0.0, np.nan, 0.0]))
+    assert pack_estimate(estimate(vector, (feet[0], bad_foot))) is None
+    huge = vector.copy()
+    huge[20:23] = 1.7e308  # finite
+    kept = pack_estimate(estimate(huge, feet))
+    assert kept is not None and np.array_equal(kept[:85], huge[:85])
+
+
 # -------------------------------------------------------------------------- messages, errors, counts
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from robot_state_estimator.tools import bench, info
+from robot_state_estimator.tools import bench, bench_replay, info
 
 
 def test_info_without_rclpy(monkeypatch, capsys):
@@ -38,7 +38,10 @@ def test_bench_short_mode(tmp_path, capsys):
     assert doc["offline"]["samples_per_s"] > 0 and doc["offline"]["realtime_factor"] > 0
     assert doc["step_cost"]["propagation_add_imu"]["n"] > 0
     assert doc["step_cost"]["update_4_feet_add_joints"]["n"] > 0
-    assert doc["replay"]["samples_per_s"] > 0
+    sim = doc["replay"]["simulated_1k_1k"]
+    assert sim["tum"]["realtime_factor_cpu"] > 0 and sim["full_bag"]["output_messages"] > sim["input_messages"] > 0
+    assert doc["replay"]["go1_real"] == {"skipped": "--short"}
+    assert "replay simulated_1k_1k, full output bag:" in out
     node = doc["node"]
     assert node["odometry_received"] > 0
     assert node["latency_stamp_to_reception_us"]["p99"] > 0
@@ -58,8 +61,8 @@ def test_bench_replay_splits_reading_core_and_writing(sim_run):
     run_dir, _ = sim_run
     methods = {name: getattr(RobotStateEstimator, name) for name in ("add_imu", "add_joints", "add_foot_forces")}
     description = str(run_dir / "robot_description.urdf")
-    full = bench.bench_replay(run_dir / "bag", description, output_bag=True)
-    bare = bench.bench_replay(run_dir / "bag", description, output_bag=False)
+    full = bench_replay.bench_replay(run_dir / "bag", description, output_bag=True)
+    bare = bench_replay.bench_replay(run_dir / "bag", description, output_bag=False)
     # the core's methods are the real ones again after the timing
     assert {name: getattr(RobotStateEstimator, name) for name in methods} == methods
     assert full["output_bag"] == {"topics": ["odometry", "tf", "wrenches", "contacts"], "compression": "zstd"}
@@ -111,3 +114,33 @@ def test_cpu_per_input_divides_by_the_inputs_of_the_cpu_window():
     # dropped inputs were never received; a negative count (report older than the feed's end) is no drop
     assert bench.cpu_us_per_input(0.5, 2000, 500, -3) == pytest.approx(1e6 * 0.5 / 1500)
     assert bench.cpu_us_per_input(0.5, 100, 100, 0) is None
+
+
+def test_bench_replay_case_splits_the_cpu_time_per_message(sim_run):
+    """The replay section's figures add up: the parts' CPU within the run's total, the core within the loop, one
+    output message per odometry, TF, wrench and contact states of the log."""
+    from robot_state_estimator.common.paths import config_dir
+    from robot_state_estimator.tools import replay
+
+    run_dir, _ = sim_run
+    description = str(run_dir / "robot_description.urdf")
+    case = bench_replay.bench_replay_case(run_dir / "bag", description, repeats=1)
+    n_in = case["input_messages"]
+    assert case["core_samples"] == n_in > 0  # every input reached the core (a clean simulated run)
+    for key in ("tum", "full_bag"):
+        r = case[key]
+        cpu = r["cpu_s"]
+        assert cpu["read_s"] + cpu["loop_s"] + cpu["write_s"] <= cpu["total_s"] * 1.001 + 1e-3
+        assert 0 < case["core_cpu_s"] and r["per_message_us"]["core"] == pytest.approx(1e6 * case["core_cpu_s"] / n_in)
+        assert r["realtime_factor_cpu"] == pytest.approx(case["input_duration_s"] / cpu["total_s"])
+    assert case["tum"]["output_messages"] == 0 and "write" not in case["tum"]["per_message_us"]
+    full = case["full_bag"]
+    us = full["per_message_us"]
+    assert us["write"] == pytest.approx(us["encode"] + us["records"]) and us["encode"] > 0
+    settings, params = replay.split_config(config_dir() / "go1.yaml")  # what the bench replays with
+    options = replay.ReplayOptions(node_params={**replay.NODE_DEFAULTS, **params})
+    log = replay.replay(run_dir / "bag", description=description, settings=settings, options=options).log
+    assert full["output_messages"] == 2 * len(log) + 5 * len(log.contact_stamp_ns)
+    lines = bench_replay.summary_lines({"simulated_1k_1k": case, "go1_real": {"skipped": "test"}})
+    assert lines[0].startswith("replay simulated_1k_1k, TUM only:") and "records" in lines[1]
+    assert lines[2] == "replay go1_real: skipped (test)"

@@ -43,6 +43,8 @@ def test_replay_outputs_the_same_with_and_without_the_bulk_decoder(tmp_path: Pat
     assert fast.log.stamp_ns == slow.log.stamp_ns
     assert np.array_equal(np.asarray(fast.log.outputs).view(np.uint64), np.asarray(slow.log.outputs).view(np.uint64))
     assert fast.log.contact == slow.log.contact
+    (t_fast, z_fast), (t_slow, z_slow) = fast.gyro_yaw_rate, slow.gyro_yaw_rate  # type: ignore[misc]
+    assert np.array_equal(t_fast, t_slow) and np.array_equal(z_fast.view(np.uint64), z_slow.view(np.uint64))
     for name in ("n_inputs", "skipped", "events", "resets", "lost", "stream_counts", "first_notes", "steps_back"):
         assert getattr(fast, name) == getattr(slow, name), name
     assert _raw_messages(tmp_path / "out_True") == _raw_messages(tmp_path / "out_False")

@@ -98,6 +98,7 @@ class ReplayDriver:
         self.on_estimate = on_estimate
         #: gyroscope z in the base frame per accepted IMU sample (time alignment with ground truth)
         self.R_base_imu = np.asarray(description.imu.R_base_imu, dtype=float)
+        self._z_of_base_in_imu = self.R_base_imu[2]  # the base z axis in the IMU frame (a row of R_base_imu)
         self.gyro_stamp_ns: list[int] = []
         self.gyro_z_base: list[float] = []
         #: cause or event key -> (level, message) of its first occurrence
@@ -169,7 +170,7 @@ class ReplayDriver:
         sample = out.sample
         if sample is not None:
             self.gyro_stamp_ns.append(sample.stamp_ns)
-            self.gyro_z_base.append(float(self.R_base_imu[2] @ sample.angular_velocity))
+            self.gyro_z_base.append(float(self._z_of_base_in_imu @ sample.angular_velocity))
         self._count("imu", out)
         self._emit(out)
 
@@ -446,6 +447,7 @@ def _replay_bag(
         wall = _feed(msgs, [by_topic[t] for t in msgs.topics], opts.progress)
     finally:
         cpu_loop = cpu()
+        written_in_loop = out.cpu_s if out is not None else 0.0
         if out is not None:
             t = clock()
             out.close()
@@ -454,7 +456,7 @@ def _replay_bag(
     cpu_end = cpu()
     cpu_times = ReplayCpu(
         read_s=open_cpu_s + cpu_read - cpu_start,
-        loop_s=cpu_loop - cpu_read,
+        loop_s=cpu_loop - cpu_read - written_in_loop,
         write_s=out.cpu_s if out is not None else 0.0,
         encode_s=out.cpu_encode_s if out is not None else 0.0,
         total_s=open_cpu_s + cpu_end - cpu_start,

@@ -67,6 +67,7 @@ class OutputBag:
         self._odom_layout = cdr_encode.odometry_layout(odom_frame, base_frame)
         self._tf_layout = cdr_encode.tf_message_layout(odom_frame, self.tf_child)
         self._wrench_layouts: dict[str, Any] = {}
+        self._contact_states = cdr_encode.DiagnosticArrayEncoder()
         self._connections = _Connections(self.bag)
         #: per estimate held: (stamp ns, its output vector when its odometry is written else None, its feet whose
         #: contact states are written (or ()), whether their wrenches are written)
@@ -100,9 +101,8 @@ class OutputBag:
         t0 = cpu()
         odometry, tf = self._odometry_rows(held)
         wrenches = self._wrench_rows(held)
-        enc = self._enc
         contacts = (
-            [enc.encode_diagnostic_array(s, "", contact_status_fields(feet)) for s, _, feet, _ in held if feet]
+            [self._contact_states.encode(s, "", contact_status_fields(feet)) for s, _, feet, _ in held if feet]
             if self._contacts
             else []
         )

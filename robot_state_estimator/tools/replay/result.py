@@ -29,8 +29,8 @@ class ReplayCpu:
 
     Attributes:
         read_s: opening the input bag and reading, decoding and ordering its messages, s.
-        loop_s: the loop over the messages: the adapter rules, the core, the log, holding the output messages and
-            writing the batches flushed during the loop, s.
+        loop_s: the loop over the messages without the output bag's batches: the adapter rules, the core, the log
+            and holding the output messages, s.
         write_s: the output bag: encoding and writing its messages (during the loop and at its close) and closing
             it, s (0 without an output bag).
         encode_s: of ``write_s``, encoding the messages to CDR, s.
