@@ -34,6 +34,7 @@ from robot_state_estimator.io import cdr
 from robot_state_estimator.io.bulk import decode_or_deserialize, messages_from_arrays
 from robot_state_estimator.io.bulk_samples import Converter
 from robot_state_estimator.io.cdr import BULK_TYPES
+from robot_state_estimator.io.mcap_batch import write_many
 from robot_state_estimator.io.messages import MessageTypes, rosbags_types
 
 
@@ -531,6 +532,17 @@ class BagWriter:
     def write_raw(self, connection: Any, data: bytes | memoryview, log_time_ns: int) -> None:
         """Write one message already serialized to CDR (``io.cdr_encode``) on a :meth:`connection`."""
         self._writer.write(connection, log_time_ns, data)
+
+    def write_raw_many(
+        self, connections: Sequence[Any], log_times_ns: Sequence[int], datas: Sequence[bytes | memoryview]
+    ) -> None:
+        """Write messages already serialized to CDR, in order, as :meth:`write_raw` of each: the bytes rosbags
+        writes, its mcap records made for the whole batch at once (``io.mcap_batch.write_many``).
+
+        Raises:
+            ValueError: the sequences differ in length or a connection is not this bag's.
+        """
+        write_many(self._writer, connections, log_times_ns, datas)
 
     def _serialize(self, msg: Any, msgtype: str) -> bytes:
         """CDR (little endian) of ``msg``, as ``Typestore.serialize_cdr`` but with the generated functions of

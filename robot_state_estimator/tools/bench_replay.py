@@ -11,9 +11,11 @@ from :class:`tools.replay.ReplayCpu` (a few clock reads per run, no per-message 
 
 - ``read``: opening the bag, reading the records (rosbags), decoding them in bulk and making the samples, ordering;
 - ``core``: the core's ``add_*`` calls, measured apart: the samples the core got in a first replay are fed again to a
-  new estimator of the same description and settings (nothing else in the loop);
+  new estimator of the same description and settings (nothing else in the loop); ``core_feet``: reading each
+  estimate's per-foot states (``Estimate.feet``, objects the core makes when first read, which every output reads):
+  the same feed with them read, less the feed without;
 - ``adapter_and_log``: the rest of the loop: the adapter rules (``io.stream``), the driver, the estimate log and
-  holding the output messages (the loop's CPU minus the core's);
+  holding the output messages (the loop's CPU minus the core's and its feet states');
 - ``write``: encoding the output messages (``encode``) and writing their records (``records``: rosbags' writer, zstd).
 
 Per message: ``read``, ``adapter_and_log`` and ``core`` per input message, ``write`` per output message. Each figure
@@ -162,9 +164,10 @@ def _captured_samples(run_dir: Path, description: str, config: Path | None) -> t
     return calls, r.description
 
 
-def core_cpu_s(calls: list[tuple[str, Any]], desc: Any, settings: Any) -> float:
+def core_cpu_s(calls: list[tuple[str, Any]], desc: Any, settings: Any, *, outputs: bool = False) -> float:
     """CPU s of feeding ``calls`` (method name, sample) to a new estimator of ``desc`` and ``settings``, events
-    popped after each call as the adapter does (nothing else timed)."""
+    popped after each call as the adapter does (nothing else timed); with ``outputs``, each estimate's per-foot
+    states read too (``Estimate.feet``: made when first read, as every output of replay and the node reads them)."""
     from robot_state_estimator.estimation import RobotStateEstimator
 
     est = RobotStateEstimator.from_description(desc, settings)
@@ -174,9 +177,16 @@ def core_cpu_s(calls: list[tuple[str, Any]], desc: Any, settings: Any) -> float:
     gc.freeze()
     try:
         t = time.process_time()
-        for add, sample in bound:
-            add(sample)
-            pop()
+        if outputs:
+            for add, sample in bound:
+                estimate = add(sample)
+                pop()
+                if estimate is not None:
+                    estimate.feet  # noqa: B018 (made when first read)
+        else:
+            for add, sample in bound:
+                add(sample)
+                pop()
         return time.process_time() - t
     finally:
         if not frozen_before:
@@ -194,7 +204,9 @@ def bench_replay_case(
     settings, _ = replay.split_config(config or config_dir() / "go1.yaml")
     calls, desc = _captured_samples(run_dir, description, config)  # also the warm-up
     core = statistics.median(core_cpu_s(calls, desc, settings) for _ in range(repeats))
-    out: dict[str, Any] = {"core_samples": len(calls), "core_cpu_s": core}
+    with_feet = statistics.median(core_cpu_s(calls, desc, settings, outputs=True) for _ in range(repeats))
+    feet = max(0.0, with_feet - core)
+    out: dict[str, Any] = {"core_samples": len(calls), "core_cpu_s": core, "core_feet_cpu_s": feet}
     for key, output_bag in (("tum", False), ("full_bag", True)):
         runs = [bench_replay(run_dir, description, output_bag=output_bag, config=config) for _ in range(repeats)]
         cpu = {k: statistics.median(r["cpu"][k] for r in runs) for k in runs[0]["cpu"]}
@@ -206,8 +218,9 @@ def bench_replay_case(
             "cpu_s": cpu,
             "per_message_us": {
                 "read": 1e6 * cpu["read_s"] / n_in,
-                "adapter_and_log": 1e6 * (cpu["loop_s"] - core) / n_in,
+                "adapter_and_log": 1e6 * (cpu["loop_s"] - core - feet) / n_in,
                 "core": 1e6 * core / n_in,
+                "core_feet": 1e6 * feet / n_in,
                 **(
                     {
                         "write": 1e6 * cpu["write_s"] / n_out,
@@ -270,6 +283,7 @@ def summary_lines(section: dict[str, Any]) -> list[str]:
             lines.append(
                 f"replay {case}, {what}: {r['realtime_factor_cpu']:.1f}x real time by CPU "
                 f"({r['realtime_factor_wall']:.1f}x wall); per input msg: read {us['read']:.1f} us, adapter+log "
-                f"{us['adapter_and_log']:.1f} us, core {us['core']:.1f} us{write}"
+                f"{us['adapter_and_log']:.1f} us, core {us['core']:.1f} us + its feet states {us['core_feet']:.1f} "
+                f"us{write}"
             )
     return lines

@@ -132,6 +132,7 @@ def test_bench_replay_case_splits_the_cpu_time_per_message(sim_run):
         cpu = r["cpu_s"]
         assert cpu["read_s"] + cpu["loop_s"] + cpu["write_s"] <= cpu["total_s"] * 1.001 + 1e-3
         assert 0 < case["core_cpu_s"] and r["per_message_us"]["core"] == pytest.approx(1e6 * case["core_cpu_s"] / n_in)
+        assert case["core_feet_cpu_s"] >= 0 and r["per_message_us"]["core_feet"] >= 0
         assert r["realtime_factor_cpu"] == pytest.approx(case["input_duration_s"] / cpu["total_s"])
     assert case["tum"]["output_messages"] == 0 and "write" not in case["tum"]["per_message_us"]
     full = case["full_bag"]

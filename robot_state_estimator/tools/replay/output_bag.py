@@ -14,7 +14,7 @@ from robot_state_estimator.tools.replay.errors import ReplayError
 from robot_state_estimator.tools.replay.options import DEFAULT_OUTPUT_COMPRESSION, OUTPUT_GROUPS
 
 #: estimates held before their messages are encoded and written (bounds the memory of a long run)
-FLUSH_EVERY = 2048
+FLUSH_EVERY = 512
 
 
 class OutputBag:
@@ -107,26 +107,35 @@ class OutputBag:
             else []
         )
         t1 = cpu()
-        write, connections = self.bag.write_raw, self._connections
-        n = 0
+        connections = self._connections
+        conns: list[Any] = []
+        times: list[int] = []
+        datas: list[Any] = []
         k = 0  # the next contact states message
         for stamp_ns, vector, feet, forces in held:
             if vector is not None:
                 if odometry is not None:
-                    write(connections["odometry"], odometry.next(), stamp_ns)
+                    conns.append(connections["odometry"])
+                    times.append(stamp_ns)
+                    datas.append(odometry.next())
                 if tf is not None:
-                    write(connections["/tf"], tf.next(), stamp_ns)
+                    conns.append(connections["/tf"])
+                    times.append(stamp_ns)
+                    datas.append(tf.next())
             if not feet:
                 continue
             if forces:
                 for foot in feet:
-                    topic = f"contact_wrench/{foot.name}"
-                    write(connections[topic], wrenches[foot.name].next(), stamp_ns)
-                n += len(feet)
+                    conns.append(connections[f"contact_wrench/{foot.name}"])
+                    times.append(stamp_ns)
+                    datas.append(wrenches[foot.name].next())
             if self._contacts:
-                write(connections["contact_states"], contacts[k], stamp_ns)
+                conns.append(connections["contact_states"])
+                times.append(stamp_ns)
+                datas.append(contacts[k])
                 k += 1
-        n += k + (len(odometry) if odometry is not None else 0) + (len(tf) if tf is not None else 0)
+        self.bag.write_raw_many(conns, times, datas)
+        n = len(datas)
         self.n_messages += n
         t2 = cpu()
         self.cpu_encode_s += t1 - t0
