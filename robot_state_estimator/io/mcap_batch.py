@@ -12,14 +12,15 @@ times, and a new chunk once the open one holds more than 1 MiB (the same message
 The result is the file rosbags writes for the same messages (``test/io/test_mcap_batch.py`` compares the bytes of
 both bags, metadata included, with and without zstd chunks, across several chunks), so every reader of rosbags' mcap
 bags (rosbags, ``ros2 bag``, Foxglove) reads it. It relies on the attributes of rosbags' ``Writer`` and
-``McapWriter`` (0.11): another storage (sqlite3), per-message compression or another writer falls back to
-``Writer.write`` message by message.
+``McapWriter`` (0.11, :data:`TESTED_ROSBAGS`): another rosbags version, another storage (sqlite3), per-message
+compression or another writer falls back to ``Writer.write`` message by message.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from importlib.metadata import version
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,10 @@ _HEAD = _RECORD_HEAD.itemsize
 _FIELDS_BEFORE_DATA = 22
 #: rosbags' McapWriter closes its chunk after the message that takes it past this many bytes
 CHUNK_BYTES = 2**20
+#: the rosbags versions whose writer this module was tested against (``test/io/test_mcap_batch.py``, byte for byte);
+#: with another one every message goes through ``Writer.write``
+TESTED_ROSBAGS = "0.11."
+BATCHES = version("rosbags").startswith(TESTED_ROSBAGS)
 
 
 def write_many(
@@ -65,7 +70,7 @@ def write_many(
     if not n:
         return
     storage = writer.storage
-    if type(storage) is not McapWriter or writer.compression_mode == CompressionMode.MESSAGE:
+    if not BATCHES or type(storage) is not McapWriter or writer.compression_mode == CompressionMode.MESSAGE:
         for connection, t, data in zip(connections, log_times_ns, datas, strict=True):
             writer.write(connection, t, data)
         return
@@ -115,4 +120,4 @@ def write_many(
     writer.max_timestamp = max(int(times.max()), writer.max_timestamp)
 
 
-__all__ = ["CHUNK_BYTES", "write_many"]
+__all__ = ["BATCHES", "CHUNK_BYTES", "TESTED_ROSBAGS", "write_many"]

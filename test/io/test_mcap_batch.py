@@ -51,6 +51,11 @@ def _write(path: Path, zstd: bool, batches: list[int] | None, msgs: tuple[list[i
     writer.close()
 
 
+def test_the_installed_rosbags_is_the_tested_one() -> None:
+    """The batch path is on with the pinned rosbags (requirements.txt): the tests below exercise it."""
+    assert mcap_batch.BATCHES
+
+
 @pytest.mark.parametrize("zstd", [False, True], ids=["none", "zstd"])
 def test_batches_write_the_bytes_rosbags_writes_one_by_one(tmp_path: Path, zstd: bool) -> None:
     msgs = _messages(seed=3, n=3000)  # about 4.5 MB: five chunks
