@@ -63,7 +63,8 @@ def imu_samples(a: cdr.ImuArrays) -> list[ImuSample | None]:
 
 def _lengths_ok(values: cdr.Ragged, n: NDArray[np.int64], *, may_be_empty: bool) -> NDArray[np.bool_]:
     lengths = np.diff(values.offsets)
-    return (lengths == n) | (lengths == 0) if may_be_empty else lengths == n
+    ok = (lengths == n) | (lengths == 0) if may_be_empty else lengths == n
+    return np.asarray(ok, dtype=bool)
 
 
 def _finite_rows(values: cdr.Ragged) -> NDArray[np.bool_]:
