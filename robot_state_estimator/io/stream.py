@@ -324,6 +324,10 @@ class StampLossCounter:
         if d <= 0:
             if d < -backwards_tolerance_ns:
                 self._last = stamp_ns  # time went back (a looping bag): start again from here
+            else:
+                # a repeated or slightly older stamp (the core refuses the sample): it arrived, perhaps in place of
+                # a sample whose own stamp never came, so it counts like an unstamped one against the next gap
+                self._unstamped = unstamped + 1
             return 0
         self._last = stamp_ns
         if d > max_gap_ns:
