@@ -154,9 +154,37 @@ def orientation_reference(
             what="custom_rpy",
         )
         return R_world_parent @ rpy_to_matrix(custom_rpy)
-    # GRAV_UP / GRAV_DOWN
-    if gazebo_compatible:
+    if gazebo_compatible:  # GRAV_UP / GRAV_DOWN: not implemented by gz-sensors
         return initial()
+    return _gravity_aligned(
+        loc,
+        gravity_world=gravity_world,
+        grav_dir_x=grav_dir_x,
+        grav_dir_x_parent_frame=grav_dir_x_parent_frame,
+        heading_rad=heading_rad,
+        R_world_sensor_initial=R_world_sensor_initial,
+        frame_rotations=frame_rotations,
+    )
+
+
+def _gravity_aligned(
+    loc: Localization,
+    *,
+    gravity_world: FloatArray,
+    grav_dir_x: Sequence[float],
+    grav_dir_x_parent_frame: str,
+    heading_rad: float,
+    R_world_sensor_initial: FloatArray | None,
+    frame_rotations: Mapping[str, FloatArray] | None,
+) -> FloatArray:
+    """``R_world_ref`` (3, 3) of GRAV_UP / GRAV_DOWN (SDFormat ``imu.sdf``): z against (GRAV_UP) or along
+    (GRAV_DOWN) gravity, x the projection of ``grav_dir_x`` (in its parent frame, resolved as for CUSTOM) on the
+    plane normal to gravity, y = z x x. Arguments as :func:`orientation_reference`.
+
+    Raises:
+        OrientationReferenceError: zero gravity, an unknown parent frame, or ``grav_dir_x`` parallel to gravity
+            (or zero).
+    """
     g = np.asarray(gravity_world, dtype=float)
     g_norm = float(np.linalg.norm(g))
     if g_norm == 0.0:
