@@ -277,55 +277,79 @@ def write_run_bag(
 
         shutil.rmtree(bag_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    types = default_types()
-    cov = run.imu_covariances
     try:
         with BagWriter(bag_dir, storage=storage) as bag:
-            # ground truth first at equal stamps: writers order by log time, then by insertion
-            gt = ground_truth_estimates(run)
-            imu = imu_samples(run)
-            joints = joint_samples(run)
             wrenches = (
                 foot_wrench_samples(run, foot_wrench_frames, noise_n=foot_wrench_noise_n) if foot_wrenches else None
             )
-            events: list[tuple[int, int, int]] = []  # (stamp, kind, index)
-            events += [(e.stamp_ns, 0, i) for i, e in enumerate(gt)]
-            events += [(s.stamp_ns, 1, i) for i, s in enumerate(imu)]
-            events += [(s.stamp_ns, 2, i) for i, s in enumerate(joints)]
-            events.sort()
-            for stamp, kind, i in events:
-                if kind == 0:
-                    msg = m.odometry_msg(types, gt[i], odom_frame=odom_frame, base_frame=run.base_link)
-                    bag.write(TOPIC_ODOM, msg, stamp)
-                elif kind == 1:
-                    msg = m.imu_msg(
-                        types,
-                        imu[i],
-                        angular_velocity_covariance=cov["angular_velocity"],
-                        linear_acceleration_covariance=cov["linear_acceleration"],
-                        orientation_covariance=cov["orientation"],
-                    )
-                    bag.write(TOPIC_IMU, msg, stamp)
-                else:
-                    k = int(run.joint_index[i])
-                    if contact_schedule:  # before the joints at equal stamps (log time, then insertion order)
-                        sched = ContactScheduleSample(stamp, run.feet, tuple(bool(c) for c in run.contact[k]))
-                        bag.write(TOPIC_SCHEDULE, m.contact_schedule_msg(types, sched), stamp)
-                    if wrenches is not None:
-                        for w in wrenches[i]:
-                            msg = m.wrench_stamped_msg(types, w.stamp_ns, w.frame_id, w.wrench)
-                            bag.write(foot_wrench_topic(w.foot), msg, stamp)
-                    bag.write(TOPIC_JOINTS, m.joint_state_msg(types, joints[i]), stamp)
-                    feet = _foot_states(run, k)
-                    for foot in feet:
-                        bag.write(TOPIC_WRENCH_PREFIX + foot.name, m.foot_wrench_msg(types, stamp, foot), stamp)
-                    bag.write(TOPIC_CONTACTS, m.contact_states_msg(types, stamp, feet), stamp)
+            _write_messages(bag, run, odom_frame=odom_frame, wrenches=wrenches, contact_schedule=contact_schedule)
     except SimulationError:
         raise
     except Exception as exc:
         raise SimulationError(f"writing {bag_dir} failed: {exc}") from exc
     (out_dir / "robot_description.urdf").write_text(run.description_xml)
-    info = {
+    info = _run_info(
+        run, odom_frame=odom_frame, storage=storage, foot_wrenches=foot_wrenches, contact_schedule=contact_schedule
+    )
+    (out_dir / "run.yaml").write_text(yaml.safe_dump(info, sort_keys=False))
+    return bag_dir
+
+
+def _write_messages(
+    bag: BagWriter,
+    run: SimulatedRun,
+    *,
+    odom_frame: str,
+    wrenches: list[list[FootWrenchSample]] | None,
+    contact_schedule: bool,
+) -> None:
+    """Every message of ``run`` into ``bag`` in stamp order (topics in the module docstring): at equal stamps the
+    ground truth first, then the IMU, then the joint stamp's messages (contact schedule, foot wrenches, joints,
+    ground-truth contact wrenches and contacts); writers order by log time, then by insertion."""
+    types = default_types()
+    cov = run.imu_covariances
+    gt = ground_truth_estimates(run)
+    imu = imu_samples(run)
+    joints = joint_samples(run)
+    events: list[tuple[int, int, int]] = []  # (stamp, kind, index)
+    events += [(e.stamp_ns, 0, i) for i, e in enumerate(gt)]
+    events += [(s.stamp_ns, 1, i) for i, s in enumerate(imu)]
+    events += [(s.stamp_ns, 2, i) for i, s in enumerate(joints)]
+    events.sort()
+    for stamp, kind, i in events:
+        if kind == 0:
+            msg = m.odometry_msg(types, gt[i], odom_frame=odom_frame, base_frame=run.base_link)
+            bag.write(TOPIC_ODOM, msg, stamp)
+        elif kind == 1:
+            msg = m.imu_msg(
+                types,
+                imu[i],
+                angular_velocity_covariance=cov["angular_velocity"],
+                linear_acceleration_covariance=cov["linear_acceleration"],
+                orientation_covariance=cov["orientation"],
+            )
+            bag.write(TOPIC_IMU, msg, stamp)
+        else:
+            k = int(run.joint_index[i])
+            if contact_schedule:  # before the joints at equal stamps (log time, then insertion order)
+                sched = ContactScheduleSample(stamp, run.feet, tuple(bool(c) for c in run.contact[k]))
+                bag.write(TOPIC_SCHEDULE, m.contact_schedule_msg(types, sched), stamp)
+            if wrenches is not None:
+                for w in wrenches[i]:
+                    msg = m.wrench_stamped_msg(types, w.stamp_ns, w.frame_id, w.wrench)
+                    bag.write(foot_wrench_topic(w.foot), msg, stamp)
+            bag.write(TOPIC_JOINTS, m.joint_state_msg(types, joints[i]), stamp)
+            feet = _foot_states(run, k)
+            for foot in feet:
+                bag.write(TOPIC_WRENCH_PREFIX + foot.name, m.foot_wrench_msg(types, stamp, foot), stamp)
+            bag.write(TOPIC_CONTACTS, m.contact_states_msg(types, stamp, feet), stamp)
+
+
+def _run_info(
+    run: SimulatedRun, *, odom_frame: str, storage: str, foot_wrenches: bool, contact_schedule: bool
+) -> dict[str, object]:
+    """The content of ``run.yaml``: robot, seed, settings, frames, feet, joints, topics, storage and summary."""
+    return {
         "robot": run.robot,
         "seed": run.settings.seed,
         "settings": run.settings.to_dict(),
@@ -350,5 +374,3 @@ def write_run_bag(
         "storage": storage,
         "summary": run_summary(run),
     }
-    (out_dir / "run.yaml").write_text(yaml.safe_dump(info, sort_keys=False))
-    return bag_dir
