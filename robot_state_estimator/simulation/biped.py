@@ -4,7 +4,7 @@ The quadruped generator (:mod:`.generator`) places foot *points*; a biped stands
 hold their position **and orientation** on the ground (the contact the 6-D stance update of
 :mod:`robot_state_estimator.estimation.flat_feet` models). Pipeline, one sample after the other:
 
-1. base trajectory, gait schedule and footholds in closed form (:mod:`.trajectory`, as for the quadrupeds): a
+1. base trajectory, gait schedule and footholds in closed form (:mod:`.gait_plan`, as for the quadrupeds): a
    straight walk at ``speed_m_s`` with body bobbing, roll and pitch; the two soles alternate with phase offsets
    0 and 1/2 and duty factor ``duty`` (> 1/2: double-support phases); swings are quintic
    :class:`~.trajectory.SwingSegment` from foothold to foothold with a vertical bump;
@@ -12,16 +12,17 @@ hold their position **and orientation** on the ground (the contact the 6-D stanc
    standing posture (flat, heading 0: a straight walk does not turn the feet);
 3. the 6 joints of each leg by Newton inverse kinematics on the sole's full pose (``log6`` of the pose error,
    the LOCAL frame Jacobian), to ``|error| < 1e-12``; the other joints (torso, arms, head) keep the standing
-   posture;
+   posture (:func:`~.inverse_kinematics.solve_sole_poses`);
 4. joint velocities and accelerations from the sole twists through the 6 x 6 leg Jacobians: ``J_leg qdot =
    V_F - J_base v_base`` (``LOCAL_WORLD_ALIGNED``), ``J_leg qddot = A_F - drift`` with the classical
-   accelerations (zero for a sole in stance, the swing's linear acceleration otherwise);
+   accelerations (zero for a sole in stance, the swing's linear acceleration otherwise)
+   (:func:`~.inverse_kinematics.sole_joint_rates`);
 5. ``tau_full = RNEA(q, v, a)``; each stance sole receives a 6-D wrench (force and moment about its origin, world
    axes) from the unactuated rows ``A f = w``: exact in single support (``A`` is 6 x 6), the least-norm
    deviation from an equal share of the weight in double support. Every sample is balanced to rounding; the
    centre of pressure is not constrained to the sole (the base path does not sway over the stance foot) and
-   friction is only checked;
-6. ``tau = tau_full[6:] - J_joints^T f``; 7. sensors (:func:`.generator.sensor_run`).
+   friction is only checked (:func:`~.contact_forces.sole_wrenches`);
+6. ``tau = tau_full[6:] - J_joints^T f``; 7. sensors (:func:`.sensor_sampling.sensor_run`).
 
 The robot is example-robot-data's Talos (``talos_reduced.urdf``, SRDF posture ``half_sitting``, feet
 ``left_sole_link`` / ``right_sole_link``). Its description's IMU sits on ``torso_2_link``, which the torso joints
@@ -37,24 +38,24 @@ import re
 
 import numpy as np
 import pinocchio as pin
+from numpy.typing import NDArray
 
 from robot_state_estimator.common.robots import example_robot_data_share
 from robot_state_estimator.description import load_description
+from robot_state_estimator.simulation.contact_forces import sole_wrenches
 from robot_state_estimator.simulation.errors import SimulationError
-from robot_state_estimator.simulation.generator import (
-    IK_MAX_ITERATIONS,
-    IK_TOLERANCE_M,
-    UNBALANCED_TOLERANCE,
-    FloatArray,
-    IndexArray,
-    _base_motion,
-    make_stamps,
-    sensor_run,
-)
+from robot_state_estimator.simulation.foot_targets import FootSchedule
+from robot_state_estimator.simulation.gait_plan import gait_cycle, plan_gait
+from robot_state_estimator.simulation.inverse_kinematics import Legs, sole_joint_rates, solve_sole_poses
 from robot_state_estimator.simulation.robots import BIPEDS, SimRobot
 from robot_state_estimator.simulation.run import SimulatedRun, WholeBodyTrajectory
+from robot_state_estimator.simulation.sensor_sampling import sensor_run
 from robot_state_estimator.simulation.settings import SimulationSettings
-from robot_state_estimator.simulation.trajectory import BaseState, FootPlan, SwingSegment, evaluate_base, plan_feet
+from robot_state_estimator.simulation.stamps import time_grid
+from robot_state_estimator.simulation.trajectory import BaseState, FootPlan, SwingSegment
+from robot_state_estimator.simulation.whole_body import TrajectoryRecorder
+
+FloatArray = NDArray[np.float64]
 
 #: The IMU of a simulated Talos: on ``base_link`` at its origin, axes aligned, 1 kHz. Assumed noise (stated, not a
 #: datasheet of Talos' IMU): per sample gyro 1e-3 rad/s, accelerometer 0.02 m/s^2 (consumer MEMS white noise at
@@ -146,12 +147,28 @@ def load_biped(robot: str) -> SimRobot:
     )
 
 
-def _leg_columns(model: pin.Model, fid: int) -> tuple[IndexArray, IndexArray]:
-    """The q and v indices of the joints moving frame ``fid`` (its supporting joints below the root)."""
-    chain = [j for j in model.supports[model.frames[fid].parentJoint] if j > 1]
-    if len(chain) != 6 or any(model.joints[j].nq != 1 for j in chain):
-        raise SimulationError(f"sole {model.frames[fid].name}: expected a 6-joint revolute leg")
-    return np.array([model.joints[j].idx_q for j in chain]), np.array([model.joints[j].idx_v for j in chain])
+def _sole_targets(
+    k: int, t: FloatArray, plans: list[FootPlan], schedule: FootSchedule, segment: list[SwingSegment | None]
+) -> FloatArray:
+    """(nf, 3, 3): per sole the position (m), velocity (m/s) and acceleration (m/s^2) of its origin (W) at sample
+    ``k``: the foothold in stance, else the swing ``segment[i]`` from foothold to foothold (planned at lift-off,
+    forgotten at touch-down) evaluated at ``t[k]``."""
+    targets = np.zeros((len(plans), 3, 3))
+    tk = float(t[k])
+    for i, plan in enumerate(plans):
+        if schedule.contact[k, i]:
+            segment[i] = None
+            targets[i, 0] = schedule.stance_p[k, i]
+            continue
+        s = int(schedule.phase_index[k, i])
+        seg = segment[i]
+        if seg is None:  # lift-off: foothold s to foothold s + 1
+            seg = segment[i] = SwingSegment.hermite(
+                float(plan.swing_start[s]), float(plan.swing_end[s]), (plan.footholds[s], np.zeros(3), np.zeros(3)),
+                (plan.footholds[s + 1], np.zeros(3), np.zeros(3)), plan.step_height,
+            )  # fmt: skip
+        targets[i] = np.array(seg.evaluate(tk))
+    return targets
 
 
 def _whole_body_flat(
@@ -160,110 +177,28 @@ def _whole_body_flat(
     """Joint trajectory, torques and sole wrenches, one sample after the other (module docstring, steps 2-6)."""
     model = robot.model
     data = model.createData()
-    fids = [model.getFrameId(f) for f in robot.feet]
-    cols = [_leg_columns(model, fid) for fid in fids]
-    n, nf, nv = t.size, len(fids), model.nv
+    legs = Legs(model, robot.feet, joints=6, what="sole")
     pin.framesForwardKinematics(model, data, robot.q_standing)
-    R_sole = [data.oMf[fid].rotation.copy() for fid in fids]  # flat, heading 0: held for the whole walk
-    contact = np.empty((n, nf), dtype=bool)
-    phase = np.empty((n, nf), dtype=np.intp)
-    stance_p = np.empty((n, nf, 3))
-    for i, plan in enumerate(plans):
-        stance_p[:, i], _, _, contact[:, i], _ = plan.evaluate_stance(t)
-        phase[:, i] = plan.phases(t)[1]
-    Q, V, A = np.empty((n, model.nq)), np.empty((n, nv)), np.empty((n, nv))
-    TAU, RES = np.empty((n, nv - 6)), np.empty((n, 6))
-    F, W_FOOT, P_FOOT = np.zeros((n, nf, 3)), np.zeros((n, nf, 6)), np.empty((n, nf, 3))
-    weight = pin.computeTotalMass(model) * 9.81
-    violations = unbalanced = 0
-    LWA, LOCAL = pin.LOCAL_WORLD_ALIGNED, pin.LOCAL
+    R_sole = [data.oMf[fid].rotation.copy() for fid in legs.frame_ids]  # flat, heading 0: held for the whole walk
+    schedule = FootSchedule.evaluate(plans, t)
+    out = TrajectoryRecorder(model, t.size, len(plans))
     q = robot.q_standing.copy()
-    qd_prev, qdd_prev = np.zeros(nv - 6), np.zeros(nv - 6)
-    segment: list[SwingSegment | None] = [None] * nf
-    targets = np.zeros((nf, 3, 3))  # per foot: position, velocity, acceleration of the sole origin (W)
-    for k in range(n):
+    segment: list[SwingSegment | None] = [None] * len(plans)
+    for k in range(t.size):
         tk = float(t[k])
         h = tk - float(t[k - 1]) if k > 0 else 0.0
         q[:7] = base.q_base[k]
         if k > 0:
-            q[7:] = Q[k - 1, 7:] + qd_prev * h + 0.5 * qdd_prev * h * h
-        for i, plan in enumerate(plans):
-            if contact[k, i]:
-                segment[i] = None
-                targets[i] = 0.0
-                targets[i, 0] = stance_p[k, i]
-                continue
-            s = int(phase[k, i])
-            seg = segment[i]
-            if seg is None:  # lift-off: foothold s to foothold s + 1
-                seg = segment[i] = SwingSegment.hermite(
-                    float(plan.swing_start[s]), float(plan.swing_end[s]), (plan.footholds[s], np.zeros(3), np.zeros(3)),
-                    (plan.footholds[s + 1], np.zeros(3), np.zeros(3)), plan.step_height,
-                )  # fmt: skip
-            targets[i] = np.array(seg.evaluate(tk))
-        # ---- inverse kinematics of the sole poses (Newton on each 6-joint leg)
-        for it in range(IK_MAX_ITERATIONS + 1):
-            pin.framesForwardKinematics(model, data, q)
-            errs = [
-                pin.log6(data.oMf[fid].actInv(pin.SE3(R_sole[i], targets[i, 0]))).vector for i, fid in enumerate(fids)
-            ]
-            worst = max(float(np.abs(e).max()) for e in errs)
-            if worst < IK_TOLERANCE_M:
-                break
-            if it == IK_MAX_ITERATIONS:
-                raise SimulationError(
-                    f"inverse kinematics of the soles did not converge at t = {tk:.4f} s (error {worst:.3g}): "
-                    "a sole target is out of reach; lower the speed or step height"
-                )
-            pin.computeJointJacobians(model, data, q)
-            for i, fid in enumerate(fids):
-                J = pin.getFrameJacobian(model, data, fid, LOCAL)[:, cols[i][1]]
-                step = np.linalg.solve(J, errs[i])
-                norm = float(np.linalg.norm(step))
-                q[cols[i][0]] += step * min(1.0, 0.2 / norm) if norm > 0.2 else step
-        pin.computeJointJacobians(model, data, q)
-        J6 = [pin.getFrameJacobian(model, data, fid, LWA) for fid in fids]  # (6, nv) each
-        # ---- velocities and accelerations from the sole twists (zero in stance)
-        v = np.zeros(nv)
-        v[:6] = base.v_base[k]
-        for i in range(nf):
-            twist = np.concatenate([targets[i, 1], np.zeros(3)])
-            v[cols[i][1]] = np.linalg.solve(J6[i][:, cols[i][1]], twist - J6[i][:, :6] @ v[:6])
-        a = np.zeros(nv)
-        a[:6] = base.a_base[k]
-        pin.forwardKinematics(model, data, q, v, a)
-        for i, fid in enumerate(fids):
-            drift = pin.getFrameClassicalAcceleration(model, data, fid, LWA).vector
-            acc = np.concatenate([targets[i, 2], np.zeros(3)])
-            a[cols[i][1]] = np.linalg.solve(J6[i][:, cols[i][1]], acc - drift)
-        P_FOOT[k] = targets[:, 0]
+            q[7:] = out.predicted_joints(k, h)
+        targets = _sole_targets(k, t, plans, schedule, segment)  # per sole: position, velocity, acceleration (W)
+        J6 = solve_sole_poses(model, data, legs, q, R_sole, targets[:, 0], tk)
+        v, a = sole_joint_rates(model, data, legs, q, J6, (base.v_base[k], base.a_base[k]), targets)
         # ---- inverse dynamics and the stance soles' 6-D wrenches (force, moment about the sole origin; W axes)
         tau_full = pin.rnea(model, data, q, v, a)
-        resid = tau_full.copy()
-        stance = np.flatnonzero(contact[k])
-        if stance.size:
-            Ab = np.hstack([J6[foot][:, :6].T for foot in stance.tolist()])  # (6, 6 nc)
-            f_ref = np.zeros(6 * stance.size)
-            f_ref[2::6] = weight / stance.size
-            sol = f_ref + np.linalg.lstsq(Ab, tau_full[:6] - Ab @ f_ref, rcond=None)[0]  # least-norm deviation
-            for j, foot in enumerate(stance.tolist()):
-                w = sol[6 * j : 6 * j + 6]
-                resid -= J6[foot].T @ w
-                F[k, foot] = w[:3]
-                R_FW = data.oMf[fids[foot]].rotation.T
-                W_FOOT[k, foot, :3], W_FOOT[k, foot, 3:] = R_FW @ w[:3], R_FW @ w[3:]
-                violations += int(np.hypot(w[0], w[1]) > mu * w[2])
-        Q[k], V[k], A[k] = q, v, a
-        TAU[k], RES[k] = resid[6:], resid[:6]
-        unbalanced += bool(
-            np.linalg.norm(resid[:3]) > UNBALANCED_TOLERANCE * weight
-            or np.linalg.norm(resid[3:6]) > UNBALANCED_TOLERANCE * weight
-        )
-        qd_prev, qdd_prev = v[6:], a[6:]
-    return WholeBodyTrajectory(
-        q=Q, v=V, a=A, tau=TAU, res=RES, f=F, w_foot=W_FOOT, violations=violations, unilateral=0,
-        unbalanced=unbalanced, foot_p=P_FOOT, contact=contact, slipping=np.zeros((n, nf), dtype=bool),
-    )  # fmt: skip
+        stance = np.flatnonzero(schedule.contact[k])
+        wrenches = sole_wrenches(data, legs.frame_ids, J6, stance, tau_full, out.weight, mu)
+        out.store(k, (q, v, a), targets[:, 0], wrenches)
+    return out.trajectory(schedule.contact, np.zeros((t.size, len(plans)), dtype=bool))
 
 
 def simulate_biped(settings: SimulationSettings, *, robot: SimRobot | None = None) -> SimulatedRun:
@@ -286,33 +221,17 @@ def simulate_biped(settings: SimulationSettings, *, robot: SimRobot | None = Non
     settings = dataclasses.replace(settings, foot_model="flat", turn_amplitude_rad=0.0)
     seeds = np.random.SeedSequence(settings.seed).spawn(4)
     rng_jitter, rng_imu, rng_joints = (np.random.default_rng(s) for s in seeds[:3])
-    imu_rel = make_stamps(settings.imu_rate_hz, settings.duration_s, settings.jitter_s, rng_jitter)
-    joint_rel = make_stamps(settings.joint_rate_hz, settings.duration_s, settings.jitter_s, rng_jitter)
-    grid_rel = np.union1d(imu_rel, joint_rel)
-    imu_index = np.searchsorted(grid_rel, imu_rel).astype(np.int64)
-    joint_index = np.searchsorted(grid_rel, joint_rel).astype(np.int64)
-    t = grid_rel / 1e9
-    period = settings.gait_period_s or robot.gait.walk_period_s
-    duty = settings.duty_factor or robot.gait.walk_duty
-    step_height = settings.step_height_m if settings.step_height_m is not None else robot.gait.step_height_m
-    motion = _base_motion(settings, robot, period, float(robot.q_standing[2]))
-    base = evaluate_base(motion, t)
-    data = robot.model.createData()
-    pin.framesForwardKinematics(robot.model, data, robot.q_standing)
-    r_feet = np.array([data.oMf[robot.model.getFrameId(f)].translation[:2] for f in robot.feet])
-    plans = plan_feet(
-        motion,
-        r_feet,
-        phase_offsets=np.array([0.0, 0.5]) if settings.gait == "walk" else None,
+    grid = time_grid(settings, rng_jitter)
+    period, duty = gait_cycle(settings, robot, walk=True)
+    plan = plan_gait(
+        settings,
+        robot,
+        grid.t,
         period=period,
         duty=duty,
-        step_height=step_height,
-        t_gait_start=settings.settle_s,
-        t_end=settings.duration_s,
+        phase_offsets=np.array([0.0, 0.5]) if settings.gait == "walk" else None,
+        z0=float(robot.q_standing[2]),
     )
-    wb = _whole_body_flat(robot, t, base, plans, settings.friction_coefficient)
+    wb = _whole_body_flat(robot, grid.t, plan.base, plan.plans, settings.friction_coefficient)
     rho = np.zeros(len(robot.feet))
-    return sensor_run(
-        settings, robot, wb, grid_rel, imu_rel, imu_index, joint_index, rng_imu, rng_joints, rho,
-        robot.description_xml,
-    )  # fmt: skip
+    return sensor_run(settings, robot, wb, grid, (rng_imu, rng_joints), rho, robot.description_xml)

@@ -16,7 +16,7 @@ FloatArray = NDArray[np.float64]
 @dataclass(frozen=True)
 class WholeBodyTrajectory:
     """A generated whole-body motion at the ``n`` samples of the time grid, before the sensors (steps 2-6 of
-    :mod:`~robot_state_estimator.simulation.generator`): what ``generator.sensor_run`` turns into a
+    :mod:`~robot_state_estimator.simulation.generator`): what ``sensor_sampling.sensor_run`` turns into a
     :class:`SimulatedRun` (the fields of the same meaning there say the units and frames).
 
     Attributes:
@@ -85,7 +85,7 @@ class SimulatedRun:
             (``f_z >= 0``).
         unilateral_samples: number of samples where the least-squares forces closest to an equal share of the
             weight would have pulled a foot, so the forces were found with ``f_z >= 0`` bounds instead
-            (:func:`~robot_state_estimator.simulation.generator.unilateral_forces`).
+            (:func:`~robot_state_estimator.simulation.contact_forces.unilateral_forces`).
         unbalanced_samples: number of samples whose ``base_residual_wrench`` is above rounding (force norm
             above 1e-6 times the weight, or torque norm above 1e-6 times the weight times 1 m): the stance feet
             cannot give the base wrench the motion needs (two point feet, or the zero-moment point outside the

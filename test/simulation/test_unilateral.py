@@ -10,7 +10,7 @@ import pytest
 from scipy.optimize import linprog
 
 from robot_state_estimator.simulation import SimulationSettings, load_sim_robot, simulate
-from robot_state_estimator.simulation.generator import UNBALANCED_TOLERANCE, unilateral_forces
+from robot_state_estimator.simulation.contact_forces import UNBALANCED_TOLERANCE, unilateral_forces
 
 ROBOTS = ("go1", "solo12", "anymal_c")
 
