@@ -118,6 +118,30 @@ def test_private_rclpy_names_only_in_the_compat_module() -> None:
     assert not problems, "\n".join(problems) + "\n(use robot_state_estimator.ros.rclpy_compat)"
 
 
+def _private_attribute_reads(path: Path) -> list[str]:
+    """The private attributes ``path`` reads by name (``getattr``/``hasattr`` with a literal ``"_name"``)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
+            if len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                name = node.args[1].value
+                if name.startswith("_") and not name.startswith("__"):
+                    names.append(name)
+    return names
+
+
+def test_private_rclpy_attributes_only_in_the_compat_module() -> None:
+    """rclpy's private attributes (``Node._parameter_overrides``, ``Executor._cb_iter``) are read in
+    ``ros/rclpy_compat.py`` only: no other module of ``ros/`` reads a private attribute by name."""
+    problems = [
+        f"{path.relative_to(PACKAGE)} reads {name}"
+        for path in sorted((PACKAGE / "ros").glob("*.py"))
+        if path.name != "rclpy_compat.py"
+        for name in _private_attribute_reads(path)
+    ]
+    assert not problems, "\n".join(problems) + "\n(use robot_state_estimator.ros.rclpy_compat)"
+
+
 def test_no_import_circle_in_ros() -> None:
     """``ros/`` modules import each other one way (also counting imports inside functions): the entry point
     imports the node, never the reverse."""

@@ -9,8 +9,9 @@ Example:
 """
 
 from .errors import DescriptionError, DescriptionWarning, ErrorCode, Problem
+from .feet import FootFrameChoice
 from .loader import load_description
-from .robot import FootFrameChoice, RobotDescription
+from .robot import RobotDescription
 from .types import ImuSpec, Localization, NoiseSpec, NoiseType
 
 __all__ = [

@@ -4,50 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import pinocchio as pin
 
 from .errors import DescriptionError, ErrorCode, Problem
+from .feet import FootFrameChoice, foot_frame_choice
 from .frame_graph import MODEL_FRAME, FrameGraph
 from .types import CollisionSpheres, ImuSpec
-
-#: Names of contact frames found by ``foot_frames()``: ending (case-insensitively, after dropping a
-#: ``_link``/``_frame`` suffix) in foot, sole or toe.
-_FOOT_RE = re.compile(r"(foot|sole|toe)$", re.IGNORECASE)
-_SUFFIX_RE = re.compile(r"_(link|frame)$", re.IGNORECASE)
-#: Tie-break between detected frames of one rigid body at the same height: the sole first, then foot, then toe.
-_NAME_RANK = {"sole": 0, "foot": 1, "toe": 2}
-#: m, two frames of one body whose origins are closer in height than this are "at the same height".
-_SAME_HEIGHT_M = 1e-9
-
-
-@dataclass(frozen=True)
-class FootFrameChoice:
-    """The feet that detection found (:meth:`RobotDescription.foot_frame_choice`).
-
-    Attributes:
-        frames: one contact frame per rigid body, in pinocchio frame order.
-        dropped: per chosen frame, the other detected frames of the same rigid body (the same pinocchio joint:
-            links joined by fixed joints are frames of one body), which are not used; empty when each body
-            had one candidate.
-    """
-
-    frames: tuple[str, ...]
-    dropped: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def message(self) -> str:
-        """One line saying which frame was kept for which dropped ones ("" when nothing was dropped)."""
-        if not self.dropped:
-            return ""
-        parts = [f"{kept} (not {', '.join(others)})" for kept, others in self.dropped.items()]
-        return (
-            "foot detection keeps one frame per rigid body, the lowest at the neutral configuration (sole before "
-            "foot before toe at equal height): " + "; ".join(parts) + "; set foot_frames to choose others"
-        )
-
 
 #: How a user chooses one of several IMUs (the node parameter, the CLI option, the settings key): in messages.
 CHOOSE_HOW = (
@@ -265,14 +230,7 @@ class RobotDescription:
         return self.foot_frame_choice().frames
 
     def foot_frame_choice(self) -> FootFrameChoice:
-        """Detect the feet: one contact frame per rigid body.
-
-        Candidates are BODY or OP frames whose names end in foot/sole/toe (any case, after dropping a
-        ``_link``/``_frame`` suffix) on leaf joints. Frames on the same pinocchio joint are one rigid body (a
-        humanoid's ``l_foot`` link and the ``l_sole`` frame fixed to it); fusing both would count one foot's
-        motion twice as independent measurements. Of each body the frame kept is the lowest (smallest z in the
-        base frame) at the neutral configuration ``pinocchio.neutral``, i.e. the one on the sole of the foot;
-        at equal height (within 1 nm) a name ending in sole, then foot, then toe; then pinocchio frame order.
+        """Detect the feet: one contact frame per rigid body (``description.feet.foot_frame_choice``).
 
         Returns:
             :class:`FootFrameChoice`: the frames (pinocchio frame order) and, per kept frame, the dropped ones.
@@ -280,51 +238,4 @@ class RobotDescription:
         Raises:
             DescriptionError: ``ELEMENT_MISSING`` when detection finds nothing (pass the names explicitly).
         """
-        model = self.model
-        parents = {int(model.parents[j]) for j in range(1, model.njoints)}
-        by_joint: dict[int, list[int]] = {}
-        for fid, f in enumerate(model.frames):
-            if f.type not in (pin.FrameType.BODY, pin.FrameType.OP_FRAME):
-                continue
-            if int(f.parentJoint) in parents or int(f.parentJoint) == 0:
-                continue
-            if _FOOT_RE.search(_SUFFIX_RE.sub("", f.name)):
-                by_joint.setdefault(int(f.parentJoint), []).append(fid)
-        if not by_joint:
-            leaves = [
-                f.name
-                for f in model.frames
-                if f.type == pin.FrameType.BODY and int(f.parentJoint) not in parents and int(f.parentJoint) != 0
-            ]
-            shown = ", ".join(leaves[:12]) + (f", ... ({len(leaves) - 12} more)" if len(leaves) > 12 else "")
-            raise DescriptionError(
-                Problem(
-                    ErrorCode.ELEMENT_MISSING,
-                    f"no foot frames detected in {self.name!r} (names ending in foot/sole/toe at leaf joints): name "
-                    'them with the setting foot_frames (node: -p foot_frames:="[A, B]"; info, simulate, replay: '
-                    "--set 'foot_frames=[A, B]'; RobotDescription.foot_frames(names=...)); the links at the ends of "
-                    f"the kinematic chains: [{shown}]",
-                )
-            )
-        data = model.createData()
-        pin.framesForwardKinematics(model, data, pin.neutral(model))
-        kept: list[int] = []
-        dropped: dict[str, tuple[str, ...]] = {}
-        for fids in by_joint.values():
-            z = {fid: float(data.oMf[fid].translation[2]) for fid in fids}
-            z_min = min(z.values())
-
-            def rank(fid: int, z: dict[int, float] = z, z_min: float = z_min) -> tuple[int, int, int]:
-                ending = _FOOT_RE.search(_SUFFIX_RE.sub("", model.frames[fid].name))
-                assert ending is not None  # (a candidate)
-                low = 0 if z[fid] - z_min <= _SAME_HEIGHT_M else 1
-                return (low, _NAME_RANK[ending.group(1).lower()], fid)
-
-            best = min(fids, key=rank)
-            kept.append(best)
-            others = tuple(model.frames[fid].name for fid in fids if fid != best)
-            if others:
-                dropped[model.frames[best].name] = others
-        kept.sort()
-        frames = tuple(model.frames[fid].name for fid in kept)
-        return FootFrameChoice(frames, {name: dropped[name] for name in frames if name in dropped})
+        return foot_frame_choice(self.model, self.name)

@@ -81,6 +81,7 @@ from robot_state_estimator.common.output_layout import (
 from robot_state_estimator.common.samples import Estimate, Event
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.io import messages
+from robot_state_estimator.io.node_params import NODE_PARAMS, string_array_default
 
 #: Offsets in the buffer of :func:`pack_estimate`: the output vector's first numbers (``common.output_layout``).
 P_OFFSET: int = P_WORLD_BASE.start
@@ -157,7 +158,7 @@ def output_frame_problem(desc: Any, params: Mapping[str, Any]) -> str:
 #: Default of the node parameter ``foot_wrench_topics``: one ``geometry_msgs/WrenchStamped`` topic per foot, named
 #: after it (ros2_control's force_torque_sensor_broadcaster publishes ``<controller name>/wrench``: name the
 #: broadcasters after the feet, remap, or list the topics).
-DEFAULT_FOOT_WRENCH_TOPICS: tuple[str, ...] = ("{foot}/wrench",)
+DEFAULT_FOOT_WRENCH_TOPICS: tuple[str, ...] = string_array_default("foot_wrench_topics")
 
 
 def foot_wrench_topics(entries: Any, feet: Any) -> dict[str, str]:
@@ -218,9 +219,14 @@ def output_frame_warning(desc: Any, params: Mapping[str, Any]) -> str:
     )
 
 
+def _default(name: str) -> Any:
+    return NODE_PARAMS[name].default
+
+
 @dataclass(frozen=True)
 class AdapterSettings:
-    """The adapter parameters of the node (same names, defaults and meaning as in README.md, "Parameters").
+    """The adapter parameters of the node: the rows of ``io.node_params.NODE_PARAMS`` marked ``adapter`` (names,
+    defaults and meaning from there; README.md, "Parameters"; a test checks that the fields are those rows).
 
     Attributes:
         imu_frame_id: accepted ``header.frame_id`` of IMU samples; "" = the names of the description's IMU
@@ -230,10 +236,10 @@ class AdapterSettings:
         contacts_rate_hz: Hz, maximum rate of wrenches and contact states (0 = every joint update).
     """
 
-    imu_frame_id: str = ""
-    max_time_gap_s: float = 0.5
-    odometry_rate_hz: float = 0.0
-    contacts_rate_hz: float = 0.0
+    imu_frame_id: str = _default("imu_frame_id")
+    max_time_gap_s: float = _default("max_time_gap_s")
+    odometry_rate_hz: float = _default("odometry_rate_hz")
+    contacts_rate_hz: float = _default("contacts_rate_hz")
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AdapterSettings:
@@ -245,14 +251,13 @@ class AdapterSettings:
         """
         names = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in params.items() if k in names}
-        for k in ("max_time_gap_s", "odometry_rate_hz", "contacts_rate_hz"):
-            if k in values:
-                v = values[k]
+        for k, v in values.items():
+            if NODE_PARAMS[k].type == "double":
                 if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                     raise ValueError(f"{k} must be a number, got {v!r}")
                 values[k] = float(v)
-        if "imu_frame_id" in values:
-            values["imu_frame_id"] = str(values["imu_frame_id"])
+            else:
+                values[k] = str(v)
         return cls(**values)
 
 

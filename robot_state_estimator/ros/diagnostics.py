@@ -216,6 +216,44 @@ class DiagnosticsState:
     slip_episodes: dict[str, int] = field(default_factory=dict)  # foot -> slip episodes (the core's slip report)
     feet_slipping: tuple[str, ...] = ()  # the feet slipping at the last diagnostics report (the core)
 
+    def note_feet(self, est: Estimate) -> None:
+        """After an estimate with feet (a joint update): count the stance feet whose update was refused, and
+        follow the stretches without any foot in contact (``no_contact_since_ns``)."""
+        touching = False
+        for foot in est.feet:
+            if foot.in_contact:
+                touching = True
+                if not foot.update_accepted:
+                    self.foot_rejected_updates[foot.name] += 1
+        if touching:
+            self.no_contact_since_ns = None
+        else:  # the start of a stretch without contact (again after time went back: a reset)
+            since = self.no_contact_since_ns
+            if since is None or est.stamp_ns < since:
+                self.no_contact_since_ns = est.stamp_ns
+        self.last_feet_estimate = est
+
+    def read_core(self, est: Any, stream: Any) -> None:
+        """Before a report: the state of the core's contact sources and slip report (``est``, a
+        ``RobotStateEstimator`` or None) and the contact source's degradation the stream follows (``stream``, an
+        ``io.stream.EstimatorStream`` or None), read here rather than per sample; the covariance check of the
+        last estimate."""
+        if est is not None:
+            self.contact_source = str(getattr(est, "contact_source", ""))
+            self.stale_foot_wrenches = tuple(getattr(est, "stale_foot_wrenches", ()))
+            schedule = getattr(est, "schedule", None)
+            if schedule is not None:
+                self.schedule_disagreements = dict(zip(est.foot_frames, schedule.disagreements.tolist()))
+            slip = getattr(est, "slip", None)
+            if slip is not None:
+                self.slip_episodes = dict(zip(est.foot_frames, slip.episodes))
+                self.feet_slipping = slip.slipping
+        if stream is not None:
+            self.contact_source_problem = stream.contact_source_problem
+            self.forces_estimated = stream.forces_estimated
+        if self.last_estimate is not None:
+            self.covariance_ok = covariances_ok(self.last_estimate)
+
 
 def _covariance_spd(cov: np.ndarray) -> bool:
     if not np.all(np.isfinite(cov)):

@@ -41,6 +41,8 @@ from robot_state_estimator.io.stream import (
     V_OFFSET,
     pack_estimate,
 )
+from robot_state_estimator.ros.qos import output_qos
+from robot_state_estimator.ros.tf_publisher import TfPublisher
 
 #: Offsets in the buffer of :func:`pack_estimate` (its layout is defined in ``io/stream.py``).
 _PC, _TC, _FEET, _FOOT_STRIDE = POSE_COV_OFFSET, TWIST_COV_OFFSET, FEET_OFFSET, FOOT_STRIDE
@@ -207,4 +209,100 @@ class OutputMessages:
         return self.contacts
 
 
-__all__ = ["OutputMessages", "pack_estimate"]
+class OutputPublishers:
+    """The node's output publishers with their preallocated messages (:class:`OutputMessages`).
+
+    The odometry is always published. The TF, the wrenches and the contact states are filled and published only
+    while a subscription is matched (``get_subscription_count``, about 1 us): their QoS is volatile, so a sample
+    written while no reader is matched reaches no one, now or later; a subscriber that matches receives everything
+    published from then on. At 1 kHz that saves the conversion and the write of each unsubscribed output.
+
+    Args:
+        node: the node that owns the publishers.
+        types: rclpy message classes (``message_types.TYPES``).
+
+    Attributes:
+        odometry: the ``odometry`` publisher (nav_msgs/Odometry).
+        contacts: the ``contact_states`` publisher (diagnostic_msgs/DiagnosticArray).
+        wrenches: foot -> its ``contact_wrench/<foot>`` publisher (geometry_msgs/WrenchStamped).
+        tf: the TF broadcaster (``tf_publisher.make_transform_broadcaster``), None when there is none.
+        publish_tf: whether the TF is published (the ``publish_tf`` parameter).
+        messages: the preallocated messages of the current description (None before one is loaded).
+    """
+
+    def __init__(self, node: Any, types: MessageTypes) -> None:
+        self._node = node
+        self._types = types
+        self.odometry = node.create_publisher(types.Odometry, "odometry", output_qos())
+        self.contacts = node.create_publisher(types.DiagnosticArray, "contact_states", output_qos())
+        self.wrenches: dict[str, Any] = {}
+        self.tf: Any = None
+        self.publish_tf = False
+        self.messages: OutputMessages | None = None
+        self._odom_publish = self.odometry.publish
+        self._contacts_publish = self.contacts.publish
+        self.contacts_count = self.contacts.get_subscription_count
+
+    def set_frames(self, *, odom_frame: str, base_frame: str, tf_child_frame: str, hardware_id: str) -> None:
+        """New preallocated messages with these frames (a description was loaded)."""
+        self.messages = OutputMessages(
+            self._types,
+            odom_frame=odom_frame,
+            base_frame=base_frame,
+            tf_child_frame=tf_child_frame,
+            hardware_id=hardware_id,
+        )
+
+    def wrench_publisher(self, foot: str) -> Any:
+        """The ``contact_wrench/<foot>`` publisher, created at the first call."""
+        pub = self.wrenches.get(foot)
+        if pub is None:
+            pub = self.wrenches[foot] = self._node.create_publisher(
+                self._types.WrenchStamped, f"contact_wrench/{foot}", output_qos()
+            )
+        return pub
+
+    def tf_count(self) -> int:
+        """Subscriptions matched by the ``/tf`` publisher (1 when the broadcaster does not tell)."""
+        tf = self.tf
+        pub = getattr(tf, "publisher", None) or getattr(tf, "pub_tf", None)  # TfPublisher / tf2_ros broadcaster
+        return pub.get_subscription_count() if pub is not None else 1
+
+    def publish_odometry(self, stamp_ns: int, buf: np.ndarray) -> None:
+        """Publish the odometry at ``stamp_ns`` from a :func:`pack_estimate` buffer, and the TF when it is on and
+        subscribed.
+
+        Raises:
+            AssertionError: no description loaded yet (:meth:`set_frames` not called).
+        """
+        msgs = self.messages
+        assert msgs is not None  # the node feeds nothing before a description is loaded
+        self._odom_publish(msgs.fill_odometry(stamp_ns, buf))
+        tf = self.tf
+        if tf is not None and self.publish_tf and self.tf_count():
+            if type(tf) is TfPublisher:
+                tf.publish(msgs.fill_tf_message(stamp_ns, buf))
+            else:  # tf2_ros's TransformBroadcaster takes messages
+                tf.sendTransform(msgs.fill_transform(stamp_ns, buf))
+
+    def publish_contacts(
+        self, stamp_ns: int, feet: Sequence[FootState], buf: np.ndarray, *, forces_estimated: bool
+    ) -> None:
+        """Publish the wrenches (each while subscribed; none without estimated forces: zeros would read as a
+        measured force) and the contact states (while subscribed) of an estimate with ``feet``.
+
+        Raises:
+            AssertionError: no description loaded yet (:meth:`set_frames` not called).
+        """
+        msgs = self.messages
+        assert msgs is not None
+        for i, foot in enumerate(feet if forces_estimated else ()):
+            name = foot.name
+            pub = self.wrenches.get(name) or self.wrench_publisher(name)
+            if pub.get_subscription_count():
+                pub.publish(msgs.fill_wrench(stamp_ns, name, buf, i))
+        if self.contacts_count():
+            self._contacts_publish(msgs.fill_contacts(stamp_ns, feet, buf))
+
+
+__all__ = ["OutputMessages", "OutputPublishers", "pack_estimate"]

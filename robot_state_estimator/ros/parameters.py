@@ -2,8 +2,9 @@
 
 Two groups:
 
-- node parameters (``NODE_PARAMETERS``): where the description comes from, frames, topics/QoS, TF and
-  diagnostics. Frames, sources and QoS are ``read_only``.
+- node parameters (the table ``io.node_params.NODE_PARAMS``, ROS-free: type, default, unit, range, read-only and
+  description of each): where the description comes from, frames, topics/QoS, TF and diagnostics. Frames,
+  sources and QoS are ``read_only``.
 - estimator settings: every field of :class:`~robot_state_estimator.estimation.settings.EstimatorSettings`
   as a dotted name (``ekf.accel_noise_density``, ``contact.on_threshold``), with its default taken from
   the settings file (``config_file``, or ``config/<robot>.yaml`` for a bundled ``robot``) and the
@@ -20,7 +21,6 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from rcl_interfaces.msg import (
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from robot_state_estimator.common.node_ranges import NODE_PARAMETER_RANGES
+from robot_state_estimator.common.names import close_names, did_you_mean
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.settings import (
     ContactSettings,
@@ -43,105 +43,10 @@ from robot_state_estimator.estimation.settings import (
     JointVelocitySettings,
     flatten_settings,
     load_settings,
+    settings_from_flat,
 )
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """One node parameter: default, description (with unit), read_only, optional numeric range."""
-
-    default: Any
-    description: str
-    read_only: bool = True
-    range: tuple[float, float] | None = None
-    additional_constraints: str = ""
-
-
-#: Parameters of the node itself (not of the estimator core).
-NODE_PARAMETERS: dict[str, ParamSpec] = {
-    "robot": ParamSpec(
-        "",
-        "bundled robot (go1, solo12, anymal_c): its description config/robots/<robot>.urdf.xacro and "
-        "settings config/<robot>.yaml; used when robot_description and description_file are empty",
-    ),
-    "description_file": ParamSpec(
-        "", "path of an SDFormat or URDF (xacro) robot description; used when robot_description is empty"
-    ),
-    "robot_description": ParamSpec(
-        "",
-        "the robot description XML itself (URDF or SDFormat); when this, description_file and robot are "
-        "all empty, the description is taken from the robot_description topic (transient local)",
-    ),
-    "config_file": ParamSpec(
-        "",
-        "estimator settings YAML (ROS parameter-file layout) giving the defaults of the ekf.*, contact.* "
-        "... parameters; empty = config/<robot>.yaml when robot is set, else the built-in defaults",
-    ),
-    "odom_frame": ParamSpec("odom", "world-fixed frame of the odometry (header.frame_id, TF parent)"),
-    "base_frame": ParamSpec(
-        "",
-        "child_frame_id of the odometry (twist frame); empty = the base link of the description. The pose and "
-        "twist are always the base link's: a frame of the description that does not coincide with it (imu_link, "
-        "a foot) is refused at start with its offset; a name the description lacks (base_link) renames the base",
-    ),
-    "tf_child_frame": ParamSpec(
-        "",
-        "child frame of the published TF odom_frame -> X; empty = base_frame. Set e.g. base_link_rse to "
-        "run side by side with another estimator (the same rule as base_frame: no other frame of the robot)",
-    ),
-    "publish_tf": ParamSpec(True, "publish the TF odom_frame -> tf_child_frame on /tf", read_only=False),
-    "imu_frame_id": ParamSpec(
-        "",
-        "accepted header.frame_id of imu/data; empty = the names of frames that coincide with the description's "
-        "IMU frame (its frame_id, model/link/sensor as gz-sim + ros_gz_bridge publish it, links or SDF frames at "
-        "the sensor pose such as a URDF imu_link; not a link in which the IMU is rotated or offset); '*' accepts "
-        "any frame_id",
-    ),
-    "use_foot_forces": ParamSpec(
-        False,
-        "subscribe to foot_forces (sensor_msgs/JointState: name = foot frames, effort = force in N or raw "
-        "sensor counts) as a contact source",
-    ),
-    "use_foot_wrenches": ParamSpec(
-        False,
-        "subscribe to one geometry_msgs/WrenchStamped topic per foot (foot_wrench_topics; ros2_control's "
-        "force_torque_sensor_broadcaster): the wrench the ground exerts on the foot, in any frame of the description "
-        "(header.frame_id), as a contact source and the published contact wrench",
-    ),
-    "foot_wrench_topics": ParamSpec(
-        ["{foot}/wrench"],
-        "the foot wrench topics: one pattern where {foot} is replaced by each foot frame name, or one FOOT=TOPIC "
-        "entry per foot (e.g. FL_foot=/fl_ft_broadcaster/wrench)",
-    ),
-    "qos_depth": ParamSpec(
-        50, "history depth of the best-effort sensor subscriptions", range=NODE_PARAMETER_RANGES["qos_depth"]
-    ),
-    "max_time_gap_s": ParamSpec(
-        0.5,
-        "s, an IMU stamp further ahead of the previous one than this resets the filter (a gap in the data)",
-        read_only=False,
-        range=NODE_PARAMETER_RANGES["max_time_gap_s"],
-    ),
-    "diagnostics_period_s": ParamSpec(
-        1.0,
-        "s, period of /diagnostics (steady clock, also before /clock arrives)",
-        range=NODE_PARAMETER_RANGES["diagnostics_period_s"],
-    ),
-    "odometry_rate_hz": ParamSpec(
-        0.0,
-        "Hz, maximum rate of odometry and TF: the first estimate of each 1/rate period of the measurement "
-        "stamps is published; 0 = every estimate (every IMU sample)",
-        read_only=False,
-        range=NODE_PARAMETER_RANGES["odometry_rate_hz"],
-    ),
-    "contacts_rate_hz": ParamSpec(
-        0.0,
-        "Hz, maximum rate of contact_wrench/<foot> and contact_states: the first joint update of each 1/rate "
-        "period of the measurement stamps is published; 0 = every joint update",
-        read_only=False,
-        range=NODE_PARAMETER_RANGES["contacts_rate_hz"],
-    ),
-}
+from robot_state_estimator.io.node_params import NODE_PARAMS, NodeParam, default_value
+from robot_state_estimator.ros.rclpy_compat import parameter_overrides
 
 #: Estimator settings that may change while the node runs (noise values, gates, contact thresholds).
 DYNAMIC_SETTINGS: frozenset[str] = frozenset(
@@ -172,9 +77,17 @@ DYNAMIC_SETTINGS: frozenset[str] = frozenset(
 #: Settings whose default is an empty list: declared with an explicit type (ROS cannot infer it).
 _LIST_TYPES: dict[str, Parameter.Type] = {
     "foot_frames": Parameter.Type.STRING_ARRAY,
-    "foot_wrench_topics": Parameter.Type.STRING_ARRAY,
     "ekf.initial_position": Parameter.Type.DOUBLE_ARRAY,
     "declared_imu.pose": Parameter.Type.DOUBLE_ARRAY,
+}
+
+#: ``io.node_params.ParamType`` -> ROS parameter type.
+_NODE_PTYPE = {
+    "bool": ParameterType.PARAMETER_BOOL,
+    "integer": ParameterType.PARAMETER_INTEGER,
+    "double": ParameterType.PARAMETER_DOUBLE,
+    "string": ParameterType.PARAMETER_STRING,
+    "string_array": ParameterType.PARAMETER_STRING_ARRAY,
 }
 
 _PTYPE = {
@@ -233,13 +146,28 @@ def _descriptor(name: str, value: Any, description: str, *, read_only: bool, rng
     return d
 
 
+def node_descriptor(name: str, param: NodeParam) -> ParameterDescriptor:
+    """The ROS descriptor of node parameter ``name`` from its row of ``io.node_params.NODE_PARAMS``: type,
+    description (unit first), ``read_only`` and, for a number with a range, its ``integer_range`` or
+    ``floating_point_range`` (inclusive; rclpy refuses a value outside it)."""
+    d = ParameterDescriptor(name=name, description=param.description, read_only=param.read_only)
+    d.type = _NODE_PTYPE[param.type]
+    if param.range is not None:
+        lo, hi = param.range
+        if param.type == "integer":
+            d.integer_range = [IntegerRange(from_value=int(lo), to_value=int(hi), step=1)]
+        elif param.type == "double":
+            d.floating_point_range = [FloatingPointRange(from_value=float(lo), to_value=float(hi), step=0.0)]
+    return d
+
+
 def declare_node_parameters(node: Node) -> dict[str, Any]:
-    """Declare ``NODE_PARAMETERS`` on ``node``; return their values (overrides applied)."""
-    values = {}
-    for name, spec in NODE_PARAMETERS.items():
-        desc = _descriptor(name, spec.default, spec.description, read_only=spec.read_only, rng=spec.range)
-        values[name] = node.declare_parameter(name, spec.default, desc).value
-        if isinstance(spec.default, list):
+    """Declare the node parameters (``io.node_params.NODE_PARAMS``) on ``node``; return their values (overrides
+    applied; string arrays as lists)."""
+    values: dict[str, Any] = {}
+    for name, param in NODE_PARAMS.items():
+        values[name] = node.declare_parameter(name, default_value(name), node_descriptor(name, param)).value
+        if param.type == "string_array":
             values[name] = list(values[name])
     return values
 
@@ -270,7 +198,7 @@ def base_settings(robot: str, config_file: str) -> EstimatorSettings:
     if path is None:
         return EstimatorSettings()
     try:
-        return load_settings(path, ignore=NODE_PARAMETERS)
+        return load_settings(path, ignore=NODE_PARAMS)
     except SettingsError as exc:
         if str(path) in str(exc):
             raise
@@ -323,6 +251,53 @@ def _declare_empty_list(node: Node, name: str, desc: ParameterDescriptor) -> lis
     return list(value) if value is not None else []
 
 
+def updated_settings(values: Mapping[str, Any], params: list[Any]) -> tuple[dict[str, Any], EstimatorSettings] | None:
+    """The settings after a parameter change: ``(name -> value, EstimatorSettings)``, or None when ``params``
+    (``rclpy.Parameter``s being set) change no setting.
+
+    Args:
+        values: the current settings parameters, name -> value.
+        params: the parameters being set (node parameters among them are left out).
+
+    Raises:
+        SettingsError: the new values do not make valid settings (the message is the refusal's reason).
+    """
+    updates = {param.name: param.value for param in params if param.name in values}
+    if not updates:
+        return None
+    flat = dict(values)
+    flat.update(parameter_values(updates))
+    return flat, settings_from_flat(flat)
+
+
+def unknown_overrides(node: Node) -> dict[str, list[str]]:
+    """Parameter overrides given to ``node`` (``-p``, ``--params-file`` sections that apply to it,
+    ``parameter_overrides``) that match no declared parameter, each with the closest declared names
+    (``common.names.close_names``, at most 3); empty when rclpy keeps its overrides elsewhere
+    (``rclpy_compat.parameter_overrides``)."""
+    overrides = parameter_overrides(node)
+    if overrides is None:
+        return {}
+    known = list(node.list_parameters([], 0).names)
+    known_set = set(known)
+    return {name: close_names(name, known) for name in sorted(str(n) for n in overrides) if name not in known_set}
+
+
+def unknown_overrides_warning(unknown: Mapping[str, list[str]]) -> str:
+    """The start-up warning naming the overrides that match no parameter (:func:`unknown_overrides`), "" for none:
+    a misspelt name is otherwise ignored without a word. A warning, not an error: a ``/**:`` params file
+    legitimately carries the parameters of other nodes."""
+    if not unknown:
+        return ""
+    parts = [f"{name!r}{did_you_mean(close)}" for name, close in unknown.items()]
+    return (
+        f"[unknown_parameter] ignored: {', '.join(parts)}: no parameter of this node has "
+        f"{'this name' if len(parts) == 1 else 'these names'} (from -p or a --params-file section that "
+        "applies to this node; fine for a parameter meant for another node). The parameters are listed in "
+        'README.md, "Parameters", and by ros2 param list'
+    )
+
+
 def parameter_values(params: Mapping[str, Any]) -> dict[str, Any]:
     """``rclpy.Parameter`` list/dict -> plain name -> value (arrays as lists)."""
     out = {}
@@ -341,13 +316,15 @@ def settings_field_names() -> set[str]:
 
 __all__ = [
     "DYNAMIC_SETTINGS",
-    "NODE_PARAMETERS",
-    "ParamSpec",
     "base_settings",
     "declare_node_parameters",
     "declare_settings_parameters",
+    "node_descriptor",
     "parameter_values",
     "settings_descriptions",
     "settings_field_names",
     "settings_file_for",
+    "unknown_overrides",
+    "unknown_overrides_warning",
+    "updated_settings",
 ]

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-#: Default depth of the sensor subscriptions (``qos_depth`` parameter).
-DEFAULT_SENSOR_DEPTH = 50
+from robot_state_estimator.io.node_params import integer_default
+
+#: Default depth of the sensor subscriptions (the ``qos_depth`` parameter's default).
+DEFAULT_SENSOR_DEPTH = integer_default("qos_depth")
 
 
 def sensor_qos(depth: int = DEFAULT_SENSOR_DEPTH) -> QoSProfile:

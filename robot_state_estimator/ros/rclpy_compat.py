@@ -2,16 +2,21 @@
 
 rclpy's public API has no way to do what these do cheaply (a wait set the node's loop keeps across rounds,
 log lines to rcutils without rclpy's stack walk, the level of the ``rcl`` logger while parsing the command
-line, the exception types ``rclpy.init`` raises for a bad command line). They come from rclpy's C extension
+line, the exception types ``rclpy.init`` raises for a bad command line, the parameter overrides a node was given,
+the callback generator an executor leaves suspended). They come from rclpy's C extension
 (``rclpy.impl.implementation_singleton.rclpy_implementation``, the pybind11 module every rclpy class wraps) and
-may change between rclpy releases: when they do, this is the one module to adapt. Checked by
-``test/test_architecture.py`` (no other module imports ``rclpy.impl`` or rclpy's ``_rclpy_pybind11``).
+private attributes of rclpy's classes, and may change between rclpy releases: when they do, this is the one
+module to adapt. Checked by ``test/test_architecture.py`` (no other module imports ``rclpy.impl`` or rclpy's
+``_rclpy_pybind11``, nor reads a private attribute by name).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
+import rclpy
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
 #: rcl's error (a failed publish on a context that is shutting down; ``rclpy.init`` refusing a ``-p`` rule).
@@ -29,3 +34,54 @@ logging_rcutils_log: Any = _rclpy.rclpy_logging_rcutils_log
 #: ``(logger_name) -> severity`` and ``(logger_name, severity)``: get and set a logger's level.
 logging_get_logger_level: Any = _rclpy.rclpy_logging_get_logger_level
 logging_set_logger_level: Any = _rclpy.rclpy_logging_set_logger_level
+
+
+def parameter_overrides(node: Any) -> Mapping[str, Any] | None:
+    """The parameter overrides given to ``node`` (``-p``, the ``--params-file`` sections that apply to it,
+    ``parameter_overrides``), name -> ``Parameter``; None when rclpy keeps them elsewhere (it has no public
+    accessor: ``Node._parameter_overrides`` is read when present)."""
+    overrides = getattr(node, "_parameter_overrides", None)
+    return overrides if isinstance(overrides, Mapping) else None
+
+
+def close_pending_callbacks(executor: Any) -> None:
+    """Close the callback generator an rclpy executor left suspended (``Executor._cb_iter``; an exception out of a
+    callback it ran, e.g. Ctrl-C, leaves it holding every handle of the node entered), so that destroying the node
+    destroys its entities then and not later, behind their node's back (a crash at exit)."""
+    pending = getattr(executor, "_cb_iter", None)
+    if pending is not None:
+        pending.close()
+
+
+def init_quietly(args: list[str] | None, argv: list[str]) -> None:
+    """``rclpy.init(args=args)`` with the ``rcl`` logger at FATAL meanwhile: a malformed argument makes rcl log
+    ``[ERROR] [rcl]: Failed to parse global arguments`` before raising, which :func:`ros_args_error` reports
+    instead. Its level is restored afterwards unless ``--log-level rcl:=...`` (in ``argv``) set one.
+
+    Raises:
+        RCLError, UnknownROSArgsError: rcl refused the command line.
+    """
+    before = logging_get_logger_level("rcl")
+    fatal = int(rclpy.logging.LoggingSeverity.FATAL)
+    logging_set_logger_level("rcl", fatal)
+    try:
+        rclpy.init(args=args)
+    finally:
+        if logging_get_logger_level("rcl") == fatal and not any("rcl:=" in a for a in argv):
+            logging_set_logger_level("rcl", before)
+
+
+def ros_args_error(exc: BaseException) -> str:
+    """The one-line report of ``rclpy.init`` refusing the command line (``RCLError`` for a ``-p``, ``-r`` or
+    ``--params-file`` rcl cannot parse, ``UnknownROSArgsError`` for an unknown flag after ``--ros-args``):
+    rcl's message without its source locations, and for ``-p`` how values are written."""
+    text = re.sub(r",? at /\S+:\d+", "", str(exc)).replace(" Error: error not set", "").strip()
+    text = text.removeprefix("failed to initialize rcl: ")
+    if isinstance(exc, UnknownROSArgsError):
+        return f"unknown ROS arguments {text} (after --ros-args: -p NAME:=VALUE, -r FROM:=TO, --params-file FILE, ...)"
+    if "parameter override" in text:
+        text += (
+            " (-p takes NAME:=VALUE, the value in YAML: an empty string is NAME:='' (in a shell: "
+            "-p NAME:=\"''\"), a list [a, b] and a string with spaces are quoted for the shell)"
+        )
+    return f"invalid --ros-args: {text}"

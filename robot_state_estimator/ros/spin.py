@@ -53,7 +53,7 @@ from rclpy.signals import SignalHandlerGuardCondition
 from rclpy.timer import Timer, TimerInfo
 from rclpy.utilities import timeout_sec_to_nsec
 
-from robot_state_estimator.ros.rclpy_compat import WaitSet
+from robot_state_estimator.ros.rclpy_compat import WaitSet, close_pending_callbacks
 
 #: s, the fallback executor runs at least this often (waitables and guard conditions of the node).
 HOUSEKEEPING_PERIOD_S = 0.5
@@ -326,9 +326,7 @@ class LeanExecutor:
         ``destroy_node`` and not later, behind their node's back (a crash at exit).
         """
         self._release()
-        pending = getattr(self.fallback, "_cb_iter", None)
-        if pending is not None:
-            pending.close()
+        close_pending_callbacks(self.fallback)
         self.fallback.shutdown(timeout_sec=0)
         for gc in (self._sigint_gc, self._wake_gc):
             try:

@@ -11,11 +11,13 @@ import numpy as np
 import pytest
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels or a ROS 2 install) is not available")
+from rcl_interfaces.msg import ParameterType  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import ReliabilityPolicy  # noqa: E402
 
 from robot_state_estimator.common.samples import Estimate, FootState  # noqa: E402
 from robot_state_estimator.estimation.settings import EstimatorSettings, flatten_settings  # noqa: E402
+from robot_state_estimator.io.node_params import NODE_PARAMS  # noqa: E402
 from robot_state_estimator.ros import qos  # noqa: E402
 from robot_state_estimator.ros.diagnostics import (  # noqa: E402
     ERROR,
@@ -29,7 +31,6 @@ from robot_state_estimator.ros.diagnostics import (  # noqa: E402
 from robot_state_estimator.ros.message_types import TYPES  # noqa: E402
 from robot_state_estimator.ros.parameters import (  # noqa: E402
     DYNAMIC_SETTINGS,
-    NODE_PARAMETERS,
     declare_node_parameters,
     declare_settings_parameters,
     settings_descriptions,
@@ -198,8 +199,26 @@ def test_parameters_are_declared_with_descriptors(node) -> None:
     docs = settings_descriptions()
     for name in settings_values:
         assert docs.get(name), f"setting {name} has no description"
-    descriptors = node.describe_parameters(list(NODE_PARAMETERS) + sorted(settings_values))
+    descriptors = node.describe_parameters(list(NODE_PARAMS) + sorted(settings_values))
     by_name = {d.name: d for d in descriptors}
+    # the node's descriptors are the table's rows (io/node_params.py): type, description with its unit, read-only,
+    # range; the declared values are the defaults
+    ros_types = {
+        "bool": ParameterType.PARAMETER_BOOL,
+        "integer": ParameterType.PARAMETER_INTEGER,
+        "double": ParameterType.PARAMETER_DOUBLE,
+        "string": ParameterType.PARAMETER_STRING,
+        "string_array": ParameterType.PARAMETER_STRING_ARRAY,
+    }
+    for name, param in NODE_PARAMS.items():
+        d = by_name[name]
+        assert d.type == ros_types[param.type], name
+        assert d.read_only == param.read_only, name
+        assert d.description == (f"{param.unit}, {param.text}" if param.unit else param.text), name
+        ranges = [(r.from_value, r.to_value) for r in [*d.integer_range, *d.floating_point_range]]
+        assert ranges == ([param.range] if param.range else []), name
+        default = list(param.default) if isinstance(param.default, tuple) else param.default
+        assert values[name] == default, name
     for name in ("odom_frame", "base_frame", "tf_child_frame", "robot", "qos_depth", "ekf.max_dt_s"):
         assert by_name[name].read_only, name
     for name in DYNAMIC_SETTINGS:

@@ -107,7 +107,7 @@ def test_efforts_that_disappear_make_the_contacts_status_warn_and_stop_the_wrenc
 def test_joint_states_that_stop_while_the_imu_goes_on_are_warned_about(quiet_harness: Harness) -> None:
     h = quiet_harness
     node = h.node
-    node._no_imu_after_s = 0.3  # 2 s on a robot; shortened for the test
+    node.input_watch.no_imu_after_s = 0.3  # 2 s on a robot; shortened for the test
     h.publish(standing(T0, 0.2))
     ns = node.get_namespace().rstrip("/")
     t = [T0 + 200_000_000]
@@ -115,10 +115,10 @@ def test_joint_states_that_stop_while_the_imu_goes_on_are_warned_about(quiet_har
     def imu_only_until_warned() -> bool:
         t[0] += 2_000_000
         h.imu_pub.publish(imu_msg(t[0]))
-        return "joint_states" in node._stopped_warning
+        return "joint_states" in node.input_watch.stopped_warning
 
     assert spin_until(h.executor, imu_only_until_warned, timeout_s=10.0)
-    text = node._stopped_warning["joint_states"]
+    text = node.input_watch.stopped_warning["joint_states"]
     assert f"IMU messages arrive on {ns}/imu/data but no joint state message for" in text, text
     assert f"on {ns}/joint_states" in text and "IMU alone" in text and "remap joint_states:=" in text
     status = _status(h, "inputs")
@@ -131,8 +131,8 @@ def test_joint_states_that_stop_while_the_imu_goes_on_are_warned_about(quiet_har
     # joint states arrive: wait for them
     n_back = sum(step.kind == "joints" for step in back)
     assert spin_until(h.executor, lambda: node._diag.joints.count >= joints_before + n_back, timeout_s=10.0)
-    node._check_inputs()
-    assert "joint_states" not in node._stopped_warning and node._diag.stopped_inputs == ""
+    node.input_watch.check()
+    assert "joint_states" not in node.input_watch.stopped_warning and node._diag.stopped_inputs == ""
 
 
 def test_foot_forces_that_stop_while_the_imu_goes_on_are_warned_about(ros_context: Any) -> None:

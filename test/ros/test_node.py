@@ -273,13 +273,13 @@ def test_outputs_without_subscribers_start_when_one_matches(ros_context) -> None
     try:
         node = h.node
         # the harness subscribes to every output: the node's publishers see those subscriptions
-        assert node._tf_count() >= 1 and node._contacts_count() >= 1
+        assert node._outputs.tf_count() >= 1 and node._outputs.contacts_count() >= 1
         h.publish(standing(T0, 0.4))
         # a second subscriber of contact_states, created mid-stream
         got: list[Any] = []
         late.create_subscription(DiagnosticArray, "contact_states", got.append, 1000)
         h.executor.add_node(late)
-        assert spin_until(h.executor, lambda: node._contacts_count() >= 2)
+        assert spin_until(h.executor, lambda: node._outputs.contacts_count() >= 2)
         h.publish(standing(T0 + 400_000_000, 0.2))
         end = max(h.sent["joints"])
         assert spin_until(
@@ -306,10 +306,12 @@ def test_unsubscribed_outputs_are_not_published(ros_context) -> None:
             if sub.topic_name.split("/")[-1] not in ("odometry", "diagnostics"):
                 h.io.destroy_subscription(sub)
         node = h.node
-        assert spin_until(h.executor, lambda: node._tf_count() == 0 and node._contacts_count() == 0)
-        assert spin_until(h.executor, lambda: all(p.get_subscription_count() == 0 for p in node._wrench_pubs.values()))
+        assert spin_until(h.executor, lambda: node._outputs.tf_count() == 0 and node._outputs.contacts_count() == 0)
+        assert spin_until(
+            h.executor, lambda: all(p.get_subscription_count() == 0 for p in node._outputs.wrenches.values())
+        )
         published: list[str] = []
-        outputs = node._outputs
+        outputs = node._outputs.messages
         for name in ("fill_tf_message", "fill_transform", "fill_wrench", "fill_contacts"):
             original = getattr(outputs, name)
 
@@ -533,7 +535,7 @@ def test_rejected_samples_are_not_also_counted_as_lost(quiet_harness: Harness) -
 def test_joint_states_without_imu_log_a_warning_naming_the_imu_topic(quiet_harness: Harness) -> None:
     harness = quiet_harness
     node = harness.node
-    node._no_imu_after_s = 0.3  # 2 s on a robot; shortened for the test
+    node.input_watch.no_imu_after_s = 0.3  # 2 s on a robot; shortened for the test
     steps = [s for s in standing(T0, 2.0, rate_hz=200.0) if s.kind == "joints"]
     ns = node.get_namespace().rstrip("/")
     sent = iter(steps)
@@ -542,10 +544,12 @@ def test_joint_states_without_imu_log_a_warning_naming_the_imu_topic(quiet_harne
         step = next(sent, None)
         if step is not None:
             harness.joint_pub.publish(step.msg)
-        return bool(node._no_imu_warning)
+        return bool(node.input_watch.no_imu_warning)
 
     assert spin_until(harness.executor, feed_until_warned, timeout_s=10.0)
-    assert f"{ns}/imu/data" in node._no_imu_warning and f"{ns}/joint_states" in node._no_imu_warning
+    assert (
+        f"{ns}/imu/data" in node.input_watch.no_imu_warning and f"{ns}/joint_states" in node.input_watch.no_imu_warning
+    )
     assert node._diag.imu.count == 0 and node.reject_counts.get("no_imu", 0) == 0
 
 
@@ -610,7 +614,7 @@ def test_input_deserializers_are_generated_at_start_not_by_the_first_samples(ros
     """rosbags generates a type's deserializer at its first use (10-20 ms of CPU for an Imu or a JointState):
     the node does it at construction, so the first samples' callbacks take no such stall."""
     from robot_state_estimator.io.bags import default_typestore
-    from robot_state_estimator.ros.node import IMU_TYPE, JOINT_STATE_TYPE
+    from robot_state_estimator.ros.inputs import IMU_TYPE, JOINT_STATE_TYPE
 
     typestore = default_typestore()
     typestore.cache.clear()  # as in a fresh process (the cache is filled again on demand)

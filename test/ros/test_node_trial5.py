@@ -245,11 +245,11 @@ def test_no_foot_in_contact_for_long_makes_the_contacts_status_warn_until_a_cont
         assert "IMU alone" in status.message and "efforts" in status.message and "contact.source" in status.message
         assert float(values["no_contact_s"]) == pytest.approx((last - first) * 1e-9, abs=1e-6)
         assert values["feet_in_contact"] == "0"
-        node._check_contacts()  # the steady timer's check: the throttled warning
-        assert node._no_contact_warning == status.message
-        node._no_contact_warning = ""
-        node._check_contacts()  # no joint update since: a stopped stream is not warned about as no contact
-        assert node._no_contact_warning == ""
+        node.input_watch.check_contacts()  # the steady timer's check: the throttled warning
+        assert node.input_watch.no_contact_warning == status.message
+        node.input_watch.no_contact_warning = ""
+        node.input_watch.check_contacts()  # no joint update since: a stopped stream is not warned about as no contact
+        assert node.input_watch.no_contact_warning == ""
 
         quiet_harness.publish(_stream(10**12 + 1_500_000_000, 0.2, (0.0, -2.0, 5.0)))
         status = _status(quiet_harness, "contacts")

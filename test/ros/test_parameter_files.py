@@ -174,7 +174,7 @@ def test_get_parameters_answers_for_every_parameter_including_foot_frames(ros_do
         (desc,) = _call(executor, describe, DescribeParameters.Request(names=["foot_frames"])).descriptors
         assert desc.type == ParameterType.PARAMETER_STRING_ARRAY and desc.read_only
         # [] = the description's feet: a wrench publisher per Go1 foot
-        assert sorted(node._wrench_pubs) == sorted(GO1_FEET)
+        assert sorted(node._outputs.wrenches) == sorted(GO1_FEET)
         assert not node.set_parameters([Parameter("foot_frames", value=["FL_foot"])])[0].successful  # read-only
     finally:
         executor.shutdown()

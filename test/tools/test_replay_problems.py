@@ -177,11 +177,17 @@ def test_the_cli_reports_a_bad_set_value_in_one_line_with_exit_code_2(sim_run, c
     ]
 
 
-def test_the_ranges_are_the_nodes():
-    pytest.importorskip("rclpy", reason="rclpy not available")
-    from robot_state_estimator.common.node_ranges import NODE_PARAMETER_RANGES
-    from robot_state_estimator.ros.parameters import NODE_PARAMETERS
+def test_replay_checks_the_node_parameters_of_the_one_table():
+    """Replay's node options are the table's (io/node_params.py): what it uses with the node's defaults, the rest
+    refused with what to use instead; a value is checked against the table's range (README's numbers)."""
+    from robot_state_estimator.io.node_params import NODE_PARAMS
 
-    assert {k: s.range for k, s in NODE_PARAMETERS.items() if s.range is not None} == NODE_PARAMETER_RANGES
-    assert NODE_PARAMETERS["max_time_gap_s"].range == (0.001, 3600.0)  # README's numbers
-    assert set(replay.NODE_ONLY_PARAMETERS) | set(replay.NODE_DEFAULTS) == set(NODE_PARAMETERS)
+    assert set(replay.NODE_ONLY_PARAMETERS) | set(replay.NODE_DEFAULTS) == set(NODE_PARAMS)
+    assert not set(replay.NODE_ONLY_PARAMETERS) & set(replay.NODE_DEFAULTS)
+    assert replay.NODE_DEFAULTS["max_time_gap_s"] == 0.5 and replay.NODE_DEFAULTS["foot_wrench_topics"] == [
+        "{foot}/wrench"
+    ]
+    assert NODE_PARAMS["max_time_gap_s"].range == (0.001, 3600.0)
+    replay.check_node_params({"max_time_gap_s": 0.001, "contacts_rate_hz": 10000}, "test")
+    with pytest.raises(replay.ReplayError, match=r"test: contacts_rate_hz = 10001 is outside its range \[0, 10000\]"):
+        replay.check_node_params({"contacts_rate_hz": 10001}, "test")

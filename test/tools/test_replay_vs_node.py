@@ -83,7 +83,7 @@ def test_replay_equals_the_node(sim_run, ros_context):
             executor,
             lambda: (
                 all(p.get_subscription_count() >= 1 for p in pubs.values())
-                and node._odom_pub.get_subscription_count() >= 1
+                and node._outputs.odometry.get_subscription_count() >= 1
             ),
         ), "the node and the feeder did not discover each other"
         diag = node._diag

@@ -7,64 +7,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
 from robot_state_estimator.common.names import close_names, did_you_mean
+from robot_state_estimator.io.node_params import (
+    NODE_ONLY_PARAMETERS,
+    NODE_PARAMS,
+    REPLAY_PARAMETERS,
+    default_value,
+    value_problem,
+)
 from robot_state_estimator.tools.replay.errors import ReplayError
 
-#: Node parameters that may share a settings file with the estimator settings (``ros/parameters.py``'s
-#: ``NODE_PARAMETERS``; kept here because ``tools`` does not import ``ros``; a test checks they agree).
-NODE_PARAMETER_NAMES: tuple[str, ...] = (
-    "robot",
-    "description_file",
-    "robot_description",
-    "config_file",
-    "odom_frame",
-    "base_frame",
-    "tf_child_frame",
-    "publish_tf",
-    "imu_frame_id",
-    "use_foot_forces",
-    "use_foot_wrenches",
-    "foot_wrench_topics",
-    "qos_depth",
-    "max_time_gap_s",
-    "diagnostics_period_s",
-    "odometry_rate_hz",
-    "contacts_rate_hz",
-)
-#: Defaults of the node parameters replay uses (as in ``NODE_PARAMETERS``).
-NODE_DEFAULTS: dict[str, Any] = {
-    "odom_frame": "odom",
-    "base_frame": "",
-    "tf_child_frame": "",
-    "imu_frame_id": "",
-    "use_foot_forces": False,
-    "use_foot_wrenches": False,
-    "foot_wrench_topics": ["{foot}/wrench"],
-    "max_time_gap_s": 0.5,
-    "odometry_rate_hz": 0.0,
-    "contacts_rate_hz": 0.0,
-}
-
-
-#: Node parameters replay has no use for (sources of the description and settings, TF switch, QoS,
-#: diagnostics): refused in ``--set`` (naming the replay option to use instead), noted when a settings file has them.
-NODE_ONLY_PARAMETERS: dict[str, str] = {
-    "robot": "use --robot",
-    "description_file": "use --description",
-    "robot_description": "use --description",
-    "config_file": "use --config",
-    "publish_tf": "--output-topics chooses what the output bag gets",
-    "qos_depth": "replay reads every message of the bag",
-    "diagnostics_period_s": "replay publishes no diagnostics",
-}
+#: Node parameters that may share a settings file with the estimator settings (``io.node_params.NODE_PARAMS``).
+NODE_PARAMETER_NAMES: tuple[str, ...] = tuple(NODE_PARAMS)
+#: Defaults of the node parameters replay uses (``io.node_params.REPLAY_PARAMETERS``).
+NODE_DEFAULTS: dict[str, Any] = {name: default_value(name) for name in REPLAY_PARAMETERS}
 
 
 def check_node_params(params: dict[str, Any], source: str) -> None:
-    """Check node-parameter values as the node's parameter descriptors do (``common.node_ranges``: the same
-    numbers), plus the non-empty frames and the types.
+    """Check node-parameter values as the node's parameter descriptors do (``io.node_params.value_problem``: the
+    same table), plus the non-empty frames and the types.
 
     Args:
         params: node parameter name -> value (YAML-typed).
@@ -74,29 +37,10 @@ def check_node_params(params: dict[str, Any], source: str) -> None:
         ReplayError: a number outside its range, not a number or not finite; an empty ``odom_frame``; a frame
             that is not a string; ``use_foot_forces`` that is not a boolean.
     """
-    from robot_state_estimator.common.node_ranges import NODE_PARAMETER_RANGES, NON_EMPTY_PARAMETERS
-
     for name, value in params.items():
-        rng = NODE_PARAMETER_RANGES.get(name)
-        if rng is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ReplayError(f"{source}: {name} must be a number, got {value!r}")
-            if not np.isfinite(value):
-                raise ReplayError(f"{source}: {name} must be finite, got {value!r}")
-            lo, hi = rng
-            if not lo <= value <= hi:
-                raise ReplayError(f"{source}: {name} = {value!r} is outside its range [{lo:g}, {hi:g}]")
-        elif name in ("odom_frame", "base_frame", "tf_child_frame", "imu_frame_id"):
-            if not isinstance(value, str):
-                raise ReplayError(f"{source}: {name} must be a frame name (a string), got {value!r}")
-            if name in NON_EMPTY_PARAMETERS and not value:
-                raise ReplayError(f"{source}: {name} must not be empty")
-        elif name in ("use_foot_forces", "use_foot_wrenches") and not isinstance(value, bool):
-            raise ReplayError(f"{source}: {name} must be true or false, got {value!r}")
-        elif name == "foot_wrench_topics" and (
-            not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value)
-        ):
-            raise ReplayError(f"{source}: foot_wrench_topics must be a list of topic names, got {value!r}")
+        problem = value_problem(name, value) if name in NODE_PARAMS else ""
+        if problem:
+            raise ReplayError(f"{source}: {problem}")
 
 
 #: Output topic groups of replay's bag (``--output-topics``), in the order they are written for an estimate:
