@@ -145,19 +145,48 @@ def imu_sample_from_msg(msg: Any) -> ImuSample:
         raise MessageError(f"angular_velocity or linear_acceleration is not a number: {av}, {la}")
     o = msg.orientation
     quat = (float(o.x), float(o.y), float(o.z), float(o.w))
+    stamp = msg.header.stamp
+    return imu_sample_from_values(
+        int(stamp.sec) * NS_PER_S + int(stamp.nanosec),
+        str(msg.header.frame_id),
+        vals,
+        quat,
+        float(msg.orientation_covariance[0]),
+    )
+
+
+def imu_sample_from_values(
+    stamp_ns: int,
+    frame_id: str,
+    vals: tuple[float, ...],
+    quat: tuple[float, float, float, float],
+    orientation_covariance_0: float,
+) -> ImuSample:
+    """The :class:`ImuSample` of an Imu's values (:func:`imu_sample_from_msg` and the raw-CDR path of
+    ``io.cdr_samples`` share it, so both make the same sample).
+
+    Args:
+        stamp_ns: ns, the header stamp.
+        frame_id: the header's frame.
+        vals: angular velocity (3, rad/s) then linear acceleration (3, m/s^2), finite Python floats.
+        quat: the orientation x y z w as reported.
+        orientation_covariance_0: element 0 of the orientation covariance (-1: not reported, REP-145).
+
+    Raises:
+        MessageError: a reported orientation that is not a finite non-zero quaternion.
+    """
     quat_xyzw: np.ndarray | None = None
-    if float(msg.orientation_covariance[0]) != -1.0 and any(quat):
+    if orientation_covariance_0 != -1.0 and any(quat):
         n = math.sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
         if not math.isfinite(n) or n < 1e-6:
             raise MessageError(f"orientation is not a valid quaternion: {list(quat)}")
         quat_xyzw = np.array(quat, dtype=float) / n
-    stamp = msg.header.stamp
     return ImuSample(
-        stamp_ns=int(stamp.sec) * NS_PER_S + int(stamp.nanosec),
+        stamp_ns=stamp_ns,
         angular_velocity=np.array(vals[:3], dtype=float),
         linear_acceleration=np.array(vals[3:], dtype=float),
         orientation_xyzw=quat_xyzw,
-        frame_id=str(msg.header.frame_id),
+        frame_id=frame_id,
     )
 
 
@@ -178,17 +207,48 @@ def joint_sample_from_msg(msg: Any) -> JointSample:
             ``velocity``/``effort`` of another length, or non-finite values.
     """
     names = tuple(map(str, msg.name))
-    n = len(names)
+    check_joint_names(names)
+    stamp = msg.header.stamp
+    return joint_sample_from_arrays(
+        int(stamp.sec) * NS_PER_S + int(stamp.nanosec),
+        names,
+        _float_array(msg.position),
+        _float_array(msg.velocity),
+        _float_array(msg.effort),
+    )
+
+
+def check_joint_names(names: tuple[str, ...]) -> None:
+    """Refuse a JointState's names: none, or one twice.
+
+    Raises:
+        MessageError: no names, or duplicate names (the message names them).
+    """
     if not names:
         raise MessageError("JointState has no joint names")
-    if len(set(names)) != n:
+    if len(set(names)) != len(names):
         dup = sorted({x for x in names if names.count(x) > 1})
         raise MessageError(f"JointState has duplicate joint names: {dup}")
-    position = _float_array(msg.position)
+
+
+def joint_sample_from_arrays(
+    stamp_ns: int, names: tuple[str, ...], position: np.ndarray, velocity: np.ndarray, effort: np.ndarray
+) -> JointSample:
+    """The :class:`JointSample` of a JointState's values, its names checked by :func:`check_joint_names`
+    (:func:`joint_sample_from_msg` and the raw-CDR path of ``io.cdr_samples`` share it).
+
+    Args:
+        stamp_ns: ns, the header stamp.
+        names: the joint names.
+        position, velocity, effort: (n,), (n,) or (0,), (n,) or (0,) float64 arrays the sample takes over (not
+            copied); an empty velocity or effort is not reported (None).
+
+    Raises:
+        MessageError: lengths that do not match the names, or non-finite values (the message names the joints).
+    """
+    n = len(names)
     if position.shape != (n,):
         raise MessageError(f"JointState has {n} names but {position.size} positions")
-    velocity = _float_array(msg.velocity)
-    effort = _float_array(msg.effort)
     for field_name, values in (("velocity", velocity), ("effort", effort)):
         if values.size and values.shape != (n,):
             raise MessageError(f"JointState has {n} names but {values.size} {field_name} values")
@@ -197,9 +257,8 @@ def joint_sample_from_msg(msg: Any) -> JointSample:
             if not np.isfinite(values).all():
                 bad = [names[i] for i in np.flatnonzero(~np.isfinite(values))]
                 raise MessageError(f"JointState {field_name} is not finite for joints {bad}")
-    stamp = msg.header.stamp
     return JointSample(
-        stamp_ns=int(stamp.sec) * NS_PER_S + int(stamp.nanosec),
+        stamp_ns=stamp_ns,
         names=names,
         position=position,
         velocity=velocity if velocity.size else None,

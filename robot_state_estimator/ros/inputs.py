@@ -5,12 +5,16 @@ Topics (relative names; best-effort QoS of depth ``qos_depth``, matched by relia
 with ``use_foot_forces``), ``contact_schedule`` (sensor_msgs/JointState, with ``contact.source: schedule``) and one
 geometry_msgs/WrenchStamped topic per foot (``use_foot_wrenches``, ``foot_wrench_topics``).
 
-The inputs are taken as bytes (``raw=True`` subscriptions of the same types and QoS) and deserialized with one
-rosbags call (``Typestore.deserialize_cdr``, 20-25 us for an ``Imu``) into the message the readers of
-``io/messages.py`` read, as ``replay`` reads bags: rclpy's own conversion builds the Python message through the
-generated classes' ``__init__`` and setters (60-80 us for an ``Imu``). Bytes that do not deserialize (a publisher
-of serialized data can send any) are skipped and counted as ``imu_bad_message`` / ``joint_bad_message`` /
-``foot_force_bad_message`` / ``foot_wrench_bad_message`` / ``schedule_bad_message``.
+The inputs are taken as bytes (``raw=True`` subscriptions of the same types and QoS): rclpy's own conversion
+builds the Python message through the generated classes' ``__init__`` and setters (60-80 us for an ``Imu``). The
+IMU and joint-state bytes are decoded straight into the core's samples (``io.cdr_samples``: the CDR rules of
+``io.cdr`` on one message, then the same conversion as a deserialized message; 2-5 us) and given to
+``EstimatorStream.on_imu`` / ``on_joints``. Whatever is not the plain case there (a non-finite value, duplicate
+names, big-endian data, bytes that do not decode), and the other inputs, are deserialized with one rosbags call
+(``Typestore.deserialize_cdr``, 20-35 us) into the message the readers of ``io/messages.py`` read, as ``replay``
+reads bags, and go through ``EstimatorStream.on_*_msg``, which names what is wrong. Bytes that do not deserialize
+(a publisher of serialized data can send any) are skipped and counted as ``imu_bad_message`` /
+``joint_bad_message`` / ``foot_force_bad_message`` / ``foot_wrench_bad_message`` / ``schedule_bad_message``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 
 from robot_state_estimator.io.bags import default_typestore
+from robot_state_estimator.io.cdr_samples import ImuDecoder, JointStateDecoder
 from robot_state_estimator.io.messages import TYPE_NAMES
 from robot_state_estimator.io.stream import EstimatorStream
 from robot_state_estimator.ros.diagnostics import DiagnosticsState
@@ -71,6 +76,8 @@ class SensorInputs:
         # for an Imu, 10 ms for a JointState, which the first samples' callbacks would spend; done here instead
         for typename in (IMU_TYPE, JOINT_STATE_TYPE, WRENCH_TYPE):
             typestore.get_msgdef(typename)
+        self._imu_sample = ImuDecoder().sample
+        self._joint_sample = JointStateDecoder().sample
         self.imu: Any = None
         self.joints: Any = None
         self.foot_forces: Any = None
@@ -127,6 +134,10 @@ class SensorInputs:
     def _on_imu(self, data: bytes) -> None:
         self.t_entry_ns = time.perf_counter_ns()
         self._diag.imu.tick()
+        sample = self._imu_sample(data)
+        if sample is not None:
+            self._feed(EstimatorStream.on_imu, sample, "IMU")
+            return
         msg = self._take(data, IMU_TYPE, "imu_bad_message", "IMU sample")
         if msg is not None:
             self._feed(EstimatorStream.on_imu_msg, msg, "IMU")
@@ -134,6 +145,10 @@ class SensorInputs:
     def _on_joints(self, data: bytes) -> None:
         self.t_entry_ns = time.perf_counter_ns()
         self._diag.joints.tick()
+        sample = self._joint_sample(data)
+        if sample is not None:
+            self._feed(EstimatorStream.on_joints, sample, "joint")
+            return
         msg = self._take(data, JOINT_STATE_TYPE, "joint_bad_message", "joint sample")
         if msg is not None:
             self._feed(EstimatorStream.on_joints_msg, msg, "joint")
