@@ -25,13 +25,30 @@ returns it with every estimate it lets through.
 
 from __future__ import annotations
 
+import struct
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from robot_state_estimator.common.output_layout import (
+    OMEGA_BASE_IN_BASE,
+    P_WORLD_BASE,
+    POSE_COVARIANCE,
+    QUAT_WORLD_BASE_XYZW,
+    TWIST_COVARIANCE,
+    V_BASE_IN_BASE,
+)
 from robot_state_estimator.common.samples import FootState
 from robot_state_estimator.common.time import NS_PER_S
+from robot_state_estimator.io.cdr_encode import (
+    DiagnosticArrayEncoder,
+    FixedLayout,
+    odometry_layout,
+    tf_message_layout,
+    wrench_stamped_layout,
+)
 from robot_state_estimator.io.messages import MessageTypes
 from robot_state_estimator.io.stream import (
     FEET_OFFSET,
@@ -209,13 +226,56 @@ class OutputMessages:
         return self.contacts
 
 
-class OutputPublishers:
-    """The node's output publishers with their preallocated messages (:class:`OutputMessages`).
+#: Indices into a :func:`pack_estimate` buffer of the 85 floats of ``nav_msgs/Odometry`` in its field order
+#: (``io.cdr_encode.odometry_layout``): position, orientation, pose covariance, linear, angular, twist covariance.
+ODOMETRY_FROM_BUF = np.r_[
+    P_WORLD_BASE, QUAT_WORLD_BASE_XYZW, POSE_COVARIANCE, V_BASE_IN_BASE, OMEGA_BASE_IN_BASE, TWIST_COVARIANCE
+]
+#: The same for the TF's 7 floats (``io.cdr_encode.tf_message_layout``): position, orientation.
+TRANSFORM_FROM_BUF = np.r_[P_WORLD_BASE, QUAT_WORLD_BASE_XYZW]
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_SEC_NSEC = struct.Struct("<iI")
+#: s, how often the subscription counts of the outputs published only while subscribed are read again
+#: (``get_subscription_count``: 1-2 us each, 6 per joint estimate of a 4-legged robot)
+COUNT_REFRESH_S = 0.05
 
-    The odometry is always published. The TF, the wrenches and the contact states are filled and published only
-    while a subscription is matched (``get_subscription_count``, about 1 us): their QoS is volatile, so a sample
-    written while no reader is matched reaches no one, now or later; a subscriber that matches receives everything
-    published from then on. At 1 kHz that saves the conversion and the write of each unsubscribed output.
+
+class RawMessage:
+    """One output message as CDR bytes, preallocated (``io.cdr_encode.FixedLayout``'s template) and refilled in
+    place: the stamp, then the floats taken from a :func:`pack_estimate` buffer.
+
+    Args:
+        layout: the message's layout (its frames are fixed).
+        index: (n_floats,) indices into the buffer of the message's floats, in its field order.
+    """
+
+    def __init__(self, layout: FixedLayout, index: np.ndarray) -> None:
+        self._bytes = bytearray(layout.template)
+        self._stamp_offset = layout.stamp_offset
+        self._values = np.frombuffer(self._bytes, dtype="<f8", count=layout.n_floats, offset=layout.float_offset)
+        self._index = np.asarray(index, dtype=np.intp)
+
+    def fill(self, stamp_ns: int, buf: np.ndarray, start: int = 0) -> bytes | None:
+        """The message at ``stamp_ns`` with its floats ``buf[start + index]``; None when the stamp's seconds do not
+        fit the int32 of ``builtin_interfaces/Time`` (the caller publishes a message object instead)."""
+        sec, nanosec = divmod(stamp_ns, NS_PER_S)
+        if not _INT32_MIN <= sec <= _INT32_MAX:
+            return None
+        _SEC_NSEC.pack_into(self._bytes, self._stamp_offset, sec, nanosec)
+        np.take(buf, self._index + start if start else self._index, out=self._values)
+        return bytes(self._bytes)
+
+
+class OutputPublishers:
+    """The node's output publishers, publishing preallocated CDR bytes (:class:`RawMessage`,
+    ``io.cdr_encode``: equal to what rclpy serializes from the message objects of :class:`OutputMessages`, which
+    stay for a stamp beyond the int32 seconds and for tf2_ros's broadcaster when its publisher is not reachable).
+
+    The odometry is always published. The TF, the wrenches and the contact states are encoded and published only
+    while a subscription is matched (their counts read every ``COUNT_REFRESH_S``): their QoS is volatile, so a
+    sample written while no reader is matched reaches no one, now or later; a subscriber that matches receives
+    everything published from then on (from the next count at the latest). At 1 kHz that saves the encoding and
+    the write of each unsubscribed output.
 
     Args:
         node: the node that owns the publishers.
@@ -242,6 +302,16 @@ class OutputPublishers:
         self._odom_publish = self.odometry.publish
         self._contacts_publish = self.contacts.publish
         self.contacts_count = self.contacts.get_subscription_count
+        self._raw_odometry: RawMessage | None = None
+        self._raw_tf: RawMessage | None = None
+        self._raw_wrenches: dict[str, RawMessage] = {}
+        self._contacts_encoder = DiagnosticArrayEncoder()
+        self._frames = ("", "", "", "")  # odom_frame, base_frame, tf_child_frame, hardware_id
+        # which optional outputs are subscribed, read every COUNT_REFRESH_S (steady clock)
+        self._counts_due_ns = 0
+        self._tf_subscribed = False
+        self._contacts_subscribed = False
+        self._wrench_subscribed: dict[str, bool] = {}
 
     def set_frames(self, *, odom_frame: str, base_frame: str, tf_child_frame: str, hardware_id: str) -> None:
         """New preallocated messages with these frames (a description was loaded)."""
@@ -252,6 +322,11 @@ class OutputPublishers:
             tf_child_frame=tf_child_frame,
             hardware_id=hardware_id,
         )
+        self._frames = (odom_frame, base_frame, tf_child_frame, hardware_id)
+        self._raw_odometry = RawMessage(odometry_layout(odom_frame, base_frame), ODOMETRY_FROM_BUF)
+        self._raw_tf = RawMessage(tf_message_layout(odom_frame, tf_child_frame), TRANSFORM_FROM_BUF)
+        self._raw_wrenches = {}
+        self._counts_due_ns = 0
 
     def wrench_publisher(self, foot: str) -> Any:
         """The ``contact_wrench/<foot>`` publisher, created at the first call."""
@@ -260,13 +335,25 @@ class OutputPublishers:
             pub = self.wrenches[foot] = self._node.create_publisher(
                 self._types.WrenchStamped, f"contact_wrench/{foot}", output_qos()
             )
+            self._counts_due_ns = 0
         return pub
+
+    def _tf_publisher(self) -> Any:
+        """The rclpy publisher of ``/tf`` (``TfPublisher`` / tf2_ros broadcaster), None when it cannot be reached."""
+        tf = self.tf
+        return getattr(tf, "publisher", None) or getattr(tf, "pub_tf", None)
 
     def tf_count(self) -> int:
         """Subscriptions matched by the ``/tf`` publisher (1 when the broadcaster does not tell)."""
-        tf = self.tf
-        pub = getattr(tf, "publisher", None) or getattr(tf, "pub_tf", None)  # TfPublisher / tf2_ros broadcaster
+        pub = self._tf_publisher()
         return pub.get_subscription_count() if pub is not None else 1
+
+    def refresh_counts(self) -> None:
+        """Read the subscription counts of the TF, the wrenches and the contact states now."""
+        self._counts_due_ns = time.monotonic_ns() + int(COUNT_REFRESH_S * 1e9)
+        self._tf_subscribed = self.tf is not None and self.tf_count() > 0
+        self._contacts_subscribed = self.contacts_count() > 0
+        self._wrench_subscribed = {foot: pub.get_subscription_count() > 0 for foot, pub in self.wrenches.items()}
 
     def publish_odometry(self, stamp_ns: int, buf: np.ndarray) -> None:
         """Publish the odometry at ``stamp_ns`` from a :func:`pack_estimate` buffer, and the TF when it is on and
@@ -275,15 +362,25 @@ class OutputPublishers:
         Raises:
             AssertionError: no description loaded yet (:meth:`set_frames` not called).
         """
-        msgs = self.messages
-        assert msgs is not None  # the node feeds nothing before a description is loaded
-        self._odom_publish(msgs.fill_odometry(stamp_ns, buf))
-        tf = self.tf
-        if tf is not None and self.publish_tf and self.tf_count():
-            if type(tf) is TfPublisher:
-                tf.publish(msgs.fill_tf_message(stamp_ns, buf))
-            else:  # tf2_ros's TransformBroadcaster takes messages
-                tf.sendTransform(msgs.fill_transform(stamp_ns, buf))
+        raw, msgs = self._raw_odometry, self.messages
+        assert raw is not None and msgs is not None  # the node feeds nothing before a description is loaded
+        if time.monotonic_ns() >= self._counts_due_ns:
+            self.refresh_counts()
+        data = raw.fill(stamp_ns, buf)
+        self._odom_publish(msgs.fill_odometry(stamp_ns, buf) if data is None else data)
+        if self._tf_subscribed and self.publish_tf:
+            self._publish_tf(stamp_ns, buf)
+
+    def _publish_tf(self, stamp_ns: int, buf: np.ndarray) -> None:
+        tf, pub, raw, msgs = self.tf, self._tf_publisher(), self._raw_tf, self.messages
+        assert raw is not None and msgs is not None
+        data = raw.fill(stamp_ns, buf) if pub is not None else None
+        if data is not None:
+            pub.publish(data)
+        elif type(tf) is TfPublisher:
+            tf.publish(msgs.fill_tf_message(stamp_ns, buf))
+        else:  # tf2_ros's TransformBroadcaster takes messages
+            tf.sendTransform(msgs.fill_transform(stamp_ns, buf))
 
     def publish_contacts(
         self, stamp_ns: int, feet: Sequence[FootState], buf: np.ndarray, *, forces_estimated: bool
@@ -296,13 +393,60 @@ class OutputPublishers:
         """
         msgs = self.messages
         assert msgs is not None
+        subscribed = self._wrench_subscribed
         for i, foot in enumerate(feet if forces_estimated else ()):
             name = foot.name
             pub = self.wrenches.get(name) or self.wrench_publisher(name)
-            if pub.get_subscription_count():
-                pub.publish(msgs.fill_wrench(stamp_ns, name, buf, i))
-        if self.contacts_count():
-            self._contacts_publish(msgs.fill_contacts(stamp_ns, feet, buf))
+            if subscribed.get(name):
+                raw = self._raw_wrenches.get(name)
+                if raw is None:
+                    raw = self._raw_wrenches[name] = RawMessage(wrench_stamped_layout(name), _WRENCH_FROM_BUF)
+                data = raw.fill(stamp_ns, buf, FEET_OFFSET + FOOT_STRIDE * i)
+                pub.publish(msgs.fill_wrench(stamp_ns, name, buf, i) if data is None else data)
+        if self._contacts_subscribed:
+            data = contact_states_bytes(stamp_ns, feet, buf, self._frames[3], self._contacts_encoder)
+            self._contacts_publish(msgs.fill_contacts(stamp_ns, feet, buf) if data is None else data)
 
 
-__all__ = ["OutputMessages", "OutputPublishers", "pack_estimate"]
+def contact_states_bytes(
+    stamp_ns: int,
+    feet: Sequence[FootState],
+    buf: np.ndarray,
+    hardware_id: str = "",
+    encoder: DiagnosticArrayEncoder | None = None,
+) -> bytes | None:
+    """The contact states of an estimate with ``feet`` as CDR (``io.cdr_encode.DiagnosticArrayEncoder``: keep one per
+    stream, ``encoder``; the layout of :meth:`OutputMessages.fill_contacts` and ``io.messages.contact_states_msg``),
+    None for a stamp beyond the int32 seconds."""
+    statuses = [
+        (
+            0,  # DiagnosticStatus.OK
+            foot.name,
+            "contact" if foot.in_contact else "no_contact",
+            hardware_id,
+            (
+                ("contact", "1" if foot.in_contact else "0"),
+                ("normal_force", f"{buf[FEET_OFFSET + FOOT_STRIDE * i + 8]:.3f}"),
+                ("update_accepted", "1" if foot.update_accepted else "0"),
+            ),
+        )
+        for i, foot in enumerate(feet)
+    ]
+    try:
+        return (encoder or DiagnosticArrayEncoder()).encode(stamp_ns, "", statuses)
+    except ValueError:
+        return None
+
+
+#: The wrench of a foot in a :func:`pack_estimate` buffer, from the foot's start: force (3), torque (3).
+_WRENCH_FROM_BUF = np.arange(6)
+
+
+__all__ = [
+    "COUNT_REFRESH_S",
+    "OutputMessages",
+    "OutputPublishers",
+    "RawMessage",
+    "contact_states_bytes",
+    "pack_estimate",
+]

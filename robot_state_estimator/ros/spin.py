@@ -11,8 +11,9 @@ holding the *level-triggered* entities: all subscriptions, timers, services and 
 ready until it is taken), plus its own guard conditions (Ctrl-C and ``wake``). After a wait:
 
 - the **hot** subscriptions (given at construction: the sensor inputs) are taken and their callbacks called
-  directly, round robin (one message of each per round, as rclpy's executor interleaves them) until they
-  are empty or ``MAX_ROUNDS`` rounds were done;
+  directly, round robin (one message of each per round, as rclpy's executor interleaves them), all of them
+  again after a round that took something (what arrived meanwhile needs no new wait), until a round takes
+  nothing or ``MAX_ROUNDS`` rounds were done;
 - ready **timers** are called directly (before anything else is handed over), as rclpy's executor calls
   them: ``call_timer_with_info`` (which restarts the period), then the callback, with a ``TimerInfo``
   argument when the callback has a parameter annotated with it; a timer whose callback is a coroutine
@@ -235,20 +236,24 @@ class LeanExecutor:
     def _take_hot(self, ready: list[int]) -> None:
         """Take and dispatch the hot subscriptions' messages: one per subscription per round (the order of
         arrival across the streams, as rclpy's executor interleaves them), first from those the wait found
-        ready, then again from those that had one, until they are empty or ``MAX_ROUNDS`` rounds were done
-        (then the wait set is checked again, so timers and services are not starved by a backlog)."""
+        ready, then from every hot subscription while a round took something, until a round takes nothing or
+        ``MAX_ROUNDS`` rounds were done (then the wait set is checked again, so timers and services are not starved
+        by a backlog). A message of another stream that arrived during a callback (an IMU and the joint states of
+        one control cycle) is so taken without another wait: a take that finds nothing costs about 0.5 us, a wait
+        (rcl_wait with its wait set) about 20 us."""
         entries = [e for e in self._hot_entries if e[0] in ready]
+        every = self._hot_entries
         for _ in range(MAX_ROUNDS):
-            if not entries:
-                return
-            busy = []
+            took = False
             for entry in entries:
                 _, handle, msg_type, callback, raw = entry
                 taken = handle.take_message(msg_type, raw)
                 if taken is not None:
-                    busy.append(entry)
+                    took = True
                     callback(taken[0])
-            entries = busy
+            if not took:
+                return
+            entries = every
 
     def _call_timers(self, ready: list[int]) -> None:
         """Call the ready timers as rclpy's executor does (``Executor._take_timer``): restart the period with

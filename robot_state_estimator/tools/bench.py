@@ -614,6 +614,16 @@ def bench_node(
                 fed["imu_published_total"] - int(after.get("imu_received", 0)),
                 fed["joint_states_published_total"] - int(after.get("joint_states_received", 0)),
             ),
+            "main_thread_cpu_us_per_input": (
+                cpu_us_per_input(
+                    (sched1[0] - sched0[0]) / 1e9,
+                    fed["imu_published"] + fed["joint_states_published"],
+                    fed["imu_published_total"] - int(after.get("imu_received", 0)),
+                    fed["joint_states_published_total"] - int(after.get("joint_states_received", 0)),
+                )
+                if sched0 is not None and sched1 is not None
+                else None
+            ),
             "main_thread_runqueue_wait_percent": (
                 100.0 * (sched1[1] - sched0[1]) / 1e9 / wall if sched0 is not None and sched1 is not None else None
             ),

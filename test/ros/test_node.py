@@ -311,15 +311,24 @@ def test_unsubscribed_outputs_are_not_published(ros_context) -> None:
             h.executor, lambda: all(p.get_subscription_count() == 0 for p in node._outputs.wrenches.values())
         )
         published: list[str] = []
-        outputs = node._outputs.messages
+        outputs = node._outputs
+        outputs.refresh_counts()  # as the node does every COUNT_REFRESH_S: none of them is subscribed now
+
+        def spy(name: str, original: Any) -> Any:
+            def publish(*args: Any) -> Any:
+                published.append(name)
+                return original(*args)
+
+            return publish
+
+        # every way out of the optional outputs: the raw bytes and the message objects (the fallback)
         for name in ("fill_tf_message", "fill_transform", "fill_wrench", "fill_contacts"):
-            original = getattr(outputs, name)
-
-            def spy(*args: Any, _name: str = name, _original: Any = original) -> Any:
-                published.append(_name)
-                return _original(*args)
-
-            setattr(outputs, name, spy)
+            setattr(outputs.messages, name, spy(name, getattr(outputs.messages, name)))
+        outputs._contacts_publish = spy("contacts", outputs._contacts_publish)
+        for foot, pub in outputs.wrenches.items():
+            pub.publish = spy(foot, pub.publish)
+        tf_pub = outputs._tf_publisher()
+        tf_pub.publish = spy("tf", tf_pub.publish)
         h.publish(standing(T0, 0.4))
         end = max(h.sent["imu"])
         assert spin_until(h.executor, lambda: stamp_to_ns(h.out["odometry"][-1].header.stamp) == end)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -134,3 +136,71 @@ def test_published_outputs_arrive_as_the_builders(
             assert _round_trip(out.fill_contacts(5, est.feet[:n], buf)) == (
                 messages.contact_states_msg(TYPES, 5, est.feet[:n], hardware_id=hardware_id)
             )
+
+
+@pytest.mark.parametrize("stamp_ns", [1_700_000_000_123_456_789, 999_999_999, 5])
+@pytest.mark.parametrize(
+    ("odom_frame", "base_frame", "tf_child", "hardware_id"),
+    [("odom", "base", "base_rse", "go1"), ("o", "trunk", "b", ""), ("odom_é", "base_link", "bl", "solo12 v2")],
+)
+def test_raw_outputs_are_the_builders_messages_serialized(
+    stamp_ns: int, odom_frame: str, base_frame: str, tf_child: str, hardware_id: str
+) -> None:
+    """What the node publishes (preallocated CDR bytes, refilled) is byte for byte rosbags' serialization of the shared
+    builders' messages (odometry, TF, wrenches, contact states, over several estimates and frame names), and rclpy
+    reads it as the builders' rclpy message (rclpy's own serialization leaves its padding bytes unset: not compared
+    byte for byte)."""
+    from rclpy.serialization import deserialize_message
+
+    from robot_state_estimator.io.bags import default_typestore
+    from robot_state_estimator.io.cdr_encode import odometry_layout, tf_message_layout, wrench_stamped_layout
+    from robot_state_estimator.ros.outputs import (
+        FEET_OFFSET,
+        FOOT_STRIDE,
+        ODOMETRY_FROM_BUF,
+        TRANSFORM_FROM_BUF,
+        RawMessage,
+        contact_states_bytes,
+    )
+
+    ts = default_typestore()
+    rb = messages.rosbags_types(ts)
+
+    def check(data: bytes | None, build: Any, typename: str) -> None:
+        assert data is not None
+        assert data == bytes(ts.serialize_cdr(build(rb), typename))
+        expected = build(TYPES)
+        assert deserialize_message(data, type(expected)) == expected
+
+    odom = RawMessage(odometry_layout(odom_frame, base_frame), ODOMETRY_FROM_BUF)
+    tf = RawMessage(tf_message_layout(odom_frame, tf_child), TRANSFORM_FROM_BUF)
+    wrenches = {f: RawMessage(wrench_stamped_layout(f), np.arange(6)) for f in FEET}
+    for seed in range(4):
+        est = _estimate(stamp_ns + seed, seed)
+        buf = pack_estimate(est)
+        assert buf is not None
+        stamp = est.stamp_ns
+        check(
+            odom.fill(stamp, buf),
+            lambda t: messages.odometry_msg(t, est, odom_frame=odom_frame, base_frame=base_frame),  # noqa: B023
+            "nav_msgs/msg/Odometry",
+        )
+        check(
+            tf.fill(stamp, buf),
+            lambda t: t.TFMessage(
+                transforms=[messages.odom_transform_msg(t, est, odom_frame=odom_frame, base_frame=tf_child)]  # noqa: B023
+            ),
+            "tf2_msgs/msg/TFMessage",
+        )
+        for i, foot in enumerate(est.feet):
+            check(
+                wrenches[foot.name].fill(stamp, buf, FEET_OFFSET + FOOT_STRIDE * i),
+                lambda t: messages.foot_wrench_msg(t, stamp, foot),  # noqa: B023
+                "geometry_msgs/msg/WrenchStamped",
+            )
+        check(
+            contact_states_bytes(stamp, est.feet, buf, hardware_id),
+            lambda t: messages.contact_states_msg(t, stamp, est.feet, hardware_id=hardware_id),  # noqa: B023
+            "diagnostic_msgs/msg/DiagnosticArray",
+        )
+    assert odom.fill(2**31 * 10**9, buf) is None  # beyond the int32 seconds: the node publishes the message object
