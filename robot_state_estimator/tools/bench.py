@@ -23,7 +23,9 @@ Writes one JSON file per run into ``--output`` (default ``bench/results/``), nam
   latency ``latency_stamp_to_reception_us`` (input stamp to the reception of the odometry here: an upper
   bound), the CPU use (% of one core) of the node from ``/proc``, of the feeder and of this process, the
   node's RSS at the start and end of the measurement (growth) and its peak RSS (VmHWM); ``node_500_250`` the
-  same at IMU 500 Hz + joints 250 Hz; ``--node-prefix`` runs the node under a command (``chrt -f 20``);
+  same at IMU 500 Hz + joints 250 Hz; ``node_all_outputs`` with the TF, the wrenches and the contact states
+  subscribed too, ``node_tf`` / ``node_wrenches`` / ``node_contacts`` with one of them each (the cost of each);
+  ``--node-prefix`` runs the node under a command (``chrt -f 20``);
 - ``decode``: per-message cost of decoding the replay bag's input topics, rosbags' deserializer against the
   bulk CDR decoder (``tools/bench_decode.py``);
 - ``kinematics``: one joint step's kinematics and dynamics on the Go1 with 4 feet, pinocchio's calls against the
@@ -57,6 +59,9 @@ from robot_state_estimator.common.samples import ImuSample, JointSample
 from robot_state_estimator.tools.bench_replay import bench_replay_section
 from robot_state_estimator.tools.bench_replay import summary_lines as bench_replay_summary
 
+#: The node's outputs besides the odometry, each published only while subscribed: ``/tf``, ``contact_wrench/<foot>``
+#: (one per foot), ``contact_states`` (``bench_node``'s ``subscribe_outputs``; a ``node_<output>`` case each).
+EXTRA_OUTPUTS: tuple[str, ...] = ("tf", "wrenches", "contacts")
 #: s, the node's diagnostics period during the node benchmark (each report gives the percentiles of its period)
 DIAGNOSTICS_PERIOD_S = 1.0
 
@@ -400,6 +405,7 @@ def bench_node(
     startup_timeout_s: float = 30.0,
     node_prefix: list[str] | tuple[str, ...] = (),
     subscribe_all_outputs: bool = False,
+    subscribe_outputs: tuple[str, ...] = (),
 ) -> dict:
     """Latency, CPU, memory and dropped input of the node process fed IMU + joint states over loopback DDS.
 
@@ -417,10 +423,12 @@ def bench_node(
     real-time priority; ``taskset -c 1``: a core of its own).
 
     The node fills and publishes TF, wrenches and contact states only while they have a subscriber
-    (volatile QoS), so with ``subscribe_all_outputs=False`` this measures a deployment that consumes the
-    odometry alone; with True this process also subscribes (raw bytes, nothing read) to ``/tf``,
-    ``contact_wrench/<foot>`` of every foot and ``contact_states``, as RViz and a bag recorder would.
-    The CPU per input (node CPU / inputs received) and the share of the node's main thread's wall time spent
+    (volatile QoS), so without ``subscribe_all_outputs`` and ``subscribe_outputs`` this measures a deployment that
+    consumes the odometry alone; ``subscribe_outputs`` names the extra outputs (``EXTRA_OUTPUTS``: ``tf``,
+    ``wrenches``, ``contacts``) this process also subscribes to (raw bytes, nothing read): ``/tf``,
+    ``contact_wrench/<foot>`` of every foot, ``contact_states``; ``subscribe_all_outputs=True`` all three, as RViz
+    and a bag recorder would. The CPU per input (node CPU / inputs received; ``main_thread_cpu_us_per_input`` for the
+    node's main thread alone, the rest being DDS's threads) and the share of the node's main thread's wall time spent
     waiting for a CPU (``/proc/<pid>/task/<pid>/schedstat``: run-queue wait) come with it.
 
     Raises:
@@ -486,7 +494,11 @@ def bench_node(
     node.create_subscription(TYPES.DiagnosticArray, "/diagnostics", on_diagnostics, QoSProfile(depth=100))
     extra_subs = []
     outputs_received: dict[str, int] = {}
-    if subscribe_all_outputs:
+    extra = tuple(EXTRA_OUTPUTS) if subscribe_all_outputs else tuple(subscribe_outputs)
+    unknown = sorted(set(extra) - set(EXTRA_OUTPUTS))
+    if unknown:
+        raise BenchError(f"unknown outputs {unknown}; the extra outputs are {list(EXTRA_OUTPUTS)}")
+    if extra:
         from robot_state_estimator.ros.qos import tf_qos
 
         def counter(topic: str) -> Any:
@@ -497,8 +509,13 @@ def bench_node(
 
             return count
 
-        topics = [(TYPES.TFMessage, "/tf", tf_qos()), (TYPES.DiagnosticArray, "contact_states", output_qos(1000))]
-        topics += [(TYPES.WrenchStamped, f"contact_wrench/{foot}", output_qos(1000)) for foot in run.feet]
+        topics = []
+        if "tf" in extra:
+            topics.append((TYPES.TFMessage, "/tf", tf_qos()))
+        if "contacts" in extra:
+            topics.append((TYPES.DiagnosticArray, "contact_states", output_qos(1000)))
+        if "wrenches" in extra:
+            topics += [(TYPES.WrenchStamped, f"contact_wrench/{foot}", output_qos(1000)) for foot in run.feet]
         for msg_type, topic, qos in topics:
             extra_subs.append(node.create_subscription(msg_type, topic, counter(topic), qos, raw=True))
     executor = LeanExecutor(node, [odom_sub, *extra_subs])
@@ -628,7 +645,9 @@ def bench_node(
                 100.0 * (sched1[1] - sched0[1]) / 1e9 / wall if sched0 is not None and sched1 is not None else None
             ),
             "machine_steal_percent": _steal_percent(steal0, steal1, wall),
-            "outputs_subscribed": "all" if subscribe_all_outputs else "odometry",
+            "outputs_subscribed": (
+                "all" if set(extra) == set(EXTRA_OUTPUTS) else "+".join(("odometry", *extra)) if extra else "odometry"
+            ),
             "outputs_received": dict(outputs_received),
             "receiver_cpu_percent_of_one_core": 100.0 * self_cpu / wall,
             "rss_start_kb": rss0.get("VmRSS"),
@@ -765,12 +784,14 @@ def run_bench(
     if node:
         # the issue's case (1 kHz + 1 kHz), then a rate this machine sustains (500 Hz IMU + 250 Hz joints)
         # and the issue's case with every output subscribed (RViz, a bag recorder: TF, wrenches, contact states)
-        cases = (
-            ("node", (1000, 1000), False),
-            ("node_500_250", (500, 250), False),
-            ("node_all_outputs", (1000, 1000), True),
+        # and what each extra output costs on its own (one subscribed at a time, next to the odometry)
+        cases: tuple[tuple[str, tuple[int, int], tuple[str, ...]], ...] = (
+            ("node", (1000, 1000), ()),
+            ("node_500_250", (500, 250), ()),
+            ("node_all_outputs", (1000, 1000), EXTRA_OUTPUTS),
+            *((f"node_{extra}", (1000, 1000), (extra,)) for extra in EXTRA_OUTPUTS),
         )
-        for key, rates, all_outputs in cases:
+        for key, rates, extra in cases:
             if short and key != "node":
                 continue
             try:
@@ -780,7 +801,7 @@ def run_bench(
                     imu_rate_hz=rates[0],
                     joint_rate_hz=rates[1],
                     node_prefix=node_prefix,
-                    subscribe_all_outputs=all_outputs,
+                    subscribe_outputs=extra,
                 )
             except BenchError as exc:
                 doc[key] = {"error": str(exc)}
@@ -824,7 +845,7 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     u4 = s.get("update_4_feet_add_joints")
     if u4 and u4.get("n"):
         lines.append(f"add_joints, 4 feet in contact: median {u4['median_us']:.0f} us, p99 {u4['p99_us']:.0f} us")
-    for key in ("node", "node_500_250", "node_all_outputs"):
+    for key in ("node", "node_500_250", "node_all_outputs", *(f"node_{extra}" for extra in EXTRA_OUTPUTS)):
         n = doc.get(key)
         if n and "error" not in n:
             lat = n["latency_stamp_to_reception_us"]
