@@ -80,10 +80,15 @@ def foot_frame_choice(model: pin.Model, name: str) -> FootFrameChoice:
         if _FOOT_RE.search(_SUFFIX_RE.sub("", f.name)):
             by_joint.setdefault(int(f.parentJoint), []).append(fid)
     if not by_joint:
+        leaves = leaf_bodies(model)
+        shown = ", ".join(leaves[:12]) + (f", ... ({len(leaves) - 12} more)" if len(leaves) > 12 else "")
         raise DescriptionError(
             Problem(
                 ErrorCode.ELEMENT_MISSING,
-                f"no foot frames detected in {name!r} (names ending in foot/sole/toe at leaf joints); pass names=...",
+                f"no foot frames detected in {name!r} (names ending in foot/sole/toe at leaf joints): name "
+                'them with the setting foot_frames (node: -p foot_frames:="[A, B]"; info, simulate, replay: '
+                "--set 'foot_frames=[A, B]'; RobotDescription.foot_frames(names=...)); the links at the ends of "
+                f"the kinematic chains: [{shown}]",
             )
         )
     data = model.createData()
