@@ -148,7 +148,7 @@ def test_foot_forces_that_stop_while_the_imu_goes_on_are_warned_about(ros_contex
     h = Harness(ros_context, "/feet_stop", robot="go1", use_foot_forces=True, diagnostics_period_s=60.0)
     try:
         node = h.node
-        node._no_imu_after_s = 0.3  # 2 s on a robot; shortened for the test
+        node.input_watch.no_imu_after_s = 0.3  # 2 s on a robot; shortened for the test
         pub = h.io.create_publisher(JointState, "foot_forces", qos.sensor_qos(1000))
         assert spin_until(h.executor, lambda: pub.get_subscription_count() >= 1)
         loaded = np.full(len(GO1_FEET), 100.0)  # raw counts above go1.yaml's sensor_on_threshold (60)
@@ -164,13 +164,13 @@ def test_foot_forces_that_stop_while_the_imu_goes_on_are_warned_about(ros_contex
         def imu_and_joints_until_warned() -> bool:
             t[0] += 2_000_000
             h.publish(standing(t[0], 0.002))
-            return "foot_forces" in node._stopped_warning
+            return "foot_forces" in node.input_watch.stopped_warning
 
         assert spin_until(h.executor, imu_and_joints_until_warned, timeout_s=10.0)
-        text = node._stopped_warning["foot_forces"]
+        text = node.input_watch.stopped_warning["foot_forces"]
         assert f"IMU messages arrive on {ns}/imu/data but no foot-force message for" in text, text
         assert f"on {ns}/foot_forces" in text and "remap foot_forces:=" in text
-        assert "joint_states" not in node._stopped_warning
+        assert "joint_states" not in node.input_watch.stopped_warning
         status = _status(h, "inputs")
         assert status.level == b"\x01" and status.message == text
         assert node.reject_counts.get("no_foot_forces", 0) == 0  # a warning, not a rejection
