@@ -393,6 +393,8 @@ class OutputPublishers:
         """
         msgs = self.messages
         assert msgs is not None
+        if time.monotonic_ns() >= self._counts_due_ns:  # also here: the odometry may be decimated further
+            self.refresh_counts()
         subscribed = self._wrench_subscribed
         for i, foot in enumerate(feet if forces_estimated else ()):
             name = foot.name
