@@ -32,14 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from robot_state_estimator.common.output_layout import (
-    OMEGA_BASE_IN_BASE,
-    P_WORLD_BASE,
-    POSE_COVARIANCE,
-    QUAT_WORLD_BASE_XYZW,
-    TWIST_COVARIANCE,
-    V_BASE_IN_BASE,
-)
 from robot_state_estimator.common.samples import FootState
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.io.cdr_encode import (
@@ -49,7 +41,7 @@ from robot_state_estimator.io.cdr_encode import (
     tf_message_layout,
     wrench_stamped_layout,
 )
-from robot_state_estimator.io.messages import MessageTypes
+from robot_state_estimator.io.messages import ODOMETRY_FROM_OUTPUT, TRANSFORM_FROM_OUTPUT, MessageTypes
 from robot_state_estimator.io.stream import (
     FEET_OFFSET,
     FOOT_STRIDE,
@@ -226,13 +218,10 @@ class OutputMessages:
         return self.contacts
 
 
-#: Indices into a :func:`pack_estimate` buffer of the 85 floats of ``nav_msgs/Odometry`` in its field order
-#: (``io.cdr_encode.odometry_layout``): position, orientation, pose covariance, linear, angular, twist covariance.
-ODOMETRY_FROM_BUF = np.r_[
-    P_WORLD_BASE, QUAT_WORLD_BASE_XYZW, POSE_COVARIANCE, V_BASE_IN_BASE, OMEGA_BASE_IN_BASE, TWIST_COVARIANCE
-]
-#: The same for the TF's 7 floats (``io.cdr_encode.tf_message_layout``): position, orientation.
-TRANSFORM_FROM_BUF = np.r_[P_WORLD_BASE, QUAT_WORLD_BASE_XYZW]
+#: Indices into a :func:`pack_estimate` buffer of the 85 floats of ``nav_msgs/Odometry`` in its field order and of the
+#: TF's 7: the buffer starts with the output vector's first numbers, so ``io.messages``' indices into that vector.
+ODOMETRY_FROM_BUF = ODOMETRY_FROM_OUTPUT
+TRANSFORM_FROM_BUF = TRANSFORM_FROM_OUTPUT
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _SEC_NSEC = struct.Struct("<iI")
 #: s, how often the subscription counts of the outputs published only while subscribed are read again
