@@ -301,6 +301,7 @@ class OutputPublishers:
         self._tf_subscribed = False
         self._contacts_subscribed = False
         self._wrench_subscribed: dict[str, bool] = {}
+        self._any_subscribed = True  # any of the wrenches or the contact states
 
     def set_frames(self, *, odom_frame: str, base_frame: str, tf_child_frame: str, hardware_id: str) -> None:
         """New preallocated messages with these frames (a description was loaded)."""
@@ -343,6 +344,9 @@ class OutputPublishers:
         self._tf_subscribed = self.tf is not None and self.tf_count() > 0
         self._contacts_subscribed = self.contacts_count() > 0
         self._wrench_subscribed = {foot: pub.get_subscription_count() > 0 for foot, pub in self.wrenches.items()}
+        # nothing to do for the contacts of an estimate while none of them is subscribed (the node makes the
+        # publishers of the description's feet when it loads it: a subscriber finds them)
+        self._any_subscribed = self._contacts_subscribed or any(self._wrench_subscribed.values())
 
     def publish_odometry(self, stamp_ns: int, buf: np.ndarray) -> None:
         """Publish the odometry at ``stamp_ns`` from a :func:`pack_estimate` buffer, and the TF when it is on and
@@ -384,6 +388,8 @@ class OutputPublishers:
         assert msgs is not None
         if time.monotonic_ns() >= self._counts_due_ns:  # also here: the odometry may be decimated further
             self.refresh_counts()
+        if not self._any_subscribed:
+            return
         subscribed = self._wrench_subscribed
         for i, foot in enumerate(feet if forces_estimated else ()):
             name = foot.name
