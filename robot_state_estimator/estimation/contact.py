@@ -23,9 +23,9 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
+from robot_state_estimator.estimation.ekf.backends.kernels.legs import point_foot_forces, schmitt_step, torque_contacts
 from robot_state_estimator.estimation.jit import use_kernels
 from robot_state_estimator.estimation.kinematics import LegKinematics
-from robot_state_estimator.estimation.leg_kernels import point_foot_forces, schmitt_step, torque_contacts
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

@@ -68,7 +68,7 @@ _SOLE_RE = re.compile(r"sole$", re.IGNORECASE)
 _SUFFIX_RE = re.compile(r"_(link|frame)$", re.IGNORECASE)
 
 if jit.numba_available():
-    from robot_state_estimator.estimation import flat_kernels as _fk
+    from robot_state_estimator.estimation.ekf.backends.kernels import flat as _fk
 else:  # pragma: no cover - numba is optional
     _fk = None  # type: ignore[assignment]
 

@@ -82,20 +82,20 @@ def entry_point(fn: Any, *args: Any) -> Callable[..., Any]:
 
 def kernels_need_compiling() -> bool:
     """True when the estimator will compile its numba kernels at construction (a minute, once after an install or
-    an update): the kernels are used and a module defining them has no numba index file (``*.nbi`` in its
-    ``__pycache__``) at least as new as its source. False when unsure (a read-only package: numba then caches
-    elsewhere)."""
+    an update): the kernels are used and a module defining them (under ``estimation/``, sub-packages included) has
+    no numba index file (``*.nbi`` in its ``__pycache__``) at least as new as its source. False when unsure (a
+    read-only package: numba then caches elsewhere)."""
     if not use_kernels():
         return False
     folder = Path(__file__).resolve().parent
-    cache = folder / "__pycache__"
     if not os.access(folder, os.W_OK):
         return False
-    for source in folder.glob("*.py"):
+    for source in sorted(folder.rglob("*.py")):
         try:
             if source.name == "jit.py" or "\n@kernel" not in source.read_text():
                 continue
             source_mtime = source.stat().st_mtime
+            cache = source.parent / "__pycache__"
             if not any(f.stat().st_mtime >= source_mtime for f in cache.glob(f"{source.stem}.*.nbi")):
                 return True
         except OSError:

@@ -23,8 +23,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from robot_state_estimator.estimation.ekf.backends.kernels.legs import joint_velocity_step
 from robot_state_estimator.estimation.jit import use_kernels
-from robot_state_estimator.estimation.leg_kernels import joint_velocity_step
 
 FloatArray = NDArray[np.float64]
 

@@ -38,25 +38,15 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
+from robot_state_estimator.estimation.ekf.backends.kernels.legs import leg_velocity_terms
+from robot_state_estimator.estimation.ekf.numerics import _SKEW_BASIS, cross3, skew
 from robot_state_estimator.estimation.errors import ModelError
 from robot_state_estimator.estimation.jit import use_kernels
-from robot_state_estimator.estimation.leg_kernels import leg_velocity_terms
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 
-
-def skew(v: FloatArray) -> FloatArray:
-    """(3, 3) cross-product matrix ``[v]x`` with ``[v]x w = v x w`` for a (3,) vector."""
-    x, y, z = v.tolist()
-    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-
-
-def cross3(a: FloatArray, b: FloatArray) -> FloatArray:
-    """(3,) cross product ``a x b`` of two (3,) vectors (``np.cross`` costs ~15x more on 3-vectors)."""
-    a0, a1, a2 = a.tolist()
-    b0, b1, b2 = b.tolist()
-    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+__all__ = ["LegKinematics", "check_floating_base_model", "cross3", "skew"]
 
 
 _compute_joint_jacobians = pin.computeJointJacobians
@@ -64,15 +54,6 @@ _update_frame_placement = pin.updateFramePlacement
 _get_frame_jacobian = pin.getFrameJacobian
 _LWA = pin.LOCAL_WORLD_ALIGNED
 _I3 = np.eye(3)
-
-# [v]x flattened row-major = v @ _SKEW_BASIS.
-_SKEW_BASIS = np.array(
-    [
-        [0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 1.0, 0.0],
-        [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0],
-        [0.0, -1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-    ]
-)
 
 
 def check_floating_base_model(model: pin.Model) -> None:

@@ -128,13 +128,7 @@ from robot_state_estimator.estimation.ekf import (
     leg_results,
     rotation_from_gravity,
 )
-from robot_state_estimator.estimation.errors import ModelError
-from robot_state_estimator.estimation.flat_feet import flat_feet_mask, rotation_update
-from robot_state_estimator.estimation.initial_support import InitialSupport, initial_support
-from robot_state_estimator.estimation.jit import entry_point, use_kernels
-from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
-from robot_state_estimator.estimation.kinematics import LegKinematics, cross3, skew
-from robot_state_estimator.estimation.leg_kernels import (
+from robot_state_estimator.estimation.ekf.backends.kernels.legs import (
     GATHER_OK,
     PREPARE_FILTERED,
     PREPARE_MEASURED,
@@ -142,12 +136,18 @@ from robot_state_estimator.estimation.leg_kernels import (
     gather_joints,
     prepare_joints,
 )
+from robot_state_estimator.estimation.errors import ModelError
+from robot_state_estimator.estimation.flat_feet import flat_feet_mask, rotation_update
+from robot_state_estimator.estimation.initial_support import InitialSupport, initial_support
+from robot_state_estimator.estimation.jit import entry_point, use_kernels
+from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
+from robot_state_estimator.estimation.kinematics import LegKinematics, cross3, skew
 from robot_state_estimator.estimation.noise_model import apply_imu_noise_floor, joint_velocity_std
 from robot_state_estimator.estimation.settings import EstimatorSettings
 from robot_state_estimator.estimation.slip import SlipDetector
 
 try:  # the one-kernel joint step (needs numba)
-    from robot_state_estimator.estimation import ekf_kernels as _ek
+    from robot_state_estimator.estimation.ekf.backends.kernels import filter_kernels as _ek
 
     _ACCEPTED_SHIFT, _NOT_FINITE_SHIFT = _ek.JOINT_ACCEPTED_SHIFT, _ek.JOINT_NOT_FINITE_SHIFT
 except ImportError:  # pragma: no cover - numba is optional

@@ -20,7 +20,7 @@ from scipy.spatial.transform import Rotation
 
 from robot_state_estimator.common.samples import ImuSample
 from robot_state_estimator.description.pose import PoseTextError, parse_pose, rpy_to_matrix, urdf_origin
-from robot_state_estimator.estimation.ekf_numerics import quat_xyzw_from_matrix
+from robot_state_estimator.estimation.ekf.numerics import quat_xyzw_from_matrix
 from robot_state_estimator.io import bags, messages
 
 ANGLE = st.floats(

@@ -242,7 +242,7 @@ def test_one_compiled_specialisation_per_kernel() -> None:
     of each kernel for writable inputs (a read-only input array may add a second one)."""
     from numba import types
 
-    from robot_state_estimator.estimation import ekf_kernels
+    from robot_state_estimator.estimation.ekf.backends.kernels import filter_kernels as ekf_kernels
 
     a, _ = pair(12, 1)
     J = np.ones((1, 3, 12))

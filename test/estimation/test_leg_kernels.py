@@ -1,5 +1,5 @@
-"""The compiled joint-sample path (estimation/leg_kernels.py) equals the numpy/pinocchio reference paths to 1e-12;
-the lazily built estimates and foot states are ordinary ones to their users."""
+"""The compiled joint-sample path (estimation/ekf/backends/kernels/legs.py) equals the numpy/pinocchio reference
+paths to 1e-12; the lazily built estimates and foot states are ordinary ones to their users."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from robot_state_estimator.estimation import (
     JointVelocityEstimator,
     LegKinematics,
     RobotStateEstimator,
-    leg_kernels,
 )
+from robot_state_estimator.estimation.ekf.backends.kernels import legs as leg_kernels
 from robot_state_estimator.estimation.jit import DISABLE_ENV, use_kernels
 from robot_state_estimator.estimation.pipeline import _FeetOfKernelStep
 
@@ -347,7 +347,7 @@ def test_lazy_estimate_is_an_ordinary_estimate(trot_run) -> None:
 def test_construction_compiles_the_kernels_the_samples_use(trot_run) -> None:
     """The warm-up at construction calls each kernel with the array layouts of the real calls: feeding samples
     compiles nothing more (no compilation pause on the first real sample of a node)."""
-    from robot_state_estimator.estimation import ekf_kernels
+    from robot_state_estimator.estimation.ekf.backends.kernels import filter_kernels as ekf_kernels
 
     robot, run = trot_run
     dispatchers = [getattr(leg_kernels, name) for name in leg_kernels.__all__] + [ekf_kernels.joint_step]
@@ -446,7 +446,7 @@ def test_one_kernel_joint_step_hands_unusual_outcomes_to_the_reference(trot_run,
         for k in (True, False)
     ]
     assert ests[0]._joint_kernel and not ests[1]._joint_kernel
-    from robot_state_estimator.estimation import ekf_kernels
+    from robot_state_estimator.estimation.ekf.backends.kernels import filter_kernels as ekf_kernels
 
     results: list[int] = []  # what the real kernel returned, to check that each outcome was reached
     kernel = ests[0]._joint_step_entry  # ekf_kernels.joint_step's entry point, called by the pipeline

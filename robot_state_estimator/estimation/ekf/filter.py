@@ -104,7 +104,7 @@ from robot_state_estimator.common.output_layout import (
 )
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation import jit
-from robot_state_estimator.estimation.ekf_numerics import (
+from robot_state_estimator.estimation.ekf.numerics import (
     _SKEW_BASIS,
     _block_diag,
     _cross,
@@ -116,15 +116,16 @@ from robot_state_estimator.estimation.ekf_numerics import (
     _rot_t,
     _sub,
     _vec,
+    cross3,
     quat_xyzw_from_matrix,
+    skew,
 )
-from robot_state_estimator.estimation.kinematics import cross3, skew
 from robot_state_estimator.estimation.noise_model import leg_measurement_covariance
 from robot_state_estimator.estimation.settings import EkfSettings
 
 if jit.numba_available():
-    from robot_state_estimator.estimation import ekf_kernels as _k
-    from robot_state_estimator.estimation.ekf_kernels import (
+    from robot_state_estimator.estimation.ekf.backends.kernels import filter_kernels as _k
+    from robot_state_estimator.estimation.ekf.backends.kernels.filter_kernels import (
         C_G,
         C_QB,
         C_R,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_state_estimator.estimation.ekf_kernels import C_RBS, C_SGS, X_OMEGA, N, update
+from robot_state_estimator.estimation.ekf.backends.kernels.filter_kernels import C_RBS, C_SGS, X_OMEGA, N, update
 from robot_state_estimator.estimation.jit import kernel
 
 #: first column of the gyro bias in the error state ``[dp_W, dv_B, dtheta_B, dba_S, dbg_S]``

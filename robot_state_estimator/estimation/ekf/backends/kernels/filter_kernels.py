@@ -34,8 +34,12 @@ from typing import Any
 import numpy as np
 from numba import types
 
+from robot_state_estimator.estimation.ekf.backends.kernels.legs import (
+    leg_velocity_terms,
+    point_foot_forces,
+    schmitt_step,
+)
 from robot_state_estimator.estimation.jit import kernel
-from robot_state_estimator.estimation.leg_kernels import leg_velocity_terms, point_foot_forces, schmitt_step
 
 N = 15  # error states
 
