@@ -23,8 +23,8 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from robot_state_estimator.estimation.ekf.backends.kernels.legs import point_foot_forces, schmitt_step, torque_contacts
-from robot_state_estimator.estimation.jit import use_kernels
+from robot_state_estimator.estimation.ekf.backends import Backend, select_backend
+from robot_state_estimator.estimation.ekf.layout import DECLINED
 from robot_state_estimator.estimation.kinematics import LegKinematics
 
 FloatArray = NDArray[np.float64]
@@ -40,9 +40,13 @@ class ContactForceEstimator:
         flat_feet: estimate 6-D wrenches instead of 3-D point forces.
         use_full_dynamics: use ``M a + h`` instead of ``g(q)`` (needs velocities and accelerations).
         gravity_m_s2: magnitude of gravity (m/s^2).
+        backend: the numerics (:mod:`.ekf.backends`; None: ``select_backend()``): the compiled point-foot forces
+            (point feet on 3-joint legs, ``g(q)`` from the centre-of-mass Jacobian), else the reference below.
 
     Attributes:
         total_mass_kg: robot mass (kg), for weight-relative thresholds.
+        point_3x3: point feet on legs of 3 joints each (the closed-form 3 x 3 solve, and the compiled forces).
+        leg_columns: (n_feet, 3) intp, each leg's joint columns when ``point_3x3`` (else (n_feet, 0)).
     """
 
     def __init__(
@@ -52,8 +56,10 @@ class ContactForceEstimator:
         flat_feet: bool = False,
         use_full_dynamics: bool = False,
         gravity_m_s2: float = 9.81,
+        backend: Backend | None = None,
     ) -> None:
         self.kin = kinematics
+        self.backend = select_backend() if backend is None else backend
         self._model = pin.Model(kinematics.model)
         self._data = self._model.createData()
         self.flat_feet = flat_feet
@@ -72,14 +78,11 @@ class ContactForceEstimator:
         for idx in kinematics.leg_joint_indices:
             contiguous = len(idx) > 0 and bool(np.all(np.diff(idx) == 1))
             self._leg_cols.append(slice(int(idx[0]), int(idx[-1]) + 1) if contiguous else idx)
-        self._point_3x3 = (not flat_feet) and all(len(idx) == 3 for idx in kinematics.leg_joint_indices)
-        # Compiled path (leg_kernels.point_foot_forces): point feet on 3-joint legs, gravity torques from the
-        # centre-of-mass Jacobian of the kinematics' own pinocchio pass.
-        self._kernels = use_kernels() and self._point_3x3
-        self._leg_cols_array = (
-            np.array(kinematics.leg_joint_indices, dtype=np.intp) if self._point_3x3 else np.zeros((n, 0), np.intp)
+        self.point_3x3 = (not flat_feet) and all(len(idx) == 3 for idx in kinematics.leg_joint_indices)
+        self.leg_columns = (
+            np.array(kinematics.leg_joint_indices, dtype=np.intp) if self.point_3x3 else np.zeros((n, 0), np.intp)
         )
-        self._unsolved = 0  # bit i: foot i's 3 x 3 solve failed the conditioning test in the last kernel call
+        self._unsolved = 0  # bit i: foot i's 3 x 3 solve failed the conditioning test in the last compiled call
 
     @property
     def weight_n(self) -> float:
@@ -135,11 +138,11 @@ class ContactForceEstimator:
             ``wrench_in_foot`` (n_feet, 6) [force N, torque N m] in each foot frame.
         """
         full = self.use_full_dynamics and v is not None and a is not None
-        if self._kernels and not full and self._forces_kernel(tau_joints, R_world_base):
+        if not full and self._compiled_forces(tau_joints, R_world_base):
             return self.force_in_world, self.wrench_in_foot
         rhs_all = self.bias_torques(q_joints, R_world_base, v=v, a=a) - np.asarray(tau_joints, dtype=float)
         kin = self.kin
-        if self._point_3x3 and not self.flat_feet:
+        if self.point_3x3 and not self.flat_feet:
             return self._estimate_point_3x3(rhs_all, R_world_base)
         for i, idx in enumerate(kin.leg_joint_indices):
             rhs = rhs_all[idx]
@@ -157,49 +160,31 @@ class ContactForceEstimator:
             self.wrench_in_foot[i, 3:] = R_base_foot.T @ m_base
         return self.force_in_world, self.wrench_in_foot
 
-    def _forces_kernel(self, tau_joints: FloatArray, R_world_base: FloatArray) -> bool:
-        """:func:`~robot_state_estimator.estimation.leg_kernels.point_foot_forces` with the gravity torques from
+    def _compiled_forces(self, tau_joints: FloatArray, R_world_base: FloatArray) -> bool:
+        """The backend's point-foot forces (``kernels.legs.point_foot_forces``): the gravity torques from
         pinocchio's centre-of-mass Jacobian at the kinematics' last configuration (``g(q) = -m J_com^T g_B``, the
         same as ``computeGeneralizedGravity`` to rounding, one pinocchio call instead of two plus the gravity
-        assignment). False when a leg's 3 x 3 system is ill-conditioned: the caller then takes the reference
-        path (least squares)."""
-        kin = self.kin
-        tau = np.asarray(tau_joints, dtype=float)
-        # pinocchio's centre-of-mass Jacobian at kin.update's configuration (its data holds that configuration)
-        Jcom = pin.jacobianCenterOfMass(kin.model, kin.data)
-        self._unsolved = point_foot_forces(
-            kin.J6_base_foot,
-            self._leg_cols_array,
-            Jcom,
-            self.total_mass_kg,
-            self.g_world,
-            tau,
-            R_world_base,
-            kin.X_base_foot,
-            self.force_in_world,
-            self.wrench_in_foot,
-        )
-        return self._unsolved == 0
+        assignment), then the closed-form 3 x 3 solves. False when the backend declines (the reference) or a leg's
+        3 x 3 system is ill-conditioned: the caller then takes the reference path (least squares)."""
+        unsolved = self.backend.point_foot_forces(self, tau_joints, R_world_base)
+        if unsolved == DECLINED:
+            return False
+        self._unsolved = unsolved
+        return unsolved == 0
 
     def estimate_and_trigger(
         self, tau_joints: FloatArray, R_world_base: FloatArray, detector: ContactDetector, stamp_ns: int
     ) -> bool:
-        """:meth:`estimate` (g(q) only) then ``detector.update(stamp_ns, force_in_world[:, 2])`` in one kernel
-        (:func:`~robot_state_estimator.estimation.leg_kernels.torque_contacts`), when it applies: compiled point
-        forces, a detector past its first sample. False (the caller runs the two) when it does not apply or a leg's
-        3 x 3 system is ill-conditioned."""
-        if not self._kernels or not detector._started:
+        """:meth:`estimate` (g(q) only) then ``detector.update(stamp_ns, force_in_world[:, 2])`` in one call of the
+        backend (``kernels.legs.torque_contacts``), when it applies: compiled point forces, a detector past its first
+        sample. False (the caller runs the two) when it does not apply or a leg's 3 x 3 system is ill-conditioned."""
+        if not detector._started:
             return False
-        kin = self.kin
-        Jcom = pin.jacobianCenterOfMass(kin.model, kin.data)
-        d = detector
-        self._unsolved = torque_contacts(
-            kin.J6_base_foot, self._leg_cols_array, Jcom, self.total_mass_kg, self.g_world,
-            np.asarray(tau_joints, dtype=float), R_world_base, kin.X_base_foot, self.force_in_world,
-            self.wrench_in_foot, stamp_ns, d.on_threshold, d.off_threshold, d._min_on_ns, d._min_off_ns, d._raw,
-            d.in_contact, d._pending, d._since_ns,
-        )  # fmt: skip
-        return self._unsolved == 0
+        unsolved = self.backend.torque_contacts(self, tau_joints, R_world_base, detector, stamp_ns)
+        if unsolved == DECLINED:
+            return False
+        self._unsolved = unsolved
+        return unsolved == 0
 
     def _estimate_point_3x3(self, rhs_all: FloatArray, R_world_base: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Point feet on 3-joint legs: :func:`_solve_least_norm` in closed form on Python floats per foot (numpy's
@@ -269,6 +254,7 @@ class ContactDetector:
         off_threshold: value below which it switches off (<= on_threshold).
         min_on_duration_s: s, hold time before a touch-down is reported.
         min_off_duration_s: s, hold time before a lift-off is reported.
+        backend: the numerics of the trigger's step (:mod:`.ekf.backends`; None: ``select_backend()``).
 
     Raises:
         ValueError: off_threshold > on_threshold, or negative durations.
@@ -282,6 +268,7 @@ class ContactDetector:
         off_threshold: float,
         min_on_duration_s: float = 0.0,
         min_off_duration_s: float = 0.0,
+        backend: Backend | None = None,
     ) -> None:
         if off_threshold > on_threshold:
             raise ValueError(f"off_threshold {off_threshold} must be <= on_threshold {on_threshold}")
@@ -292,7 +279,7 @@ class ContactDetector:
         self.off_threshold = float(off_threshold)
         self._min_on_ns = round(min_on_duration_s * 1e9)
         self._min_off_ns = round(min_off_duration_s * 1e9)
-        self._kernels = use_kernels()  # leg_kernels.schmitt_step, else the reference loop in update
+        self.backend = select_backend() if backend is None else backend
         self.reset()
 
     def reset(self) -> None:
@@ -331,47 +318,18 @@ class ContactDetector:
             self._pending[:] = False
             self._started = True
             return self.in_contact.copy()
-        if self._kernels:
-            schmitt_step(
-                vals,
-                stamp_ns,
-                self.on_threshold,
-                self.off_threshold,
-                self._min_on_ns,
-                self._min_off_ns,
-                self._raw,
-                self.in_contact,
-                self._pending,
-                self._since_ns,
-            )
-            return self.in_contact.copy()
-        # Reference: plain Python on lists (numpy scalar indexing costs more than the logic for a few feet).
-        raw = self._raw.tolist()
-        in_contact = self.in_contact.tolist()
-        pending = self._pending.tolist()
-        since_ns = self._since_ns.tolist()
-        on, off = self.on_threshold, self.off_threshold
-        for i, v in enumerate(vals.tolist()):
-            if not math.isfinite(v):
-                continue
-            if v > on:
-                raw[i] = True
-            elif v < off:
-                raw[i] = False
-            if raw[i] == in_contact[i]:
-                pending[i] = False
-                continue
-            if not pending[i]:
-                pending[i] = True
-                since_ns[i] = stamp_ns
-            hold_ns = self._min_on_ns if raw[i] else self._min_off_ns
-            if stamp_ns - since_ns[i] >= hold_ns:
-                in_contact[i] = raw[i]
-                pending[i] = False
-        self._raw[:] = raw
-        self.in_contact[:] = in_contact
-        self._pending[:] = pending
-        self._since_ns[:] = since_ns
+        self.backend.schmitt_step(
+            vals,
+            stamp_ns,
+            self.on_threshold,
+            self.off_threshold,
+            self._min_on_ns,
+            self._min_off_ns,
+            self._raw,
+            self.in_contact,
+            self._pending,
+            self._since_ns,
+        )
         return self.in_contact.copy()
 
 

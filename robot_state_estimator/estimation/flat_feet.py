@@ -1,7 +1,7 @@
 """The orientation half of the 6-D stance update of flat feet: a flat foot in stance does not rotate.
 
 The filter is velocity-formulated (mim_estimation, Bloesch et al. 2012): it holds a stance foot's *position* through
-the leg-odometry base velocity (``ekf.py``, "Update"), not with foot positions in the state. A flat foot (a sole
+the leg-odometry base velocity (:mod:`.ekf.measurements`), not with foot positions in the state. A flat foot (a sole
 on the ground: a support polygon, not a point) also holds its *orientation* in stance (the contact-frame
 constraint of Rotella et al. 2014, "State estimation for a humanoid robot", IROS; Bloesch et al. 2013, "State
 estimation for legged robots on unstable and slippery terrain", IROS, with foot orientations; Hartley et al.
@@ -37,28 +37,21 @@ without a ``_link``/``_frame`` suffix, ends in ``sole``: ``l_sole``, ``left_sole
 ``all`` = every foot; ``none`` = no foot (the 3-D update only). Detection from the support polygon of a foot's
 collision boxes is not done: a sole frame says more reliably that the frame lies on the sole.
 
-Paths: :func:`rotation_update` runs the compiled kernel (:func:`.flat_kernels.rotation_update`) when the filter
-uses kernels, else the numpy reference :func:`rotation_update_reference`; they agree to rounding (tested to 1e-12).
+The update runs in the filter's backend (:mod:`.ekf.backends`: the numba kernel ``kernels.flat.rotation_update`` or
+the numpy reference; they agree to rounding, tested to 1e-12).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_state_estimator.estimation import jit
-from robot_state_estimator.estimation.ekf import (
-    BG_SL,
-    N_STATES,
-    BaseEkf,
-    Measurement,
-    UpdateResult,
-    gated_result,
-)
+from robot_state_estimator.estimation.ekf.filter import BaseEkf
+from robot_state_estimator.estimation.ekf.measurements import Measurement, UpdateResult
+from robot_state_estimator.estimation.ekf.measurements import rotation_measurement as _rotation_measurement
 
 FloatArray = NDArray[np.float64]
 
@@ -66,11 +59,6 @@ FloatArray = NDArray[np.float64]
 FLAT_FOOT_MODES = ("auto", "all", "none")
 _SOLE_RE = re.compile(r"sole$", re.IGNORECASE)
 _SUFFIX_RE = re.compile(r"_(link|frame)$", re.IGNORECASE)
-
-if jit.numba_available():
-    from robot_state_estimator.estimation.ekf.backends.kernels import flat as _fk
-else:  # pragma: no cover - numba is optional
-    _fk = None  # type: ignore[assignment]
 
 
 def is_sole_frame(name: str) -> bool:
@@ -109,7 +97,8 @@ def rotation_measurement(
     rotation_noise: float,
     encoder_noise: float,
 ) -> Measurement:
-    """The orientation measurement of one flat stance foot (module docstring) at the filter's ``omega_base``.
+    """The orientation measurement of one flat stance foot (module docstring) at the filter's ``omega_base_in_base``
+    (:func:`.ekf.measurements.rotation_measurement`).
 
     Args:
         ekf: the filter. name: the foot.
@@ -117,59 +106,18 @@ def rotation_measurement(
         rotation_noise: rad/s, ``sigma_rot``. encoder_noise: rad/s, ``sigma_enc`` (0 = no encoder term).
 
     Returns:
-        The measurement: innovation (3,) rad/s in B, H (3, 15) (``-R_BS`` on the gyro bias), R (3, 3).
+        The measurement: innovation (3,) rad/s in B, H (3, 15) (``-R_base_imu`` on the gyro bias), R (3, 3).
     """
-    H = np.zeros((3, N_STATES))
-    H[:, BG_SL] = -ekf.R_base_imu
-    R = rotation_noise**2 * np.eye(3) + ekf._Sigma_g_sample
-    if encoder_noise > 0.0:
-        R = R + encoder_noise**2 * (J_ang @ J_ang.T)
-    return Measurement(name, -(J_ang @ qdot_joints) - ekf.omega_base, H, R)
-
-
-def rotation_update_reference(
-    ekf: BaseEkf,
-    names: Sequence[str],
-    feet: NDArray[np.intp],
-    qdot_joints: FloatArray,
-    J6_base_foot: FloatArray,
-    rotation_noise: float,
-    encoder_noise: float,
-    gate: float,
-) -> list[UpdateResult]:
-    """The orientation update of the flat stance feet ``feet``, numpy reference (module docstring): each foot's
-    :func:`rotation_measurement` gated on its prior NIS, the accepted ones fused in one Joseph-form update.
-
-    Args:
-        ekf: the filter (updated in place).
-        names: (k,) names of the feet, for the results.
-        feet: (k,) indices of the feet into ``J6_base_foot``.
-        qdot_joints: (nj,) rad/s. J6_base_foot: (n, 6, nj) foot Jacobians in B (``LegKinematics``).
-        rotation_noise: rad/s, ``sigma_rot``. encoder_noise: rad/s, ``sigma_enc`` (0 = no encoder term).
-        gate: NIS gate per foot (3 DoF; <= 0: none).
-
-    Returns:
-        One :class:`UpdateResult` per foot (innovation (3,) rad/s in B, its covariance, NIS, accepted).
-    """
-    P = ekf.P
-    results: list[UpdateResult] = []
-    accepted: list[Measurement] = []
-    for j, i in enumerate(np.asarray(feet).tolist()):
-        m = rotation_measurement(ekf, names[j], J6_base_foot[i, 3:6, :], qdot_joints, rotation_noise, encoder_noise)
-        S = m.H @ P @ m.H.T + m.R
-        S = 0.5 * (S + S.T)
-        result = gated_result(m.name, m.innovation, S, gate)
-        results.append(result)
-        if result.accepted:
-            accepted.append(m)
-    if accepted:
-        k = len(accepted)
-        R_stack = np.zeros((3 * k, 3 * k))
-        for a, m in enumerate(accepted):
-            R_stack[3 * a : 3 * a + 3, 3 * a : 3 * a + 3] = m.R
-        ekf._joseph_update(np.concatenate([m.innovation for m in accepted]), np.vstack([m.H for m in accepted]),
-                           R_stack)  # fmt: skip
-    return results
+    return _rotation_measurement(
+        name,
+        J_ang,
+        qdot_joints,
+        ekf.omega_base_in_base,
+        R_base_imu=ekf.R_base_imu,
+        Sigma_gyro_sample=ekf.model.Sigma_gyro_sample,
+        rotation_noise=rotation_noise,
+        encoder_noise=encoder_noise,
+    )
 
 
 def rotation_update(
@@ -182,26 +130,22 @@ def rotation_update(
     encoder_noise: float,
     gate: float,
 ) -> list[UpdateResult]:
-    """:func:`rotation_update_reference` by the compiled kernel when ``ekf.use_kernels`` (the reference path when
-    numba is missing or a stacked innovation covariance is not numerically positive definite). Same arguments
-    and results."""
-    k = len(feet)
-    if k == 0:
+    """The orientation update of the flat stance feet ``feet`` (module docstring), in the filter's backend: each
+    foot's :func:`rotation_measurement` gated on its prior NIS, the accepted ones fused in one Joseph-form update.
+
+    Args:
+        ekf: the filter (updated in place).
+        names: (k,) names of the feet, for the results.
+        feet: (k,) indices of the feet into ``J6_base_foot``.
+        qdot_joints: (nj,) rad/s. J6_base_foot: (n, 6, nj) foot Jacobians in B (``LegKinematics``).
+        rotation_noise: rad/s, ``sigma_rot``. encoder_noise: rad/s, ``sigma_enc`` (0 = no encoder term).
+        gate: NIS gate per foot (3 DoF; <= 0: none).
+
+    Returns:
+        One :class:`~.ekf.measurements.UpdateResult` per foot (innovation (3,) rad/s in B, its covariance, NIS,
+        accepted).
+    """
+    if len(feet) == 0:
         return []
-    if ekf.use_kernels and _fk is not None:
-        out = np.empty(13 * k)
-        n = _fk.rotation_update(
-            ekf._x, ekf._P, ekf._c, np.ascontiguousarray(feet, dtype=np.int64),
-            np.ascontiguousarray(qdot_joints, dtype=float), np.ascontiguousarray(J6_base_foot, dtype=float),
-            float(rotation_noise**2), float(encoder_noise**2), float(gate), out,
-        )  # fmt: skip
-        if n >= 0:
-            results = []
-            for j in range(k):
-                y = out[3 * j : 3 * j + 3].copy()
-                S = out[3 * k + 9 * j : 3 * k + 9 * j + 9].reshape(3, 3).copy()
-                nis = float(out[12 * k + j])
-                ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
-                results.append(UpdateResult(names[j], y, S, nis, ok, "ok" if ok else "gated"))
-            return results
-    return rotation_update_reference(ekf, names, feet, qdot_joints, J6_base_foot, rotation_noise, encoder_noise, gate)
+    return ekf.backend.rotation_update(ekf, names, feet, qdot_joints, J6_base_foot, rotation_noise, encoder_noise,
+                                       gate)  # fmt: skip

@@ -23,8 +23,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_state_estimator.estimation.ekf.backends.kernels.legs import joint_velocity_step
-from robot_state_estimator.estimation.jit import use_kernels
+from robot_state_estimator.estimation.ekf.backends import Backend, select_backend
 
 FloatArray = NDArray[np.float64]
 
@@ -36,14 +35,17 @@ class JointVelocityEstimator:
         n_joints: number of joints.
         cutoff_hz: Hz, low-pass cutoff; 0 disables the low-pass (pure backward difference).
         max_dt_s: s, a larger gap restarts the estimator.
+        backend: the numerics of the step (:mod:`.ekf.backends`; None: ``select_backend()``).
     """
 
-    def __init__(self, n_joints: int, *, cutoff_hz: float = 100.0, max_dt_s: float = 0.1) -> None:
+    def __init__(
+        self, n_joints: int, *, cutoff_hz: float = 100.0, max_dt_s: float = 0.1, backend: Backend | None = None
+    ) -> None:
         self.n_joints = n_joints
         self.cutoff_hz = float(cutoff_hz)
         self.max_dt_s = float(max_dt_s)
         self._tau_s = 1.0 / (2.0 * math.pi * cutoff_hz) if cutoff_hz > 0.0 else 0.0
-        self._kernels = use_kernels()  # leg_kernels.joint_velocity_step, else the numpy reference
+        self.backend = select_backend() if backend is None else backend
         self.reset()
 
     def reset(self) -> None:
@@ -80,15 +82,7 @@ class JointVelocityEstimator:
                 self.advance(stamp_ns, q)
             return  # else a non-increasing stamp: ignored
         dt, alpha, filtered = coefficients
-        if self._kernels:
-            joint_velocity_step(q, self._q_prev, self.qdot, dt, alpha, filtered)
-        else:
-            raw = (q - self._q_prev) / dt
-            if filtered:
-                self.qdot = self.qdot + alpha * (raw - self.qdot)
-            else:
-                self.qdot = raw
-            self._q_prev = q.copy()
+        self.backend.joint_velocity_step(q, self._q_prev, self.qdot, dt, alpha, filtered)
         self.stepped(stamp_ns)
 
     def step_coefficients(self, stamp_ns: int) -> tuple[float, float, bool] | None:
@@ -96,7 +90,7 @@ class JointVelocityEstimator:
         when not ``filtered``); None when :meth:`advance` would not make one (no previous sample, a
         non-increasing stamp, a gap larger than ``max_dt_s``).
 
-        A caller that makes the step itself (``leg_kernels.prepare_joints`` on ``_q_prev`` and ``qdot``) then calls
+        A caller that makes the step itself (the backend's ``prepare_joints`` on ``_q_prev`` and ``qdot``) then calls
         :meth:`stepped`."""
         prev = self._stamp_prev_ns
         if self._q_prev is None or prev is None:

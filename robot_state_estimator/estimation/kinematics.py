@@ -38,10 +38,9 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from robot_state_estimator.estimation.ekf.backends.kernels.legs import leg_velocity_terms
-from robot_state_estimator.estimation.ekf.numerics import _SKEW_BASIS, cross3, skew
+from robot_state_estimator.estimation.ekf.backends import Backend, select_backend
+from robot_state_estimator.estimation.ekf.numerics import cross3, skew
 from robot_state_estimator.estimation.errors import ModelError
-from robot_state_estimator.estimation.jit import use_kernels
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -53,7 +52,6 @@ _compute_joint_jacobians = pin.computeJointJacobians
 _update_frame_placement = pin.updateFramePlacement
 _get_frame_jacobian = pin.getFrameJacobian
 _LWA = pin.LOCAL_WORLD_ALIGNED
-_I3 = np.eye(3)
 
 
 def check_floating_base_model(model: pin.Model) -> None:
@@ -80,6 +78,7 @@ class LegKinematics:
         foot_frames: names of the foot frames (contact points), one per leg.
         base_link: name of the base link frame; it must be on the root joint at the identity placement
             (the pinocchio free-flyer ``q``/``v`` then describe the base link).
+        backend: the numerics of the leg-odometry terms (:mod:`.ekf.backends`; None: ``select_backend()``).
 
     Attributes:
         model: the model.
@@ -99,8 +98,11 @@ class LegKinematics:
         ModelError: no free-flyer root, multi-DoF joints, unknown frame, base link not on the root.
     """
 
-    def __init__(self, model: pin.Model, foot_frames: Sequence[str], *, base_link: str) -> None:
+    def __init__(
+        self, model: pin.Model, foot_frames: Sequence[str], *, base_link: str, backend: Backend | None = None
+    ) -> None:
         check_floating_base_model(model)
+        self.backend = select_backend() if backend is None else backend
         self.model = model
         self.data = model.createData()
         self.foot_frames: tuple[str, ...] = tuple(foot_frames)
@@ -132,8 +134,6 @@ class LegKinematics:
         self.configuration = pin.neutral(model)
         self.configuration[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
         n_feet = len(ids)
-        self._kernels = use_kernels()  # rolling_contact_terms by leg_kernels.leg_velocity_terms
-        self._zero_radii: dict[int, FloatArray] = {}
         # One buffer per quantity, filled by one assignment per foot; the public arrays are views of them.
         #: (n_feet, 4, 4) foot placements in B (homogeneous): rotation ``R_base_foot``, translation ``p_base_foot``.
         self.X_base_foot = np.tile(np.eye(4), (n_feet, 1, 1))
@@ -174,12 +174,12 @@ class LegKinematics:
 
         ``computeJointJacobians`` (forward kinematics and the joint Jacobians, once for all feet, base at the
         identity), then per foot ``updateFramePlacement`` and ``getFrameJacobian(..., LOCAL_WORLD_ALIGNED)``;
-        ``data`` is left up to date. A caller that stores them itself (``ekf_kernels.joint_step``, one compiled copy
+        ``data`` is left up to date. A caller that stores them itself (the backend's joint step, one compiled copy
         instead of two numpy assignments per foot) must leave the buffers as :meth:`update` does.
 
         Args:
             q_joints: (n_joints,) rad or m, actuated joint positions in pinocchio order; None: those already in
-                the joint part of :attr:`configuration` (``leg_kernels.prepare_joints`` writes them there).
+                the joint part of :attr:`configuration` (the backend's ``prepare_joints`` writes them there).
 
         Returns:
             Per foot, its placement in B as a (4, 4) homogeneous matrix, and its (6, nv) frame Jacobian in B (base
@@ -217,8 +217,8 @@ class LegKinematics:
             R_world_base: (3, 3) base attitude (the filter's estimate; sets the vertical in B).
             radii: (k,) m, foot sphere radii rho of those feet.
 
-        With numba (:func:`~robot_state_estimator.estimation.jit.use_kernels`) this is one call of
-        :func:`~robot_state_estimator.estimation.leg_kernels.leg_velocity_terms`; the numpy below is the reference.
+        Computed by the backend (the numba kernel ``kernels.legs.leg_velocity_terms`` or the numpy reference,
+        :meth:`.ekf.backends.numpy_backend.NumpyBackend.leg_velocity_terms`: this module docstring's formula).
 
         Returns:
             ``v_B`` (k, 3) m/s per foot; the contact body points ``c`` (k, 3) m in B; their Jacobians
@@ -226,29 +226,9 @@ class LegKinematics:
             perturbation, ``dv/dtheta = [omega_foot]x [d]x`` (k, 3, 3) with ``omega_foot = omega_B + J_ang qdot``
             (see :mod:`robot_state_estimator.estimation.ekf`).
         """
-        if self._kernels:
-            k, nj = len(idx), self.n_joints
-            v_out, c_out, H_out = np.empty((k, 3)), np.empty((k, 3)), np.empty((k, 3, 3))
-            Jc_out = np.empty((k, 3, nj))
-            leg_velocity_terms(
-                idx, qdot_joints, omega_base, R_world_base, radii, self.p_base_foot, self.J6_base_foot,
-                v_out, c_out, Jc_out, H_out,
-            )  # fmt: skip
-            return v_out, c_out, Jc_out, H_out
-        z = R_world_base[2]  # world vertical e_z in B (R^T e_z)
-        Sz = skew(z)
-        rho = radii[:, None]
-        c = self.p_base_foot[idx] - rho * z  # r + d, d = -rho R^T e_z
-        J6 = self.J6_base_foot[idx]
-        # J_c = J_lin - [d]x J_ang = J_lin + rho [z]x J_ang
-        J_c = J6[:, :3, :] + radii[:, None, None] * (Sz @ J6[:, 3:, :])
-        w_s = skew(omega_base)
-        v = -(J_c @ qdot_joints) - c @ w_s.T
-        w_foot = J6[:, 3:, :] @ qdot_joints + omega_base
-        # [w_f]x [d]x = -rho [w_f]x [z]x
-        H_th = (w_foot @ _SKEW_BASIS).reshape(-1, 3, 3) @ Sz
-        H_th *= -radii[:, None, None]
-        return v, c, J_c, H_th
+        return self.backend.leg_velocity_terms(
+            idx, qdot_joints, omega_base, R_world_base, radii, self.p_base_foot, self.J6_base_foot
+        )
 
     def point_contact_terms(
         self, idx: IntArray, qdot_joints: FloatArray, omega_base: FloatArray
@@ -262,18 +242,10 @@ class LegKinematics:
 
         Returns:
             ``v_B = -(J_i qdot) - omega_B x r_i`` (k, 3) m/s; the foot positions ``r`` (k, 3) m in B; their
-            Jacobians ``J`` (k, 3, n). With numba: :meth:`rolling_contact_terms` with zero radii (the same
-            formula, one compiled call).
+            Jacobians ``J`` (k, 3, n). Computed by the backend (compiled: :meth:`rolling_contact_terms` with zero
+            radii, the same formula in one call).
         """
-        if self._kernels:
-            zeros = self._zero_radii.get(len(idx))
-            if zeros is None:
-                zeros = self._zero_radii[len(idx)] = np.zeros(len(idx))
-            v, r, J, _ = self.rolling_contact_terms(idx, qdot_joints, omega_base, _I3, zeros)
-            return v, r, J
-        r = self.p_base_foot[idx]
-        J = self.J_base_foot[idx]
-        return -(J @ qdot_joints) - r @ skew(omega_base).T, r, J
+        return self.backend.point_contact_terms(idx, qdot_joints, omega_base, self.p_base_foot, self.J6_base_foot)
 
     def base_velocity_from_rolling_foot(
         self, i: int, qdot_joints: FloatArray, omega_base: FloatArray, R_world_base: FloatArray, radius: float

@@ -128,30 +128,25 @@ from robot_state_estimator.estimation.ekf import (
     leg_results,
     rotation_from_gravity,
 )
-from robot_state_estimator.estimation.ekf.backends.kernels.legs import (
+from robot_state_estimator.estimation.ekf.backends import Backend, select_backend
+from robot_state_estimator.estimation.ekf.layout import (
     GATHER_OK,
+    JOINT_ACCEPTED_SHIFT,
+    JOINT_FORCES_FAILED,
+    JOINT_MAX_FEET,
+    JOINT_NOT_FINITE_SHIFT,
     PREPARE_FILTERED,
     PREPARE_MEASURED,
     PREPARE_WHOLE,
-    gather_joints,
-    prepare_joints,
 )
 from robot_state_estimator.estimation.errors import ModelError
 from robot_state_estimator.estimation.flat_feet import flat_feet_mask, rotation_update
 from robot_state_estimator.estimation.initial_support import InitialSupport, initial_support
-from robot_state_estimator.estimation.jit import entry_point, use_kernels
 from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
 from robot_state_estimator.estimation.kinematics import LegKinematics, cross3, skew
 from robot_state_estimator.estimation.noise_model import apply_imu_noise_floor, joint_velocity_std
 from robot_state_estimator.estimation.settings import EstimatorSettings
 from robot_state_estimator.estimation.slip import SlipDetector
-
-try:  # the one-kernel joint step (needs numba)
-    from robot_state_estimator.estimation.ekf.backends.kernels import filter_kernels as _ek
-
-    _ACCEPTED_SHIFT, _NOT_FINITE_SHIFT = _ek.JOINT_ACCEPTED_SHIFT, _ek.JOINT_NOT_FINITE_SHIFT
-except ImportError:  # pragma: no cover - numba is optional
-    _ek = None  # type: ignore[assignment]
 
 FloatArray = NDArray[np.float64]
 
@@ -285,12 +280,14 @@ class RobotStateEstimator:
         *,
         base_link: str,
         foot_radii: Sequence[float] | None = None,
+        backend: Backend | None = None,
     ) -> None:
         self.model = model
         self.imu = imu
         self.settings = settings
         self.base_link = base_link
-        self.kin = LegKinematics(model, foot_frames, base_link=base_link)
+        self.backend = backend = select_backend() if backend is None else backend
+        self.kin = LegKinematics(model, foot_frames, base_link=base_link, backend=backend)
         _check_imu_on_the_base(model, imu, base_link)
         self.foot_frames: tuple[str, ...] = self.kin.foot_frames
         self.joint_names: tuple[str, ...] = tuple(model.names[2:])
@@ -320,6 +317,7 @@ class RobotStateEstimator:
             flat_feet=cs.flat_feet,
             use_full_dynamics=cs.use_full_dynamics,
             gravity_m_s2=settings.ekf.gravity_m_s2,
+            backend=backend,
         )
         scale = self.forces.weight_n / n_feet if cs.threshold_mode == "weight_relative" else 1.0
         self.torque_detector = ContactDetector(
@@ -328,6 +326,7 @@ class RobotStateEstimator:
             off_threshold=cs.off_threshold * scale,
             min_on_duration_s=cs.min_on_duration_s,
             min_off_duration_s=cs.min_off_duration_s,
+            backend=backend,
         )
         self.sensor_detector = ContactDetector(
             n_feet,
@@ -335,6 +334,7 @@ class RobotStateEstimator:
             off_threshold=cs.sensor_off_threshold,
             min_on_duration_s=cs.min_on_duration_s,
             min_off_duration_s=cs.min_off_duration_s,
+            backend=backend,
         )
         # foot wrench sensors: the vertical force in N, the force thresholds (contact_inputs module docstring)
         self.wrench_detector = ContactDetector(
@@ -343,6 +343,7 @@ class RobotStateEstimator:
             off_threshold=cs.off_threshold * scale,
             min_on_duration_s=cs.min_on_duration_s,
             min_off_duration_s=cs.min_off_duration_s,
+            backend=backend,
         )
         self.foot_wrenches = FootWrenches(model, self.foot_frames)
         self.schedule = ContactSchedule(
@@ -355,14 +356,18 @@ class RobotStateEstimator:
             off_threshold=-1.0,
             min_on_duration_s=cs.min_on_duration_s,
             min_off_duration_s=cs.min_off_duration_s,
+            backend=backend,
         )
         self.joint_velocity = JointVelocityEstimator(
-            n_joints, cutoff_hz=settings.joint_velocity.cutoff_hz, max_dt_s=settings.joint_velocity.max_dt_s
+            n_joints,
+            cutoff_hz=settings.joint_velocity.cutoff_hz,
+            max_dt_s=settings.joint_velocity.max_dt_s,
+            backend=backend,
         )
         imu_noise, floor_messages = apply_imu_noise_floor(
             imu_noise_from_spec(imu, settings.ekf), settings.ekf, imu.name
         )
-        self.ekf = BaseEkf(imu.pose_in_base, imu_noise, settings.ekf)
+        self.ekf = BaseEkf(imu.pose_in_base, imu_noise, settings.ekf, backend=backend)
         self._events: list[Event] = []
         for message in floor_messages:
             self._event("imu_noise_below_floor", message, "warn")
@@ -376,22 +381,22 @@ class RobotStateEstimator:
         self._gather = np.arange(n_joints)
         self._ignore_unknown = bool(settings.ignore_unknown_joints)
         self._ignored_reported: frozenset[str] = frozenset()
-        self._kernels = use_kernels()  # leg_kernels.prepare_joints / gather_joints in _prepare_joints
         self._prepare_mode = 0 if self._ignore_unknown else PREPARE_WHOLE
         self._qtau_shape = (3, n_joints)
         self._use_measured = bool(settings.joint_velocity.use_measured)
-        # The one-kernel joint step (ekf_kernels.joint_step): torque contacts with the compiled point-foot forces,
-        # g(q) only, no static bias lock; its constant tables once (the trigger's thresholds are read per call).
+        # The backend's one-call joint step: torque contacts with the point-foot forces, g(q) only, no static bias
+        # lock, no flat feet (the orientation update runs after the per-call leg update, _leg_step).
         es = settings.ekf
-        self._joint_kernel = (
-            self._kernels
-            and _ek is not None
-            and self.forces._kernels
-            and not cs.use_full_dynamics
-            and not es.static_bias_lock
-            and cs.source in ("torque", "auto")
-            and n_feet <= 32
-            and not self._any_flat  # the orientation update runs after the per-call leg kernel (_leg_step)
+        self._joint_step = (
+            backend.joint_step(self.ekf, self.kin, self.forces, self.torque_detector, radii, self._rolling)
+            if (
+                not cs.use_full_dynamics
+                and not es.static_bias_lock
+                and cs.source in ("torque", "auto")
+                and n_feet <= JOINT_MAX_FEET
+                and not self._any_flat
+            )
+            else None
         )
         self._auto_source = cs.source == "auto"
         self._max_delay_s = settings.max_measurement_delay_s
@@ -399,28 +404,7 @@ class RobotStateEstimator:
         self._gate = float(es.foot_gate_nis)
         #: the slip report over the stance feet's leg-update NIS (:mod:`.slip`; episodes per foot, feet slipping now)
         self.slip = SlipDetector(self.foot_frames, es.slip_nis_window_s, es.slip_nis_fraction)
-        self._joint_ints = np.array(
-            [
-                self.torque_detector._min_on_ns,
-                self.torque_detector._min_off_ns,
-                int(self._rolling),
-                int(es.encoder_velocity_noise > 0.0),
-                *self.forces._leg_cols_array.ravel().tolist(),
-            ],
-            dtype=np.int64,
-        )
-        self._joint_floats = np.array(
-            [
-                self.forces.total_mass_kg,
-                *self.forces.g_world.tolist(),
-                float(es.foot_velocity_noise**2),
-                float(es.encoder_velocity_noise**2),
-                self._gate,
-                *radii.tolist(),
-            ]
-        )
-        self._joint_buffer_size = OUTPUT_SIZE + 22 * n_feet  # ekf_kernels.joint_buffer_size
-        self._leg_offset = OUTPUT_SIZE + 9 * n_feet  # where joint_step's leg update output starts in its buffer
+        self._leg_offset = OUTPUT_SIZE + 9 * n_feet  # where the joint step's leg update output starts in its buffer
         self._stance_by_mask: dict[int, tuple[list[int], list[str], int, slice, slice]] = {}
         self._stance_cache: dict[bytes, tuple[NDArray[np.intp], list[int], list[str], FloatArray]] = {}
         self.contacts = np.zeros(n_feet, dtype=bool)
@@ -440,12 +424,12 @@ class RobotStateEstimator:
         """Compile the joint-path kernels now (or load them from numba's on-disk cache), so the first real sample
         does not pay the compilation: each kernel runs once with the array layouts of the real calls. The state
         it touches is reset by ``_reset_state`` (called next in ``__init__``); the forces are zeroed here."""
-        if not self._kernels:
+        if not self.backend.compiled:
             return
         n = self._n_joints
         zeros = np.zeros(n)
         out = np.empty((3, n))
-        gather_joints(zeros, zeros, zeros, self._gather, True, out)
+        self.backend.gather_joints(zeros, zeros, zeros, self._gather, True, out)
         q = np.array(self._q_joints)
         self.joint_velocity.advance(0, out[0])
         self.joint_velocity.advance(1, out[0])
@@ -453,8 +437,8 @@ class RobotStateEstimator:
         ekf = self.ekf
         self.forces.estimate(q, out[2], ekf.R_world_base)
         everyone = np.arange(self.kin.n_feet)
-        self.kin.rolling_contact_terms(everyone, out[1], ekf.omega_base, ekf.R_world_base, self.foot_radii)
-        self.kin.point_contact_terms(everyone, out[1], ekf.omega_base)
+        self.kin.rolling_contact_terms(everyone, out[1], ekf.omega_base_in_base, ekf.R_world_base, self.foot_radii)
+        self.kin.point_contact_terms(everyone, out[1], ekf.omega_base_in_base)
         no_feet = np.zeros(self.kin.n_feet, dtype=bool)  # compiles the kernel, changes nothing
         ekf.update_stance_feet([], no_feet, out[1], self.foot_radii, self.kin.p_base_foot, self.kin.J6_base_foot,
                                rolling=self._rolling)  # fmt: skip
@@ -466,29 +450,19 @@ class RobotStateEstimator:
             det.update(0, values)
             det.update(1, values)  # the first update sets the state without the kernel
         self.forces.estimate_and_trigger(out[2], ekf.R_world_base, self.torque_detector, 2)
-        jv = self.joint_velocity  # prepare_joints and joint_step on scratch copies of the state they change
-        # The kernels of _add_joints_kernel are called through their entry points (jit.entry_point: no type
+        jv = self.joint_velocity  # prepare_joints and the joint step on scratch copies of the state they change
+        # The shortcuts of _add_joints_kernel are called through their entry points (jit.entry_point: no type
         # dispatch), resolved here with arguments of the types of the real calls (the real calls' own buffers,
         # pinocchio's arrays, C-contiguous float64 inputs).
         args = (zeros, _EMPTY, zeros, self._gather, 0, zeros.copy(), jv.qdot.copy(), 1e-3, 0.0, out,
                 self.kin.configuration)  # fmt: skip
-        self._prepare_entry = entry_point(prepare_joints, *args)
-        self._prepare_entry(*args)
-        if self._joint_kernel:
-            det = self.torque_detector
-            kin = self.kin
-            placements, jacobians = kin.foot_terms(q)
-            step_args = (
-                ekf._x.copy(), ekf._P.copy(), ekf._c, placements, jacobians, kin.X_base_foot, kin.J6_base_foot,
-                _jacobian_com(kin.model, kin.data), out, self._joint_ints, self._joint_floats, det.on_threshold,
-                det.off_threshold, 3, det._flags.copy(), det._since_ns.copy(), self.forces.force_in_world,
-                self.forces.wrench_in_foot, np.empty(self._joint_buffer_size),
-            )  # fmt: skip
-            self._joint_step_entry = entry_point(_ek.joint_step, *step_args)
-            self._joint_step_entry(*step_args)
+        if self._joint_step is not None:
+            self._joint_step.warm_up(args, q, out)
+        else:
+            self.backend.prepare_joints(*args)
         if self._any_flat:  # compiles the orientation kernel on scratch copies of the state (changes nothing)
             scratch = BaseEkf(self.imu.pose_in_base, imu_noise_from_spec(self.imu, self.settings.ekf),
-                              self.settings.ekf)  # fmt: skip
+                              self.settings.ekf, backend=self.backend)  # fmt: skip
             rotation_update(scratch, ["warm_up"], np.zeros(1, dtype=np.int64), out[1], self.kin.J6_base_foot, 1.0,
                             0.0, 0.0)  # fmt: skip
         self.forces.force_in_world[:] = 0.0
@@ -543,7 +517,7 @@ class RobotStateEstimator:
         ekf.R_world_base = np.eye(3)
         ekf.accel_bias = np.zeros(3)
         ekf.gyro_bias = np.zeros(3)
-        ekf.omega_base = np.zeros(3)
+        ekf.omega_base_in_base = np.zeros(3)
         ekf.P = ekf.initial_covariance(ekf.R_world_base)
         self._init_window: deque[tuple[FloatArray, FloatArray]] = deque(maxlen=self.settings.ekf.init_imu_samples)
         self._init_start_ns: int | None = None  # first IMU stamp of this initialisation
@@ -599,7 +573,7 @@ class RobotStateEstimator:
     @property
     def v(self) -> FloatArray:
         """(nv,) velocity in the pinocchio layout ``[v_B (3) m/s, omega_B (3) rad/s, qdot]`` (base frame)."""
-        return np.concatenate([self.ekf.v_base_in_base, self.ekf.omega_base, self._qdot_joints])
+        return np.concatenate([self.ekf.v_base_in_base, self.ekf.omega_base_in_base, self._qdot_joints])
 
     @property
     def feet(self) -> tuple[FootState, ...]:
@@ -646,7 +620,7 @@ class RobotStateEstimator:
             raise ValueError(f"v must be ({self.model.nv},) finite, got shape {v.shape}")
         quat = pin.Quaternion(q[6], q[3], q[4], q[5]).normalized()
         self.ekf.initialize(stamp_ns, R_world_base=quat.matrix(), p_world_base=q[:3], v_base_in_base=v[:3])
-        self.ekf.omega_base = v[3:6].copy()
+        self.ekf.omega_base_in_base = v[3:6].copy()
         self._q_joints = q[7:].copy()
         self._qdot_joints = v[6:].copy()
         self._last_imu_stamp_ns = int(stamp_ns)
@@ -708,7 +682,7 @@ class RobotStateEstimator:
             The estimate at the sample's stamp, or None (initialising, or the sample was refused: see
             :meth:`pop_events`).
         """
-        if self._kernels:
+        if True:
             stamp = int(sample.stamp_ns)
             last = self._last_imu_stamp_ns
             pending = self._pending
@@ -956,7 +930,7 @@ class RobotStateEstimator:
                 r = self.kin.p_base_foot[stance]
                 J = self.kin.J_base_foot[stance]
                 # v_B = -(J_i qdot) - omega x r_i, averaged over the lowest feet.
-                v = -(J @ self._qdot_joints) - r @ skew(ekf.omega_base).T
+                v = -(J @ self._qdot_joints) - r @ skew(ekf.omega_base_in_base).T
                 ekf.v_base_in_base = v.mean(axis=0)
                 how = f"velocity from {stance.size} stance feet"
             else:
@@ -1000,8 +974,6 @@ class RobotStateEstimator:
         """Use ``sigma`` (rad/s) as the joint velocity stddev of the leg updates (filter and joint-step kernel)."""
         if sigma != self.ekf.settings.encoder_velocity_noise:
             self.ekf.settings = dataclasses.replace(self.settings.ekf, encoder_velocity_noise=sigma)
-        self._joint_ints[3] = int(sigma > 0.0)
-        self._joint_floats[5] = float(sigma**2)
 
     def _finish_step(self, feet: tuple[FootState, ...] | _FeetOfStep | _FeetOfKernelStep) -> Estimate | None:
         ekf = self.ekf
@@ -1024,10 +996,9 @@ class RobotStateEstimator:
     # ------------------------------------------------------------------------------------------------------
 
     def _prepare_joints(self, sample: JointSample) -> _PreparedJoints | None:
-        if self._kernels:
-            prepared = self._prepare_joints_kernel(sample)
-            if prepared is not None:
-                return prepared
+        prepared = self._prepare_joints_kernel(sample)
+        if prepared is not None:
+            return prepared
         # The reference path; also every sample the kernel path leaves (a new name order, a bad sample: the
         # events come from here).
         names = tuple(sample.names)
@@ -1104,15 +1075,15 @@ class RobotStateEstimator:
             if vel.size and self._use_measured:
                 mode |= PREPARE_MEASURED
             assert jv._q_prev is not None  # (step_coefficients)
-            code = prepare_joints(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, out,
-                                  self.kin.configuration)  # fmt: skip
+            code = self.backend.prepare_joints(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, out,
+                                               self.kin.configuration)  # fmt: skip
             if code != GATHER_OK:
                 return None
             jv.stepped(stamp)
             if eff.size:
                 return _PreparedJoints(stamp, out[0], out[1], True, out[2], out)
             return _PreparedJoints(stamp, out[0], out[1], True, None)
-        if gather_joints(pos, vel, eff, self._gather, not self._ignore_unknown, out) != GATHER_OK:
+        if self.backend.gather_joints(pos, vel, eff, self._gather, not self._ignore_unknown, out) != GATHER_OK:
             return None
         q = out[0]
         jv.advance(stamp, q)
@@ -1164,7 +1135,7 @@ class RobotStateEstimator:
             for a later IMU sample, the filter is initialising, or the sample was refused (see
             :meth:`pop_events`).
         """
-        if self._joint_kernel:
+        if self._joint_step is not None:
             estimate = self._add_joints_kernel(sample)
             if estimate is not _NOT_USUAL:
                 return estimate  # type: ignore[return-value]
@@ -1348,10 +1319,10 @@ class RobotStateEstimator:
             assert prepared.tau is not None
             v = a = None
             if cs.use_full_dynamics:
-                v = np.concatenate([self.ekf.v_base_in_base, self.ekf.omega_base, prepared.qdot])
-                a_lin = self.ekf.f_base + self.ekf.R_world_base.T @ self.ekf.g_world
-                a_lin = a_lin - cross3(self.ekf.omega_base, self.ekf.v_base_in_base)
-                a = np.concatenate([a_lin, self.ekf.alpha_base, self._joint_acceleration(prepared)])
+                v = np.concatenate([self.ekf.v_base_in_base, self.ekf.omega_base_in_base, prepared.qdot])
+                a_lin = self.ekf.f_base_in_base + self.ekf.R_world_base.T @ self.ekf.g_world
+                a_lin = a_lin - cross3(self.ekf.omega_base_in_base, self.ekf.v_base_in_base)
+                a = np.concatenate([a_lin, self.ekf.alpha_base_in_base, self._joint_acceleration(prepared)])
             self.forces.estimate(prepared.q, prepared.tau, self.ekf.R_world_base, v=v, a=a)
         else:
             self.forces.force_in_world[:] = 0.0
@@ -1431,7 +1402,7 @@ class RobotStateEstimator:
         speed = None
         if prepared.qdot_valid and ekf.initialized:
             v_feet = self.kin.rolling_contact_terms(
-                self._all_feet, prepared.qdot, ekf.omega_base, ekf.R_world_base, self.foot_radii
+                self._all_feet, prepared.qdot, ekf.omega_base_in_base, ekf.R_world_base, self.foot_radii
             )[0]
             speed = kinematic_foot_speed(v_feet, clearance)
         return kinematic_contact_score(
@@ -1468,7 +1439,7 @@ class RobotStateEstimator:
         """Kinematic update at the current filter time; returns the per-foot states (made when first read) and the
         outputs after it (the filter's output vector, when the one-kernel step made it and the state is finite;
         else None: ``_finish_step`` makes them)."""
-        if self._joint_kernel:
+        if self._joint_step is not None:
             step = self._joint_kernel_step(prepared)
             if step is not None:
                 return step
@@ -1544,8 +1515,9 @@ class RobotStateEstimator:
         qtau = np.empty(self._qtau_shape)
         assert jv._q_prev is not None  # (step_coefficients)
         kin = self.kin
-        code = self._prepare_entry(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, qtau,
-                                   kin.configuration)  # fmt: skip
+        assert self._joint_step is not None
+        code = self._joint_step.prepare(pos, vel, eff, self._gather, mode, jv._q_prev, jv.qdot, dt, alpha, qtau,
+                                        kin.configuration)  # fmt: skip
         if code != GATHER_OK:
             return _NOT_USUAL  # a NaN/Inf (nothing changed): the reference path reports it
         jv.stepped(stamp)
@@ -1568,21 +1540,14 @@ class RobotStateEstimator:
         ``jacobianCenterOfMass``), then ``ekf_kernels.joint_step`` (forces, trigger, leg update, outputs). Returns
         the per-foot states and the outputs (None when the state is not finite or the reference leg update ran:
         ``_finish_step`` makes them)."""
-        kin = self.kin
-        placements, jacobians = kin.foot_terms(q_joints)  # pinocchio; joint_step stores them as kin.update does
+        assert self._joint_step is not None
         ekf = self.ekf
         det = self.torque_detector
-        forces = self.forces
-        buf = np.empty(self._joint_buffer_size)
-        result: int = self._joint_step_entry(
-            ekf._x, ekf._P, ekf._c, placements, jacobians, kin.X_base_foot, kin.J6_base_foot,
-            _jacobian_com(kin.model, kin.data), qtau, self._joint_ints, self._joint_floats, det.on_threshold,
-            det.off_threshold, stamp, det._flags, det._since_ns, forces.force_in_world, forces.wrench_in_foot, buf,
-        )  # fmt: skip
+        result, buf = self._joint_step.run(qtau, stamp, q_joints)
         self.forces_estimated = True
         if result < 0:
             prepared = _PreparedJoints(stamp, qtau[0], qtau[1], True, qtau[2], qtau)
-            if result == _ek.JOINT_FORCES_FAILED:  # nothing done: the reference forces (least squares) and trigger
+            if result == JOINT_FORCES_FAILED:  # nothing done: the reference forces (least squares) and trigger
                 self._select_contacts(prepared)
             else:  # JOINT_NOT_PD: forces and trigger done; the reference leg update
                 self.contacts = det.in_contact.copy()
@@ -1603,7 +1568,7 @@ class RobotStateEstimator:
         if k:
             # the leg update's results, made when read (as BaseEkf.update_stance_feet leaves them)
             ekf._pending_results = self._leg_results = (names, buf[leg_slice], gate)
-            if (result >> _ACCEPTED_SHIFT) & 0xFFFF < k:
+            if (result >> JOINT_ACCEPTED_SHIFT) & 0xFFFF < k:
                 for i, e in zip(stance_list, nis):
                     if not (math.isfinite(e) and (gate <= 0.0 or e <= gate)):
                         self._event("foot_gated", f"foot {self.foot_frames[i]} rejected by the gate (NIS {e:.1f})",
@@ -1611,7 +1576,7 @@ class RobotStateEstimator:
         else:
             self._leg_results = []
         feet = self._feet = _FeetOfKernelStep(self.foot_frames, buf, stance_list, gate)
-        if result >> _NOT_FINITE_SHIFT:
+        if result >> JOINT_NOT_FINITE_SHIFT:
             return feet, None
         return feet, buf[:OUTPUT_SIZE]
 
@@ -1658,7 +1623,7 @@ class RobotStateEstimator:
         if prepared.qdot_valid:
             stance, stance_list, names, radii = self._stance_of(self.contacts)
             out = None
-            if stance_list and self._kernels:
+            if stance_list:
                 # The compiled path: leg terms and update in one kernel; the results are made when read.
                 out = ekf.update_stance_feet(names, self.contacts, prepared.qdot, self.foot_radii, kin.p_base_foot,
                                              kin.J6_base_foot, rolling=self._rolling)  # fmt: skip
@@ -1671,7 +1636,7 @@ class RobotStateEstimator:
             else:
                 res: list[UpdateResult] = []
                 if stance_list:
-                    omega = ekf.omega_base
+                    omega = ekf.omega_base_in_base
                     if self._rolling:
                         # Rolling spheres: the contact points c_i = r_i + d_i are at rest (kinematics docstring).
                         y, c, Jc, H_th = kin.rolling_contact_terms(
@@ -1697,7 +1662,7 @@ class RobotStateEstimator:
             if (
                 s.static_bias_lock
                 and self.contacts.all()
-                and float(np.linalg.norm(ekf.omega_base)) < s.static_gyro_threshold_rad_s
+                and float(np.linalg.norm(ekf.omega_base_in_base)) < s.static_gyro_threshold_rad_s
                 and float(np.max(np.abs(prepared.qdot))) < s.static_joint_velocity_threshold_rad_s
             ):
                 ekf.update([ekf.zero_rate_measurement()], gate_nis=0.0)

@@ -21,6 +21,7 @@ from robot_state_estimator.estimation import (
     LegKinematics,
     RobotStateEstimator,
 )
+from robot_state_estimator.estimation.ekf import layout
 from robot_state_estimator.estimation.ekf.backends.kernels import legs as leg_kernels
 from robot_state_estimator.estimation.jit import DISABLE_ENV, use_kernels
 from robot_state_estimator.estimation.pipeline import _FeetOfKernelStep
@@ -92,7 +93,7 @@ def test_point_forces_kernel_equals_generalized_gravity_reference(go1_model: pin
     kin_r = build(monkeypatch, False, lambda: LegKinematics(go1_model, GO1_FEET, base_link="base"))
     fast = build(monkeypatch, True, lambda: ContactForceEstimator(kin_f))
     ref = build(monkeypatch, False, lambda: ContactForceEstimator(kin_r))
-    assert fast._kernels and not ref._kernels
+    assert fast.backend.compiled and fast.point_3x3 and not ref.backend.compiled
     for q in configurations(rng, 20):
         tau = rng.normal(size=12) * 5.0
         kin_f.update(q)
@@ -162,12 +163,12 @@ def test_prepare_joints_kernel_gathers_and_steps_the_joint_velocity() -> None:
         assert leg_kernels.prepare_joints(pos, vel, eff, gather, mode, q_prev, qdot, dt, alpha, out, q_full) == 0
         q = np.array([pos[2], pos[0], pos[3], pos[1]])
         raw = (q - q_prev0) / dt
-        qdot_expected = qdot0 + alpha * (raw - qdot0) if mode & leg_kernels.PREPARE_FILTERED else raw
+        qdot_expected = qdot0 + alpha * (raw - qdot0) if mode & layout.PREPARE_FILTERED else raw
         np.testing.assert_array_equal(out[0], q)
         np.testing.assert_array_equal(q_full, [-7.0] * 7 + q.tolist())
         np.testing.assert_array_equal(q_prev, q)
         np.testing.assert_allclose(qdot, qdot_expected, rtol=1e-14)
-        v_used = [vel[2], vel[0], vel[3], vel[1]] if mode & leg_kernels.PREPARE_MEASURED else qdot_expected
+        v_used = [vel[2], vel[0], vel[3], vel[1]] if mode & layout.PREPARE_MEASURED else qdot_expected
         np.testing.assert_allclose(out[1], v_used, rtol=1e-14)
         np.testing.assert_array_equal(out[2], [eff[2], eff[0], eff[3], eff[1]])
     # absent velocities and efforts: the estimate is the velocity in use, the effort row untouched
@@ -178,7 +179,7 @@ def test_prepare_joints_kernel_gathers_and_steps_the_joint_velocity() -> None:
     np.testing.assert_array_equal(out[1], 2.0 * out[0])
     np.testing.assert_array_equal(out[2], -7.0)
     # a NaN in an unused message entry rejects the sample only when every entry is checked
-    for whole, code in ((leg_kernels.PREPARE_WHOLE, leg_kernels.GATHER_NAN_EFFORT), (0, leg_kernels.GATHER_OK)):
+    for whole, code in ((layout.PREPARE_WHOLE, layout.GATHER_NAN_EFFORT), (0, layout.GATHER_OK)):
         bad = eff.copy()
         bad[4] = np.nan
         q_prev, qdot = q_prev0.copy(), qdot0.copy()
@@ -195,7 +196,7 @@ def test_prepare_joints_kernel_gathers_and_steps_the_joint_velocity() -> None:
     bad[0] = np.inf
     q_prev, qdot = q_prev0.copy(), qdot0.copy()
     got = leg_kernels.prepare_joints(bad, vel, eff, gather, 0, q_prev, qdot, dt, alpha, np.empty((3, 4)), q_full)
-    assert got == leg_kernels.GATHER_NAN_POSITION
+    assert got == layout.GATHER_NAN_POSITION
     np.testing.assert_array_equal(q_prev, q_prev0)
 
 
@@ -243,8 +244,8 @@ def test_pipeline_with_kernels_equals_reference(
 ) -> None:
     """A noisy simulated trot through both paths: the same estimates, contacts, forces and NIS to 1e-12. With
     efforts and the torque source, joint samples held for the IMU (joints first on equal stamps) and joint samples
-    applied at once (IMU first) take the one-kernel joint step (``ekf_kernels.joint_step``), with the message's
-    joint velocities or the estimated ones."""
+    applied at once (IMU first) take the backend's one-call joint step (``kernels.joint_step.joint_step``), with the
+    message's joint velocities or the estimated ones."""
     robot, run = trot_run
     settings = EstimatorSettings(contact=dataclasses.replace(ContactSettings(), **contact))
 
@@ -327,7 +328,7 @@ def test_lazy_estimate_is_an_ordinary_estimate(trot_run) -> None:
     assert e.pose_covariance.shape == (6, 6) and e.twist_covariance.shape == (6, 6)
     ekf = est.ekf
     np.testing.assert_array_equal(e.pose_covariance, ekf.pose_covariance())
-    np.testing.assert_array_equal(e.omega_base_in_base, ekf.omega_base)
+    np.testing.assert_array_equal(e.omega_base_in_base, ekf.omega_base_in_base)
     np.testing.assert_array_equal(eager.output_vector(), e.output_vector())
     assert e.output_vector() is e.output_vector()
     moved = dataclasses.replace(e, stamp_ns=1)
@@ -347,10 +348,10 @@ def test_lazy_estimate_is_an_ordinary_estimate(trot_run) -> None:
 def test_construction_compiles_the_kernels_the_samples_use(trot_run) -> None:
     """The warm-up at construction calls each kernel with the array layouts of the real calls: feeding samples
     compiles nothing more (no compilation pause on the first real sample of a node)."""
-    from robot_state_estimator.estimation.ekf.backends.kernels import filter_kernels as ekf_kernels
+    from robot_state_estimator.estimation.ekf.backends.kernels.joint_step import joint_step
 
     robot, run = trot_run
-    dispatchers = [getattr(leg_kernels, name) for name in leg_kernels.__all__] + [ekf_kernels.joint_step]
+    dispatchers = [getattr(leg_kernels, name) for name in leg_kernels.__all__] + [joint_step]
     for radius, source, imu_first in ((0.02, "torque", False), (0.0, "auto", True), (0.0, "kinematic", True)):
         settings = EstimatorSettings(contact=dataclasses.replace(ContactSettings(), source=source))
         est = RobotStateEstimator(
@@ -445,17 +446,16 @@ def test_one_kernel_joint_step_hands_unusual_outcomes_to_the_reference(trot_run,
         build(monkeypatch, k, RobotStateEstimator, robot.model, run.imu, run.feet, settings, base_link=run.base_link)
         for k in (True, False)
     ]
-    assert ests[0]._joint_kernel and not ests[1]._joint_kernel
-    from robot_state_estimator.estimation.ekf.backends.kernels import filter_kernels as ekf_kernels
-
+    compiled_step = ests[0]._joint_step
+    assert compiled_step is not None and ests[1]._joint_step is None
     results: list[int] = []  # what the real kernel returned, to check that each outcome was reached
-    kernel = ests[0]._joint_step_entry  # ekf_kernels.joint_step's entry point, called by the pipeline
+    kernel = compiled_step.step  # kernels.joint_step.joint_step's entry point, called by the backend's joint step
 
     def joint_step(*args):  # type: ignore[no-untyped-def]
         results.append(kernel(*args))
         return results[-1]
 
-    ests[0]._joint_step_entry = joint_step
+    compiled_step.step = joint_step
     names = tuple(run.joint_names)
     stamps = run.stamps_ns
     n = min(len(run.imu_index), len(run.joint_index), 900)
@@ -491,6 +491,6 @@ def test_one_kernel_joint_step_hands_unusual_outcomes_to_the_reference(trot_run,
             if a is not None:
                 close(a, b)
     assert {"foot_gated", "filter_diverged", "reset"} <= seen
-    assert results.count(ekf_kernels.JOINT_FORCES_FAILED) == len(straight)
-    assert results.count(ekf_kernels.JOINT_NOT_PD) >= 1
+    assert results.count(layout.JOINT_FORCES_FAILED) == len(straight)
+    assert results.count(layout.JOINT_NOT_PD) >= 1
     assert sum(r >= 0 for r in results) > 600

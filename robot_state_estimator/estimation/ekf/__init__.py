@@ -1,6 +1,17 @@
-"""The base EKF: model, filter and numerics backends (being split; see ``filter``)."""
+"""The error-state EKF of the floating base from an IMU and leg kinematics.
 
-from robot_state_estimator.estimation.ekf.filter import (
+- :mod:`.layout`: the filter's buffers (state, covariance, constants) and the result codes, shared by the filter and
+  the backends;
+- :mod:`.model`: the process model (state, IMU in the base frame, dynamics, error transition, process noise);
+- :mod:`.measurements`: the measurement models (leg odometry, zero rate, flat feet's orientation), the gate and
+  what an update exposes;
+- :mod:`.pose`: checks of a pose given from outside;
+- :mod:`.filter`: :class:`BaseEkf` (state, covariance, propagation, gated updates, outputs);
+- :mod:`.backends`: the numerics, the one seam where the numpy reference and the numba kernels are chosen.
+"""
+
+from robot_state_estimator.estimation.ekf.filter import BaseEkf
+from robot_state_estimator.estimation.ekf.layout import (
     BA_SL,
     BG_SL,
     IMU_BAD_INPUT,
@@ -8,24 +19,25 @@ from robot_state_estimator.estimation.ekf.filter import (
     IMU_OK,
     N_STATES,
     P_SL,
-    ROTATION_TOLERANCE,
     TH_SL,
     V_SL,
-    BaseEkf,
-    ImuNoise,
+)
+from robot_state_estimator.estimation.ekf.measurements import (
     Measurement,
     UpdateResult,
+    gated_result,
+    leg_results,
+    spd_solve,
+)
+from robot_state_estimator.estimation.ekf.model import ImuNoise, imu_noise_from_spec, rotation_from_gravity
+from robot_state_estimator.estimation.ekf.numerics import quat_xyzw_from_matrix
+from robot_state_estimator.estimation.ekf.pose import (
+    ROTATION_TOLERANCE,
     check_pose,
     check_pose_covariance,
     check_rotation,
-    gated_result,
-    imu_noise_from_spec,
-    leg_results,
     pose_error_covariance,
-    rotation_from_gravity,
-    spd_solve,
 )
-from robot_state_estimator.estimation.ekf.numerics import quat_xyzw_from_matrix
 
 __all__ = [
     "BA_SL",

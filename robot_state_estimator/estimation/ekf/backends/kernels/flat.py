@@ -1,15 +1,18 @@
 """Compiled kernel of the flat feet's orientation update (numba, see :mod:`.jit`).
 
-The equations are those of :mod:`robot_state_estimator.estimation.flat_feet` (the math reference, with the numpy
-reference :func:`~robot_state_estimator.estimation.flat_feet.rotation_update_reference`); the state buffers are
-those of :mod:`.ekf_kernels`. Checked equal to the reference to 1e-12 in ``test/estimation/test_flat_feet.py``.
+The equations are those of :mod:`robot_state_estimator.estimation.flat_feet` (the math reference; the numpy
+reference is ``NumpyBackend.rotation_update``); the state buffers are those of
+:mod:`robot_state_estimator.estimation.ekf.layout`. Checked equal to the reference to 1e-12 in
+``test/estimation/test_flat_feet.py``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from robot_state_estimator.estimation.ekf.backends.kernels.filter_kernels import C_RBS, C_SGS, X_OMEGA, N, update
+from robot_state_estimator.estimation.ekf.backends.kernels.update import update
+from robot_state_estimator.estimation.ekf.layout import C_R_BASE_IMU, C_SIGMA_GYRO_SAMPLE, X_OMEGA
+from robot_state_estimator.estimation.ekf.layout import N_STATES as N
 from robot_state_estimator.estimation.jit import kernel
 
 #: first column of the gyro bias in the error state ``[dp_W, dv_B, dtheta_B, dba_S, dbg_S]``
@@ -29,10 +32,10 @@ def rotation_update(
     gate: float,
     out: np.ndarray,
 ) -> int:
-    """The orientation update of the flat stance feet ``feet`` (``flat_feet.rotation_update_reference``):
-    ``y_i = -J_ang,i qdot - omega_hat_B``, ``H_i = [0, 0, 0, 0, -R_BS]``,
+    """The orientation update of the flat stance feet ``feet`` (``NumpyBackend.rotation_update``):
+    ``y_i = -J_ang,i qdot - omega_hat_B``, ``H_i = [0, 0, 0, 0, -R_base_imu]``,
     ``R_i = sr2 I + se2 J_ang,i J_ang,i^T + Sigma_g`` (B), each gated on its NIS, the accepted ones fused in one
-    Joseph-form update (:func:`.ekf_kernels.update`).
+    Joseph-form update (:func:`.update.update`).
 
     Args:
         feet: (k,) int64 foot indices into J6. qdot: (nj,) rad/s. J6: (n, 6, nj) foot Jacobians in B.
@@ -60,8 +63,8 @@ def rotation_update(
                 z -= J6[i, 3 + a, q] * qdot[q]
             y[3 * j + a] = z - x[X_OMEGA + a]
             for b in range(3):
-                H[3 * j + a, E_BG + b] = -c[C_RBS + 3 * a + b]
-                r = c[C_SGS + 3 * a + b]
+                H[3 * j + a, E_BG + b] = -c[C_R_BASE_IMU + 3 * a + b]
+                r = c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
                 if a == b:
                     r += sr2
                 if se2 > 0.0:

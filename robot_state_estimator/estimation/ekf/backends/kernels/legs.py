@@ -17,6 +17,15 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from robot_state_estimator.estimation.ekf.layout import (
+    GATHER_NAN_EFFORT,
+    GATHER_NAN_POSITION,
+    GATHER_NAN_VELOCITY,
+    GATHER_OK,
+    PREPARE_FILTERED,
+    PREPARE_MEASURED,
+    PREPARE_WHOLE,
+)
 from robot_state_estimator.estimation.jit import kernel
 
 FloatArray = NDArray[np.float64]
@@ -30,10 +39,6 @@ __all__ = [
     "schmitt_step",
     "torque_contacts",
 ]
-
-#: return codes of :func:`gather_joints`: the first array (in the order position, velocity, effort) with a
-#: non-finite value that is used
-GATHER_OK, GATHER_NAN_POSITION, GATHER_NAN_VELOCITY, GATHER_NAN_EFFORT = 0, 1, 2, 3
 
 
 @kernel
@@ -95,11 +100,6 @@ def joint_velocity_step(
         else:
             qdot[j] = raw
         q_prev[j] = q[j]
-
-
-#: bits of the ``mode`` argument of :func:`prepare_joints`: check every message entry (strict names); filter the
-#: joint velocity (else the raw backward difference); the message's velocities are the ones used
-PREPARE_WHOLE, PREPARE_FILTERED, PREPARE_MEASURED = 1, 2, 4
 
 
 @kernel

@@ -1,0 +1,310 @@
+"""The one seam between the estimator and its numerics: the :class:`Backend` protocol.
+
+Every per-sample computation whose numpy reference has a compiled twin goes through a backend: the filter's steps on
+its buffers (:mod:`..layout`), the leg odometry's numerics (joint gather, joint velocity, contact trigger, foot
+forces, leg-odometry terms) and the compiled shortcuts that merge several of them into one call. Two backends:
+
+- :class:`~.numpy_backend.NumpyBackend`, the readable reference (numpy and pinocchio);
+- :class:`~.numba_backend.NumbaBackend`, the numba kernels (:mod:`.kernels`), tested equal to the reference to 1e-12.
+  Where a kernel declines a case (an innovation covariance that is not numerically positive definite, an
+  ill-conditioned leg), it hands it to the reference.
+
+The backend is chosen once, where an object is built (``ekf.backends.select_backend``: numba when it is importable
+and ``ROBOT_STATE_ESTIMATOR_DISABLE_JIT`` is not set); nothing outside ``ekf/backends`` chooses between them
+(``test/test_architecture.py``).
+
+Operations of two kinds:
+
+- numerics: both backends compute them (same numbers to rounding);
+- shortcuts (:meth:`Backend.imu_step`, :meth:`Backend.stance_update`, :meth:`Backend.gather_joints`,
+  :meth:`Backend.prepare_joints`, :meth:`Backend.point_foot_forces`, :meth:`Backend.torque_contacts`,
+  :meth:`Backend.joint_step`): several steps in one compiled call. The reference declines them (returns
+  :data:`~..layout.DECLINED`, or None for the joint step); the caller then takes its general path, made of the
+  numerics above, which is the shortcut's reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator
+    from robot_state_estimator.estimation.ekf.filter import BaseEkf
+    from robot_state_estimator.estimation.ekf.measurements import Measurement, UpdateResult
+    from robot_state_estimator.estimation.kinematics import LegKinematics
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+BoolArray = NDArray[np.bool_]
+
+
+class JointStep(Protocol):
+    """A joint sample's step in one call (a compiled shortcut): its preparation, then after pinocchio's kinematics the
+    foot forces, the contact trigger, the stance feet's leg update and the outputs (:meth:`Backend.joint_step`)."""
+
+    def warm_up(self, prepare_args: tuple[Any, ...], q_joints: FloatArray, qtau: FloatArray) -> None:
+        """Compile now (or load from the cache) for the argument types of ``prepare_args`` (those of :meth:`prepare`)
+        and of a step of ``q_joints`` (nj,) and ``qtau`` (3, nj), running each once on scratch copies of the state;
+        the kinematics' and the forces' buffers are written (the caller resets them)."""
+        ...
+
+    def prepare(
+        self,
+        position: FloatArray,
+        velocity: FloatArray,
+        effort: FloatArray,
+        gather: IntArray,
+        mode: int,
+        q_prev: FloatArray,
+        qdot: FloatArray,
+        dt: float,
+        alpha: float,
+        out: FloatArray,
+        q_full: FloatArray,
+    ) -> int:
+        """:meth:`Backend.prepare_joints` without the type checks: every array C-contiguous float64 (``gather``
+        intp) of the layouts the step was made for."""
+        ...
+
+    def run(self, qtau: FloatArray, stamp_ns: int, q_joints: FloatArray | None) -> tuple[int, FloatArray]:
+        """The step of a prepared sample ``qtau`` (3, nj) (positions rad, the velocities in use rad/s, efforts N m)
+        at the filter's time: pinocchio's foot kinematics (of ``q_joints``; None: the positions already in the
+        kinematics' configuration), the point-foot forces and the torque trigger, the leg update, the outputs.
+
+        Returns:
+            The result (:data:`~..layout.JOINT_FORCES_FAILED`, :data:`~..layout.JOINT_NOT_PD`, or the contact
+            mask, the number of accepted feet and whether the state is not finite: ``JOINT_ACCEPTED_SHIFT``) and
+            the buffer (:func:`~..layout.joint_buffer_size`).
+        """
+        ...
+
+
+class Backend(Protocol):
+    """The numerics of the filter and of the leg odometry (module docstring). Arrays are float64; frames as named."""
+
+    #: "numpy" or "numba"
+    name: str
+    #: whether the operations are compiled (objects warm them up at construction: compiled once, or loaded from
+    #: numba's cache, before the first sample)
+    compiled: bool
+
+    def warm_up(self) -> None:
+        """Compile (or load) the filter's kernels now; idempotent."""
+        ...
+
+    # -- the filter (on ``ekf``'s buffers) -------------------------------------------------------------------------
+
+    def set_imu(self, ekf: BaseEkf, gyro_imu: FloatArray, accel_imu: FloatArray, dt_gyro: float) -> None:
+        """Hold a reading (S: rad/s, m/s^2); ``alpha_base_in_base`` from the previous rate over ``dt_gyro`` s (0:
+        zero)."""
+        ...
+
+    def propagate(self, ekf: BaseEkf, dt: float, normalise: bool) -> None:
+        """State and covariance over dt (s) with the held reading; R re-orthonormalised when ``normalise``."""
+        ...
+
+    def add_gap_noise(self, ekf: BaseEkf, dt: float) -> None:
+        """``P += G Q_c G^T dt`` with ``M = [v]x`` (a gap that is not propagated), symmetrised."""
+        ...
+
+    def imu_step(
+        self,
+        ekf: BaseEkf,
+        gyro_imu: FloatArray,
+        accel_imu: FloatArray,
+        max_gyro: float,
+        max_accel: float,
+        dt_gyro: float,
+        dt: float,
+        normalise: bool,
+        out: FloatArray,
+    ) -> int:
+        """Shortcut: check the reading, :meth:`set_imu`, :meth:`propagate`, :meth:`finite_outputs` into ``out``.
+        Returns ``IMU_OK``, ``IMU_NOT_FINITE``, ``IMU_BAD_INPUT`` (nothing changed) or ``DECLINED``."""
+        ...
+
+    def leg_update(
+        self,
+        ekf: BaseEkf,
+        names: Sequence[str],
+        v_base_measured: FloatArray,
+        p_base_foot: FloatArray,
+        J_base_foot: FloatArray | None,
+        gate: float,
+        H_attitude: FloatArray | None,
+    ) -> list[UpdateResult]:
+        """The stacked leg-odometry update of k >= 1 stance feet (``BaseEkf.update_leg_velocities``)."""
+        ...
+
+    def stance_update(
+        self,
+        ekf: BaseEkf,
+        contacts: BoolArray,
+        qdot_joints: FloatArray,
+        radii: FloatArray,
+        p_base_foot: FloatArray,
+        J6_base_foot: FloatArray,
+        rolling: bool,
+        use_J: bool,
+        sf2: float,
+        se2: float,
+        gate: float,
+        out: FloatArray,
+    ) -> int:
+        """Shortcut: the leg terms of the feet in contact and :meth:`leg_update` (``BaseEkf.update_stance_feet``);
+        the number of accepted feet, or < 0 (not positive definite, or declined: nothing changed)."""
+        ...
+
+    def update(self, ekf: BaseEkf, measurements: list[Measurement], gate: float) -> list[UpdateResult]:
+        """Gate each measurement on its NIS, fuse the accepted ones in one Joseph-form update."""
+        ...
+
+    def rotation_update(
+        self,
+        ekf: BaseEkf,
+        names: Sequence[str],
+        feet: IntArray,
+        qdot_joints: FloatArray,
+        J6_base_foot: FloatArray,
+        rotation_noise: float,
+        encoder_noise: float,
+        gate: float,
+    ) -> list[UpdateResult]:
+        """The orientation update of k >= 1 flat stance feet (:mod:`robot_state_estimator.estimation.flat_feet`)."""
+        ...
+
+    def quat_xyzw(self, ekf: BaseEkf) -> FloatArray:
+        """(4,) attitude quaternion ``x y z w``."""
+        ...
+
+    def pose_covariance(self, ekf: BaseEkf) -> FloatArray:
+        """(6, 6) pose covariance, ROS order (position in W, rotation about the W axes)."""
+        ...
+
+    def twist_covariance(self, ekf: BaseEkf) -> FloatArray:
+        """(6, 6) twist covariance (linear, angular), in B."""
+        ...
+
+    def outputs(self, ekf: BaseEkf, out: FloatArray) -> None:
+        """``out`` (91,) = the output vector (``common.output_layout``)."""
+        ...
+
+    def finite_outputs(self, ekf: BaseEkf, out: FloatArray) -> bool:
+        """:meth:`state_is_finite`, then :meth:`outputs` when it is."""
+        ...
+
+    def state_is_finite(self, ekf: BaseEkf) -> bool:
+        """True when the state and covariance hold no NaN/Inf."""
+        ...
+
+    # -- leg odometry ----------------------------------------------------------------------------------------------
+
+    def joint_velocity_step(
+        self, q: FloatArray, q_prev: FloatArray, qdot: FloatArray, dt: float, alpha: float, filtered: bool
+    ) -> None:
+        """One step of the joint velocity estimate in place: ``raw = (q - q_prev) / dt``; ``qdot += alpha (raw -
+        qdot)`` when ``filtered`` else ``qdot = raw``; ``q_prev = q`` ((nj,) rad, rad/s)."""
+        ...
+
+    def schmitt_step(
+        self,
+        values: FloatArray,
+        stamp_ns: int,
+        on: float,
+        off: float,
+        min_on_ns: int,
+        min_off_ns: int,
+        raw: BoolArray,
+        in_contact: BoolArray,
+        pending: BoolArray,
+        since_ns: NDArray[np.int64],
+    ) -> None:
+        """One step of the contact trigger after its first sample, in place (``ContactDetector.update``)."""
+        ...
+
+    def leg_velocity_terms(
+        self,
+        idx: IntArray,
+        qdot_joints: FloatArray,
+        omega_base_in_base: FloatArray,
+        R_world_base: FloatArray,
+        radii: FloatArray,
+        p_base_foot: FloatArray,
+        J6_base_foot: FloatArray,
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Rolling-contact leg odometry of the feet ``idx`` (``LegKinematics.rolling_contact_terms``)."""
+        ...
+
+    def point_contact_terms(
+        self,
+        idx: IntArray,
+        qdot_joints: FloatArray,
+        omega_base_in_base: FloatArray,
+        p_base_foot: FloatArray,
+        J6_base_foot: FloatArray,
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Point-foot leg odometry of the feet ``idx`` (``LegKinematics.point_contact_terms``)."""
+        ...
+
+    def gather_joints(
+        self,
+        position: FloatArray,
+        velocity: FloatArray,
+        effort: FloatArray,
+        gather: IntArray,
+        whole: bool,
+        out: FloatArray,
+    ) -> int:
+        """Shortcut: finiteness check and gather of a joint sample into model order; ``GATHER_*`` or ``DECLINED``."""
+        ...
+
+    def prepare_joints(
+        self,
+        position: FloatArray,
+        velocity: FloatArray,
+        effort: FloatArray,
+        gather: IntArray,
+        mode: int,
+        q_prev: FloatArray,
+        qdot: FloatArray,
+        dt: float,
+        alpha: float,
+        out: FloatArray,
+        q_full: FloatArray,
+    ) -> int:
+        """Shortcut: :meth:`gather_joints`, the joint velocity's regular step, the velocity in use, the positions
+        into ``q_full``; ``GATHER_*`` or ``DECLINED``."""
+        ...
+
+    def point_foot_forces(self, forces: ContactForceEstimator, tau_joints: FloatArray, R_world_base: FloatArray) -> int:
+        """Shortcut: point-foot forces with ``g(q)`` from the centre-of-mass Jacobian into ``forces``' arrays; the
+        legs whose 3 x 3 solve failed (bits), or ``DECLINED``."""
+        ...
+
+    def torque_contacts(
+        self,
+        forces: ContactForceEstimator,
+        tau_joints: FloatArray,
+        R_world_base: FloatArray,
+        detector: ContactDetector,
+        stamp_ns: int,
+    ) -> int:
+        """Shortcut: :meth:`point_foot_forces`, then the trigger on the vertical forces; as it, or ``DECLINED``."""
+        ...
+
+    def joint_step(
+        self,
+        ekf: BaseEkf,
+        kin: LegKinematics,
+        forces: ContactForceEstimator,
+        detector: ContactDetector,
+        radii: FloatArray,
+        rolling: bool,
+    ) -> JointStep | None:
+        """Shortcut: the whole joint step (:class:`JointStep`) bound to these objects, or None when the backend has
+        none for them."""
+        ...

@@ -1,0 +1,133 @@
+"""Compiled outputs of the filter: the attitude quaternion, the pose and twist covariances in ROS conventions, the
+whole output vector (``common.output_layout``) and the finiteness check (the numpy reference:
+:class:`~robot_state_estimator.estimation.ekf.backends.numpy_backend.NumpyBackend`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from robot_state_estimator.estimation.ekf.backends.kernels.linalg import _quat_xyzw, _symmetrise
+from robot_state_estimator.estimation.ekf.layout import (
+    C_R_BASE_IMU,
+    C_SIGMA_GYRO_SAMPLE,
+    X_BA,
+    X_BG,
+    X_OMEGA,
+    X_P,
+    X_R,
+    X_V,
+)
+from robot_state_estimator.estimation.ekf.layout import N_STATES as N
+from robot_state_estimator.estimation.jit import kernel
+
+
+@kernel
+def quat_xyzw(x: np.ndarray, out: np.ndarray) -> None:
+    """out (4,) = the attitude quaternion ``x y z w`` (``BaseEkf.quat_world_base_xyzw``)."""
+    _quat_xyzw(x, out)
+
+
+@kernel
+def pose_covariance(x: np.ndarray, P: np.ndarray, out: np.ndarray) -> None:
+    """out (6, 6) = T P_(p,theta) T^T with ``T = diag(I, R)``, symmetrised (``BaseEkf.pose_covariance``; module
+    docstring of ``ekf``: position in W, rotation as small angles about the W axes)."""
+    idx = (0, 1, 2, 6, 7, 8)
+    R = x[X_R : X_R + 9].reshape((3, 3))
+    TX = np.empty((6, 6))
+    for a in range(6):
+        for b in range(6):
+            if a < 3:
+                TX[a, b] = P[idx[a], idx[b]]
+            else:
+                i = a - 3
+                TX[a, b] = R[i, 0] * P[6, idx[b]] + R[i, 1] * P[7, idx[b]] + R[i, 2] * P[8, idx[b]]
+    for a in range(6):
+        for b in range(6):
+            if b < 3:
+                out[a, b] = TX[a, b]
+            else:
+                j = b - 3
+                out[a, b] = TX[a, 3] * R[j, 0] + TX[a, 4] * R[j, 1] + TX[a, 5] * R[j, 2]
+    _symmetrise(out)
+
+
+@kernel
+def twist_covariance(P: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
+    """out (6, 6) = T P_(v,b_g) T^T + diag(0, Sigma_g,sample) with ``T = diag(I, -R_base_imu)``, symmetrised
+    (``BaseEkf.twist_covariance``: linear and angular velocity in B)."""
+    idx = (3, 4, 5, 12, 13, 14)
+    TX = np.empty((6, 6))
+    for a in range(6):
+        for b in range(6):
+            if a < 3:
+                TX[a, b] = P[idx[a], idx[b]]
+            else:
+                i = a - 3
+                TX[a, b] = -(
+                    c[C_R_BASE_IMU + 3 * i] * P[12, idx[b]]
+                    + c[C_R_BASE_IMU + 3 * i + 1] * P[13, idx[b]]
+                    + c[C_R_BASE_IMU + 3 * i + 2] * P[14, idx[b]]
+                )
+    for a in range(6):
+        for b in range(6):
+            if b < 3:
+                out[a, b] = TX[a, b]
+            else:
+                j = b - 3
+                out[a, b] = -(
+                    TX[a, 3] * c[C_R_BASE_IMU + 3 * j]
+                    + TX[a, 4] * c[C_R_BASE_IMU + 3 * j + 1]
+                    + TX[a, 5] * c[C_R_BASE_IMU + 3 * j + 2]
+                )
+    for a in range(3):
+        for b in range(3):
+            out[3 + a, 3 + b] += c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
+    _symmetrise(out)
+
+
+@kernel
+def outputs(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
+    """out (91,) = ``BaseEkf.output_vector``: p (3), quaternion x y z w (4), v_B (3), omega_B (3), pose
+    covariance (36), twist covariance (36), accelerometer bias (3), gyroscope bias (3)."""
+    q = np.empty(4)
+    _quat_xyzw(x, q)
+    C = np.empty((6, 6))
+    for i in range(3):
+        out[i] = x[X_P + i]
+        out[7 + i] = x[X_V + i]
+        out[10 + i] = x[X_OMEGA + i]
+        out[85 + i] = x[X_BA + i]
+        out[88 + i] = x[X_BG + i]
+    for i in range(4):
+        out[3 + i] = q[i]
+    pose_covariance(x, P, C)
+    for a in range(6):
+        for b in range(6):
+            out[13 + 6 * a + b] = C[a, b]
+    twist_covariance(P, c, C)
+    for a in range(6):
+        for b in range(6):
+            out[49 + 6 * a + b] = C[a, b]
+
+
+@kernel
+def state_is_finite(x: np.ndarray, P: np.ndarray) -> bool:
+    """True when P, R, p, v and the biases hold no NaN/Inf (``BaseEkf.state_is_finite``: one sum)."""
+    total = 0.0
+    for i in range(N):
+        for j in range(N):
+            total += P[i, j]
+    for i in range(X_OMEGA):
+        total += x[i]
+    return math.isfinite(total)
+
+
+@kernel
+def finite_outputs(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarray) -> bool:
+    """:func:`state_is_finite`, then :func:`outputs` into ``out`` (91,) if so (``BaseEkf.finite_output_vector``)."""
+    if not state_is_finite(x, P):
+        return False
+    outputs(x, P, c, out)
+    return True

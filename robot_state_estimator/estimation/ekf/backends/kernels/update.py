@@ -1,0 +1,474 @@
+"""Compiled measurement updates of the filter: the Joseph-form update with error injection, the stacked leg-odometry
+update of the stance feet (with their measurement terms: ``stance_update``) and the generic gated update. The
+equations are those of :mod:`robot_state_estimator.estimation.ekf.measurements` and :mod:`.model` (the numpy
+reference: :class:`~robot_state_estimator.estimation.ekf.backends.numpy_backend.NumpyBackend`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from robot_state_estimator.estimation.ekf.backends.kernels.legs import leg_velocity_terms
+from robot_state_estimator.estimation.ekf.backends.kernels.linalg import (
+    _carve,
+    _cho_solve,
+    _cholesky,
+    _exp3,
+    _mm_skip,
+    _symmetrise,
+    _transpose,
+)
+from robot_state_estimator.estimation.ekf.backends.kernels.propagation import _omega_from_gyro
+from robot_state_estimator.estimation.ekf.layout import (
+    C_R_BASE_IMU,
+    C_SIGMA_GYRO_SAMPLE,
+    X_BA,
+    X_BG,
+    X_OMEGA,
+    X_P,
+    X_R,
+    X_V,
+)
+from robot_state_estimator.estimation.ekf.layout import N_STATES as N
+from robot_state_estimator.estimation.jit import kernel
+
+
+@kernel
+def _joseph(
+    x: np.ndarray,
+    P: np.ndarray,
+    c: np.ndarray,
+    y: np.ndarray,
+    H: np.ndarray,
+    HP: np.ndarray,
+    S: np.ndarray,
+    Rm: np.ndarray,
+) -> bool:
+    """Joseph-form update and error injection (``BaseEkf._joseph_update``; module docstring "Update").
+
+    y (m,) innovation, H (m, 15), HP (m, 15) = H P, S (m, m) = H P H^T + R symmetrised, Rm (m, m) noise.
+    ``K = P H^T S^-1`` (Cholesky), ``P = (I - K H) P (I - K H)^T + K R K^T`` evaluated as ``W = P - K (H P)``
+    (= ``(I - K H) P``), ``Z = K R - W H^T``, ``P = W + Z K^T`` on the upper triangle, mirrored (the same
+    products regrouped; H's zero columns skipped), injection of ``dx = K y`` with
+    ``R = R Exp(dtheta)`` and the reset ``G = I - [dtheta / 2]x`` (Solà 2017 sec. 7.2), P symmetrised,
+    ``omega_B`` recomputed with the new gyro bias. Returns False, with nothing changed, when S is not
+    numerically positive definite (the caller then uses the reference path, which falls back to LU).
+    """
+    m = y.shape[0]
+    ws = np.empty(m * m + 2 * m * N + 2 * N * N + 5 * N + 27)
+    L, o = _carve(ws, 0, m, m)
+    if not _cholesky(S, L):
+        return False
+    Kt, o = _carve(ws, o, m, N)  # (m, 15) = S^-1 H P = K^T
+    Kt[:, :] = HP
+    _cho_solve(L, Kt)
+    dxm, o = _carve(ws, o, 1, N)
+    dx = dxm[0]
+    dx[:] = 0.0
+    for a in range(m):
+        ya = y[a]
+        for j in range(N):
+            dx[j] += Kt[a, j] * ya
+    # H's non-zero columns.
+    cols = np.empty(N, dtype=np.int64)
+    n_cols = 0
+    for j in range(N):
+        for a in range(m):
+            if H[a, j] != 0.0:
+                cols[n_cols] = j
+                n_cols += 1
+                break
+    # W = (I - K H) P = P - K (H P).
+    W, o = _carve(ws, o, N, N)
+    W[:, :] = P
+    for i in range(N):
+        for a in range(m):
+            k = Kt[a, i]
+            for j in range(N):
+                W[i, j] -= k * HP[a, j]
+    # Zt = (K R - W H^T)^T (m, 15).
+    Zt, o = _carve(ws, o, m, N)
+    Zt[:, :] = 0.0
+    for a in range(m):
+        for b in range(m):
+            rab = Rm[a, b]
+            if rab != 0.0:
+                for i in range(N):
+                    Zt[b, i] += Kt[a, i] * rab
+    Wt, o = _carve(ws, o, N, N)
+    _transpose(W, Wt)
+    for b in range(m):
+        for q in range(n_cols):
+            j = cols[q]
+            h = H[b, j]
+            for i in range(N):
+                Zt[b, i] -= h * Wt[j, i]
+    # P = W + Z K^T (upper triangle, mirrored).
+    for i in range(N):
+        for j in range(i, N):
+            P[i, j] = W[i, j]
+        for b in range(m):
+            z = Zt[b, i]
+            for j in range(i, N):
+                P[i, j] += z * Kt[b, j]
+        for j in range(i + 1, N):
+            P[j, i] = P[i, j]
+    # Inject the error and reset its covariance.
+    for i in range(3):
+        x[X_P + i] = x[X_P + i] + dx[i]
+        x[X_V + i] = x[X_V + i] + dx[3 + i]
+        x[X_BA + i] = x[X_BA + i] + dx[9 + i]
+        x[X_BG + i] = x[X_BG + i] + dx[12 + i]
+    E, o = _carve(ws, o, 3, 3)
+    _exp3(dx[6], dx[7], dx[8], E)
+    R = x[X_R : X_R + 9].reshape((3, 3))
+    Rn, o = _carve(ws, o, 3, 3)
+    for i in range(3):
+        for j in range(3):
+            Rn[i, j] = R[i, 0] * E[0, j] + R[i, 1] * E[1, j] + R[i, 2] * E[2, j]
+    for i in range(3):
+        for j in range(3):
+            R[i, j] = Rn[i, j]
+    h0 = 0.5 * dx[6]
+    h1 = 0.5 * dx[7]
+    h2 = 0.5 * dx[8]
+    G, o = _carve(ws, o, 3, 3)  # I - [dtheta / 2]x
+    G[0, 0] = 1.0
+    G[0, 1] = h2
+    G[0, 2] = -h1
+    G[1, 0] = -h2
+    G[1, 1] = 1.0
+    G[1, 2] = h0
+    G[2, 0] = h1
+    G[2, 1] = -h0
+    G[2, 2] = 1.0
+    T, o = _carve(ws, o, 3, N)
+    for i in range(3):
+        for j in range(N):
+            T[i, j] = G[i, 0] * P[6, j] + G[i, 1] * P[7, j] + G[i, 2] * P[8, j]
+    for i in range(3):
+        for j in range(N):
+            P[6 + i, j] = T[i, j]
+    for i in range(N):
+        p6 = P[i, 6]
+        p7 = P[i, 7]
+        p8 = P[i, 8]
+        for j in range(3):
+            P[i, 6 + j] = p6 * G[j, 0] + p7 * G[j, 1] + p8 * G[j, 2]
+    _symmetrise(P)
+    _omega_from_gyro(x, c, x, X_OMEGA)
+    return True
+
+
+@kernel
+def _stacked_products(P: np.ndarray, H: np.ndarray, Rm: np.ndarray, HP: np.ndarray, S: np.ndarray) -> None:
+    """HP (m, 15) = H P and S (m, m) = H P H^T + R, symmetrised."""
+    m = H.shape[0]
+    _mm_skip(H, P, HP)
+    PHt = np.empty((N, m))
+    _transpose(HP, PHt)
+    _mm_skip(H, PHt, S)
+    for a in range(m):
+        for b in range(m):
+            S[a, b] += Rm[a, b]
+    _symmetrise(S)
+
+
+@kernel
+def _update_subset(
+    x: np.ndarray,
+    P: np.ndarray,
+    c: np.ndarray,
+    y: np.ndarray,
+    H: np.ndarray,
+    Rm: np.ndarray,
+    HP: np.ndarray,
+    S: np.ndarray,
+    rows: np.ndarray,
+    n_rows: int,
+) -> bool:
+    """:func:`_joseph` with the rows ``rows[:n_rows]`` of the stacked measurement (all when ``n_rows == m``)."""
+    m = y.shape[0]
+    if n_rows == m:
+        return _joseph(x, P, c, y, H, HP, S, Rm)
+    ys = np.empty(n_rows)
+    Hs = np.empty((n_rows, N))
+    HPs = np.empty((n_rows, N))
+    Ss = np.empty((n_rows, n_rows))
+    Rs = np.empty((n_rows, n_rows))
+    for a in range(n_rows):
+        ra = rows[a]
+        ys[a] = y[ra]
+        for j in range(N):
+            Hs[a, j] = H[ra, j]
+            HPs[a, j] = HP[ra, j]
+        for b in range(n_rows):
+            Ss[a, b] = S[ra, rows[b]]
+            Rs[a, b] = Rm[ra, rows[b]]
+    return _joseph(x, P, c, ys, Hs, HPs, Ss, Rs)
+
+
+@kernel
+def leg_update(
+    x: np.ndarray,
+    P: np.ndarray,
+    c: np.ndarray,
+    v_meas: np.ndarray,
+    r: np.ndarray,
+    J: np.ndarray,
+    H_att: np.ndarray,
+    use_J: bool,
+    use_H_att: bool,
+    sf2: float,
+    se2: float,
+    gate: float,
+    out: np.ndarray,
+) -> int:
+    """Stacked leg-odometry update of k stance feet (``BaseEkf.update_leg_velocities``; module docstring
+    "Update" and "Rolling spherical feet").
+
+    Args:
+        v_meas: (k, 3) m/s in B, the measured base velocities y_i.
+        r: (k, 3) m in B, foot positions r_i (rolling feet: contact points c_i).
+        J: (k, 3, n) foot Jacobians in B for the encoder-noise term (used when ``use_J``).
+        H_att: (k, 3, 3) attitude blocks of H (used when ``use_H_att``).
+        sf2, se2: foot velocity noise (m/s)^2 and encoder velocity noise (rad/s)^2.
+        gate: NIS gate per foot (<= 0: none).
+        out: (13 k,) written: innovations (k, 3) ``y_i - v_B``, the per-foot innovation covariances (k, 3, 3)
+            (diagonal blocks of the stacked S) and the NIS (k,).
+
+    ``H_i = [0, I, H_att,i, 0, [r_i]x R_base_imu]``, ``R_i = sf2 I + [r_i]x Sigma_g [r_i]x^T + se2 J_i J_i^T``; each
+    foot is gated on its NIS (3 x 3 adjugate; all ``inf`` when a block is singular), the accepted feet are fused
+    in one Joseph-form update (:func:`_joseph`).
+
+    Returns:
+        The number of accepted feet, or -1 when the stacked S is not numerically positive definite (nothing
+        changed but ``out``).
+    """
+    k = r.shape[0]
+    m = 3 * k
+    ws = np.empty(2 * m * N + 2 * m * m + m + 27)
+    H, o = _carve(ws, 0, m, N)
+    H[:, :] = 0.0
+    Rm, o = _carve(ws, o, m, m)
+    Rm[:, :] = 0.0
+    HP, o = _carve(ws, o, m, N)
+    S, o = _carve(ws, o, m, m)
+    ym, o = _carve(ws, o, 1, m)
+    y = ym[0]
+    rs, o = _carve(ws, o, 3, 3)  # [r_i]x
+    rs[:, :] = 0.0
+    B, o = _carve(ws, o, 3, 3)  # [r_i]x R_base_imu
+    RS, o = _carve(ws, o, 3, 3)  # [r_i]x Sigma_g
+    for i in range(k):
+        ri0 = r[i, 0]
+        ri1 = r[i, 1]
+        ri2 = r[i, 2]
+        rs[0, 1] = -ri2
+        rs[0, 2] = ri1
+        rs[1, 0] = ri2
+        rs[1, 2] = -ri0
+        rs[2, 0] = -ri1
+        rs[2, 1] = ri0
+        for a in range(3):
+            for b in range(3):
+                B[a, b] = (
+                    rs[a, 0] * c[C_R_BASE_IMU + b]
+                    + rs[a, 1] * c[C_R_BASE_IMU + 3 + b]
+                    + rs[a, 2] * c[C_R_BASE_IMU + 6 + b]
+                )
+                RS[a, b] = (
+                    rs[a, 0] * c[C_SIGMA_GYRO_SAMPLE + b]
+                    + rs[a, 1] * c[C_SIGMA_GYRO_SAMPLE + 3 + b]
+                    + rs[a, 2] * c[C_SIGMA_GYRO_SAMPLE + 6 + b]
+                )
+        for a in range(3):
+            row = 3 * i + a
+            H[row, 3 + a] = 1.0
+            for b in range(3):
+                H[row, 12 + b] = B[a, b]
+                if use_H_att:
+                    H[row, 6 + b] = H_att[i, a, b]
+                Rab = RS[a, 0] * rs[b, 0] + RS[a, 1] * rs[b, 1] + RS[a, 2] * rs[b, 2]
+                if use_J:
+                    jj = 0.0
+                    for q in range(J.shape[2]):
+                        jj += J[i, a, q] * J[i, b, q]
+                    Rab += se2 * jj
+                if a == b:
+                    Rab += sf2
+                Rm[row, 3 * i + b] = Rab
+            y[row] = v_meas[i, a] - x[X_V + a]
+            out[row] = y[row]
+    _stacked_products(P, H, Rm, HP, S)
+    # Per-foot NIS y_i^T S_ii^-1 y_i by the adjugate of the symmetric 3 x 3 block (as ekf._nis3).
+    so = m
+    no = 12 * k
+    singular = False
+    for i in range(k):
+        o = 3 * i
+        for a in range(3):
+            for b in range(3):
+                out[so + 9 * i + 3 * a + b] = S[o + a, o + b]
+        sa = S[o, o]
+        sb = S[o, o + 1]
+        sc = S[o, o + 2]
+        se = S[o + 1, o + 1]
+        sf = S[o + 1, o + 2]
+        si = S[o + 2, o + 2]
+        c0 = se * si - sf * sf
+        c1 = sc * sf - sb * si
+        c2 = sb * sf - sc * se
+        det = sa * c0 + sb * c1 + sc * c2
+        if det == 0.0:
+            singular = True
+        yx = y[o]
+        yy = y[o + 1]
+        yz = y[o + 2]
+        q = (
+            c0 * yx * yx
+            + (sa * si - sc * sc) * yy * yy
+            + (sa * se - sb * sb) * yz * yz
+            + 2.0 * (c1 * yx * yy + c2 * yx * yz + (sb * sc - sa * sf) * yy * yz)
+        )
+        out[no + i] = q / det if det != 0.0 else math.inf
+    rows = np.empty(m, dtype=np.int64)
+    n_rows = 0
+    for i in range(k):
+        if singular:
+            out[no + i] = math.inf
+        nis = out[no + i]
+        if math.isfinite(nis) and (gate <= 0.0 or nis <= gate):
+            for a in range(3):
+                rows[n_rows] = 3 * i + a
+                n_rows += 1
+    if n_rows == 0:
+        return 0
+    if not _update_subset(x, P, c, y, H, Rm, HP, S, rows, n_rows):
+        return -1
+    return n_rows // 3
+
+
+@kernel
+def stance_update(
+    x: np.ndarray,
+    P: np.ndarray,
+    c: np.ndarray,
+    contacts: np.ndarray,
+    qdot: np.ndarray,
+    radii: np.ndarray,
+    p_base_foot: np.ndarray,
+    J6: np.ndarray,
+    rolling: bool,
+    use_J: bool,
+    sf2: float,
+    se2: float,
+    gate: float,
+    out: np.ndarray,
+) -> int:
+    """The leg-odometry update of the feet in contact (``BaseEkf.update_stance_feet``):
+    :func:`~robot_state_estimator.estimation.leg_kernels.leg_velocity_terms` of those feet at the filter's
+    ``omega_B`` and attitude (module docstring of ``kinematics``), then :func:`leg_update` with their contact
+    points, Jacobians ``J_c`` and, when ``rolling``, attitude blocks.
+
+    Args:
+        contacts: (n,) bool, the k feet in contact. qdot: (nj,) rad/s. radii: (n,) m (zeros: point feet, where
+            the contact point is the foot point and ``J_c = J_lin`` exactly). p_base_foot: (n, 3) m in B.
+        J6: (n, 6, nj) foot Jacobians in B. rolling: the attitude blocks enter H (``use_H_att``).
+        use_J, sf2, se2, gate: as for :func:`leg_update`. out: (13 k,) written as by :func:`leg_update`.
+
+    Returns:
+        As :func:`leg_update` (0 without a foot in contact).
+    """
+    n = contacts.shape[0]
+    k = 0
+    for i in range(n):
+        if contacts[i]:
+            k += 1
+    if k == 0:
+        return 0
+    nj = qdot.shape[0]
+    idx = np.empty(k, dtype=np.intp)
+    rad = np.empty(k)
+    m = 0
+    for i in range(n):
+        if contacts[i]:
+            idx[m] = i
+            rad[m] = radii[i]
+            m += 1
+    R = x[X_R : X_R + 9].reshape((3, 3))
+    omega = x[X_OMEGA : X_OMEGA + 3]
+    v = np.empty((k, 3))
+    cp = np.empty((k, 3))
+    Jc = np.empty((k, 3, nj))
+    H_att = np.empty((k, 3, 3))
+    leg_velocity_terms(idx, qdot, omega, R, rad, p_base_foot, J6, v, cp, Jc, H_att)
+    return leg_update(x, P, c, v, cp, Jc, H_att, use_J, rolling, sf2, se2, gate, out)
+
+
+@kernel
+def update(
+    x: np.ndarray,
+    P: np.ndarray,
+    c: np.ndarray,
+    y: np.ndarray,
+    H: np.ndarray,
+    Rm: np.ndarray,
+    sizes: np.ndarray,
+    gate: float,
+    out: np.ndarray,
+) -> int:
+    """Gate n stacked measurements on their NIS, then fuse the accepted ones in one Joseph-form update
+    (``BaseEkf.update``).
+
+    Args:
+        y: (m,) stacked innovations; H: (m, 15); Rm: (m, m) block-diagonal noise; sizes: (n,) int64 rows per
+            measurement.
+        gate: NIS gate per measurement (<= 0: none).
+        out: (sum m_i^2 + n,) written: the innovation covariances S_i row-major one after the other, then the NIS.
+
+    Returns:
+        The number of accepted measurements, or -1 when an S (a block or the accepted stack) is not numerically
+        positive definite (nothing changed but ``out``; the caller uses the reference path).
+    """
+    m = y.shape[0]
+    n = sizes.shape[0]
+    HP = np.empty((m, N))
+    S = np.empty((m, m))
+    _stacked_products(P, H, Rm, HP, S)
+    rows = np.empty(m, dtype=np.int64)
+    n_rows = 0
+    n_acc = 0
+    o = 0
+    so = 0
+    for i in range(n):
+        mi = sizes[i]
+        Si = np.empty((mi, mi))
+        for a in range(mi):
+            for b in range(mi):
+                Si[a, b] = S[o + a, o + b]
+                out[so + a * mi + b] = Si[a, b]
+        L = np.empty((mi, mi))
+        if not _cholesky(Si, L):
+            return -1
+        z = np.empty((mi, 1))
+        for a in range(mi):
+            z[a, 0] = y[o + a]
+        _cho_solve(L, z)
+        nis = 0.0
+        for a in range(mi):
+            nis += y[o + a] * z[a, 0]
+        out[-n + i] = nis
+        if math.isfinite(nis) and (gate <= 0.0 or nis <= gate):
+            for a in range(mi):
+                rows[n_rows] = o + a
+                n_rows += 1
+            n_acc += 1
+        o += mi
+        so += mi * mi
+    if n_rows == 0:
+        return 0
+    if not _update_subset(x, P, c, y, H, Rm, HP, S, rows, n_rows):
+        return -1
+    return n_acc

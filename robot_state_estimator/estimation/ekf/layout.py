@@ -1,0 +1,118 @@
+"""The layout of the filter's buffers: the contract between :class:`~.filter.BaseEkf`, the numpy reference and
+the compiled kernels (:mod:`.backends`).
+
+The filter keeps its state in preallocated float64 buffers that every step updates in place:
+
+- ``x`` (:data:`X_SIZE`,): ``[X_P:+3]`` ``p_world_base`` (m, W), ``[X_V:+3]`` ``v_base_in_base`` (m/s, B),
+  ``[X_R:+9]`` ``R_world_base`` row-major, ``[X_BA:+3]`` accelerometer bias (m/s^2, S), ``[X_BG:+3]`` gyroscope
+  bias (rad/s, S), ``[X_OMEGA:+3]`` ``omega_base_in_base`` (rad/s, B), ``[X_ALPHA:+3]`` ``alpha_base_in_base``
+  (rad/s^2, B), ``[X_F:+3]`` ``f_base_in_base`` (m/s^2, B, the specific force at the base origin), ``[X_GYRO:+3]``
+  and ``[X_ACCEL:+3]`` the held IMU reading (S), ``[X_OMEGA_PREV:+3]`` the previous bias-corrected rate (B), for
+  ``alpha_base_in_base``;
+- ``P`` (15, 15) C-contiguous, the error covariance in the order ``[dp_W, dv_B, dtheta_B, dba_S, dbg_S]``
+  (:data:`P_SL` ... :data:`BG_SL`);
+- ``c`` (:data:`C_SIZE`,) constants of the IMU mount and noise: ``[C_R_BASE_IMU:+9]`` ``R_base_imu`` row-major,
+  ``[C_P_BASE_IMU:+3]`` ``p_base_imu`` (m, B), ``[C_G_WORLD:+3]`` ``g_W`` (m/s^2), ``[C_SIGMA_ACCEL:+9]`` and
+  ``[C_SIGMA_GYRO:+9]`` the accelerometer and gyroscope white-noise densities squared mapped to B
+  (``R_base_imu Sigma R_imu_base``), ``[C_BIAS_WALK:+6]`` the bias random-walk densities squared (accelerometer then
+  gyroscope, S), ``[C_SIGMA_GYRO_SAMPLE:+9]`` the per-sample gyroscope covariance in B.
+
+The outputs are laid out as ``common.output_layout`` (:data:`OUT_SIZE` values).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robot_state_estimator.common.output_layout import OUTPUT_SIZE
+
+#: size of the error state
+N_STATES = 15
+#: the error-state blocks: position (W), velocity (B), attitude (right perturbation, B), accelerometer and
+#: gyroscope biases (S)
+P_SL = slice(0, 3)
+V_SL = slice(3, 6)
+TH_SL = slice(6, 9)
+BA_SL = slice(9, 12)
+BG_SL = slice(12, 15)
+#: the pose rows/columns of P: dp_W then dtheta_B
+POSE_IDX = np.array([0, 1, 2, 6, 7, 8])
+
+X_P = 0
+X_V = 3
+X_R = 6
+X_BA = 15
+X_BG = 18
+X_OMEGA = 21
+X_ALPHA = 24
+X_F = 27
+X_GYRO = 30
+X_ACCEL = 33
+X_OMEGA_PREV = 36
+#: length of the state buffer ``x``
+X_SIZE = 39
+
+C_R_BASE_IMU = 0
+C_P_BASE_IMU = 9
+C_G_WORLD = 12
+C_SIGMA_ACCEL = 15
+C_SIGMA_GYRO = 24
+C_BIAS_WALK = 33
+C_SIGMA_GYRO_SAMPLE = 39
+#: length of the constants buffer ``c``
+C_SIZE = 48
+
+#: length of the output vector (``BaseEkf.output_vector``)
+OUT_SIZE = OUTPUT_SIZE
+
+#: (attribute, start in ``x``, shape) of the state views of :class:`~.filter.BaseEkf`
+STATE_VIEWS = (
+    ("p_world_base", X_P, (3,)),
+    ("v_base_in_base", X_V, (3,)),
+    ("R_world_base", X_R, (3, 3)),
+    ("accel_bias", X_BA, (3,)),
+    ("gyro_bias", X_BG, (3,)),
+    ("omega_base_in_base", X_OMEGA, (3,)),
+    ("alpha_base_in_base", X_ALPHA, (3,)),
+    ("f_base_in_base", X_F, (3,)),
+    ("_gyro_imu", X_GYRO, (3,)),
+    ("_accel_imu", X_ACCEL, (3,)),
+    ("_omega_prev_base_in_base", X_OMEGA_PREV, (3,)),
+)
+
+#: what a backend operation that is only a compiled shortcut returns when the backend does not have it (the numpy
+#: reference: the caller then takes the general path, which is that shortcut's reference)
+DECLINED = -1
+
+#: results of the IMU step (``BaseEkf.imu_step``): done; done but the state is not finite (outputs not written);
+#: the reading is not finite or out of range (nothing changed)
+IMU_OK, IMU_NOT_FINITE, IMU_BAD_INPUT = 0, 1, 2
+
+#: results of the joint gather (``gather_joints``, ``prepare_joints``): done, or the first array (in the order
+#: position, velocity, effort) with a non-finite value that is used
+GATHER_OK, GATHER_NAN_POSITION, GATHER_NAN_VELOCITY, GATHER_NAN_EFFORT = 0, 1, 2, 3
+#: bits of the ``mode`` of ``prepare_joints``: check every message entry (strict names); filter the joint velocity
+#: (else the raw backward difference); the message's velocities are the ones used
+PREPARE_WHOLE, PREPARE_FILTERED, PREPARE_MEASURED = 1, 2, 4
+
+#: the joint step's tables. Integers ``ti``: [JI_MIN_ON] and [JI_MIN_OFF] the trigger's hold times (ns),
+#: [JI_ROLLING] rolling feet (1) or point feet (0), [JI_USE_J] the encoder-noise term in use (1/0), then from
+#: [JI_LEGS] each foot's 3 leg joint columns (n, 3). Floats ``tf``: [JF_MASS] total mass (kg), [JF_G:+3] ``g_W``
+#: (m/s^2), [JF_SF2] foot velocity noise^2 ((m/s)^2), [JF_SE2] encoder velocity noise^2 ((rad/s)^2), [JF_GATE] the
+#: NIS gate per foot (<= 0: none), then from [JF_RADII] the foot radii (n,) m.
+JI_MIN_ON, JI_MIN_OFF, JI_ROLLING, JI_USE_J, JI_LEGS = 0, 1, 2, 3, 4
+JF_MASS, JF_G, JF_SF2, JF_SE2, JF_GATE, JF_RADII = 0, 1, 4, 5, 6, 7
+#: the joint step's results: the forces failed the conditioning test (nothing changed); the stacked innovation
+#: covariance is not positive definite (forces and trigger done, the filter unchanged)
+JOINT_FORCES_FAILED, JOINT_NOT_PD = -1, -2
+#: a joint step result >= 0 is ``mask | n_accepted << JOINT_ACCEPTED_SHIFT | not_finite << JOINT_NOT_FINITE_SHIFT``
+#: with ``mask`` bit i set when foot i is in contact (at most :data:`JOINT_MAX_FEET` feet)
+JOINT_ACCEPTED_SHIFT, JOINT_NOT_FINITE_SHIFT = 32, 48
+JOINT_MAX_FEET = 32
+
+
+def joint_buffer_size(n_feet: int) -> int:
+    """Length of the joint step's buffer for ``n_feet`` feet: the outputs (:data:`OUT_SIZE`), then the forces (n, 3)
+    and wrenches (n, 6) of the step, then the leg update's output (13 k for the k feet in contact: innovations
+    (k, 3), their covariances (k, 3, 3), NIS (k,))."""
+    return OUT_SIZE + 22 * n_feet
