@@ -161,3 +161,65 @@ def test_no_import_circle_in_ros() -> None:
 
     circles = sorted({" <-> ".join(sorted((a, b))) for a in graph for b in graph[a] if reaches(b, a)})
     assert not circles, circles
+
+
+#: the one seam where the numpy reference and the numba kernels are chosen (docs/ARCHITECTURE.md, "Numerics")
+BACKENDS = PACKAGE / "estimation" / "ekf" / "backends"
+#: the switch between them: numba importable and ROBOT_STATE_ESTIMATOR_DISABLE_JIT not set (estimation/jit.py)
+JIT_SWITCH = {"use_kernels", "numba_available", "DISABLE_ENV", "ROBOT_STATE_ESTIMATOR_DISABLE_JIT"}
+
+
+def _module_name(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _defines_kernels(path: Path) -> bool:
+    """A kernel module: it imports ``estimation.jit.kernel`` (numba-compiled functions)."""
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and (node.module or "").endswith("estimation.jit")
+        and any(alias.name == "kernel" for alias in node.names)
+        for node in ast.walk(ast.parse(path.read_text()))
+    )
+
+
+def _switch_uses(path: Path) -> set[str]:
+    """What a module reads of the jit switch: names of ``estimation.jit`` imported from it or read as ``jit.<name>``,
+    and the environment variable's name."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("jit"):
+            found.update(f"jit.{alias.name}" for alias in node.names if alias.name in JIT_SWITCH)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "jit":
+            if node.attr in JIT_SWITCH:
+                found.add(f"jit.{node.attr}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in JIT_SWITCH:
+            found.add(node.value)
+    return found
+
+
+def test_only_the_backends_choose_between_the_numpy_reference_and_the_kernels() -> None:
+    """Outside ``estimation/ekf/backends/`` no module imports a kernel module (also inside functions) or reads the
+    jit switch (``jit.use_kernels``, ``jit.numba_available``, ``ROBOT_STATE_ESTIMATOR_DISABLE_JIT``): the backend
+    chosen at construction is the only place the numerics are chosen (``jit.py`` itself defines the switch)."""
+    paths = sorted(PACKAGE.rglob("*.py"))
+    kernel_modules = {_module_name(p) for p in paths if _defines_kernels(p)}
+    assert {m.rsplit(".", 1)[1] for m in kernel_modules if m.startswith(_module_name(BACKENDS))} >= {
+        "legs",
+        "flat",
+        "linalg",
+        "propagation",
+        "outputs",
+        "update",
+        "joint_step",
+    }
+    problems = []
+    for path in paths:
+        if path.is_relative_to(BACKENDS) or path == PACKAGE / "estimation" / "jit.py":
+            continue
+        where = path.relative_to(PACKAGE)
+        problems += [f"{where} imports the kernel module {m}" for m in sorted(_package_imports(path) & kernel_modules)]
+        problems += [f"{where} reads the jit switch ({name})" for name in sorted(_switch_uses(path))]
+    assert not problems, (
+        "\n".join(problems) + "\n(ask the object's backend: robot_state_estimator.estimation.ekf.backends)"
+    )

@@ -1,7 +1,9 @@
-"""Estimation core: base EKF (IMU + leg kinematics), contact forces and detection, the estimator pipeline.
+"""Estimation core: base EKF (IMU + leg kinematics), contact forces and detection, the estimator.
 
-Plain Python + numpy + pinocchio; nothing here imports ROS. The main entry point is
-:class:`RobotStateEstimator`; see ``docs/ARCHITECTURE.md`` for the contract with the node and replay.
+Plain Python + numpy + pinocchio (numba for the compiled numerics, optional); nothing here imports ROS. The main
+entry point is :class:`RobotStateEstimator` (:mod:`.pipeline`, a façade over :mod:`.imu_frontend` and
+:mod:`.leg_odometry`); the filter is :mod:`.ekf`, its numerics :mod:`.ekf.backends`. See ``docs/ARCHITECTURE.md``
+for the contract with the node and replay and the data flow inside this package.
 """
 
 from robot_state_estimator.estimation.contact import (

@@ -149,15 +149,15 @@ class ContactForceEstimator:
             R_base_foot = kin.R_base_foot[i]
             if self.flat_feet:
                 Jt = kin.J6_base_foot[i][:, idx].T  # (n_leg, 6)
-                w_base = _solve_least_norm(Jt, rhs)
-                f_base, m_base = w_base[:3], w_base[3:]
+                wrench_in_base = _solve_least_norm(Jt, rhs)
+                force_in_base, moment_in_base = wrench_in_base[:3], wrench_in_base[3:]
             else:
                 Jt = kin.J_base_foot[i][:, idx].T  # (n_leg, 3)
-                f_base = _solve_least_norm(Jt, rhs)
-                m_base = np.zeros(3)
-            self.force_in_world[i] = R_world_base @ f_base
-            self.wrench_in_foot[i, :3] = R_base_foot.T @ f_base
-            self.wrench_in_foot[i, 3:] = R_base_foot.T @ m_base
+                force_in_base = _solve_least_norm(Jt, rhs)
+                moment_in_base = np.zeros(3)
+            self.force_in_world[i] = R_world_base @ force_in_base
+            self.wrench_in_foot[i, :3] = R_base_foot.T @ force_in_base
+            self.wrench_in_foot[i, 3:] = R_base_foot.T @ moment_in_base
         return self.force_in_world, self.wrench_in_foot
 
     def _compiled_forces(self, tau_joints: FloatArray, R_world_base: FloatArray) -> bool:
@@ -191,14 +191,14 @@ class ContactForceEstimator:
         per-call overhead dominates 3 x 3 solves), rotations batched."""
         kin = self.kin
         J = kin.J_base_foot
-        f_base = []
+        force_in_base = []
         for i, cols in enumerate(self._leg_cols):
             A = J[i][:, cols].T  # (3, 3) = J_leg^T
             f = _solve3(A.tolist(), rhs_all[cols].tolist())
             if f is None:
                 f = np.linalg.lstsq(A, rhs_all[cols], rcond=None)[0].tolist()
-            f_base.append(f)
-        F = np.array(f_base)  # (n, 3) forces in B
+            force_in_base.append(f)
+        F = np.array(force_in_base)  # (n, 3) forces in B
         np.matmul(F, R_world_base.T, out=self.force_in_world)
         # R_base_foot^T f per foot: (n, 3, 3)^T @ (n, 3, 1).
         self.wrench_in_foot[:, :3] = (kin.R_base_foot.transpose(0, 2, 1) @ F[:, :, None])[:, :, 0]

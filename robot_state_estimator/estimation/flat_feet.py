@@ -10,17 +10,17 @@ the position constraint is, a held orientation is a zero foot angular velocity. 
 rows of the foot Jacobian in B (base at identity, ``LOCAL_WORLD_ALIGNED``: pinocchio), the foot's angular velocity
 in B is ``omega_B + J_ang,i qdot = 0``, so the leg measures the base angular velocity:
 
-    z_i = -J_ang,i qdot = omega_B = R_BS (omega_S - b_g - n_g)
+    z_i = -J_ang,i qdot = omega_B = R_base_imu (omega_S - b_g - n_g)
 
-With ``b_g = b_g_hat + dbg`` the innovation is ``y_i = z_i - omega_hat_B`` (``omega_hat_B = R_BS (omega_S -
-b_g_hat)``), the Jacobian ``H_i = [0, 0, 0, 0, -R_BS]`` (only the gyro bias) and the noise
+With ``b_g = b_g_hat + dbg`` the innovation is ``y_i = z_i - omega_hat_B`` (``omega_hat_B = R_base_imu (omega_S -
+b_g_hat)``), the Jacobian ``H_i = [0, 0, 0, 0, -R_base_imu]`` (only the gyro bias) and the noise
 
-    R_i = sigma_rot^2 I + sigma_enc^2 J_ang,i J_ang,i^T + R_BS Sigma_g R_SB
+    R_i = sigma_rot^2 I + sigma_enc^2 J_ang,i J_ang,i^T + R_base_imu Sigma_g R_imu_base
 
 (``sigma_rot`` = ``ekf.foot_angular_velocity_noise``: rocking, compliance of the sole; ``sigma_enc`` the joint
 velocity noise ``ekf.encoder_velocity_noise``; ``Sigma_g`` the per-sample gyro covariance). It makes all three
 gyro bias axes observable in stance, the yaw axis included: the 3-D update sees the bias only through the lever
-arm ``[r_i]x R_BS dbg``, whose component along ``r_i`` (about vertical for a standing leg) is invisible, so the
+arm ``[r_i]x R_base_imu dbg``, whose component along ``r_i`` (about vertical for a standing leg) is invisible, so the
 yaw-rate bias of a point-foot filter drifts and integrates into yaw. Absolute yaw stays unobservable (as in
 the papers: the world can be turned about the vertical), but it no longer drifts with the bias.
 
@@ -28,7 +28,7 @@ Each foot is gated on its prior NIS (chi-square, 3 DoF, ``ekf.foot_gate_nis``), 
 runs after the 3-D one, on the feet the 3-D gate accepted (a slipping foot is not trusted for its rotation
 either), and the accepted feet are fused in one stacked Joseph-form update. Being a second update at the same
 sample, it leaves out the cross-covariance of the two halves' noise (the same gyro sample enters both through
-``omega_hat``: ``[r_i]x R_BS Sigma_g R_SB``; the joint velocities through ``J_lin Sigma J_ang^T``); both are
+``omega_hat``: ``[r_i]x R_base_imu Sigma_g R_imu_base``; the joint velocities through ``J_lin Sigma J_ang^T``); both are
 small against the contact terms ``sigma_foot`` and ``sigma_rot``.
 
 Which feet are flat (``ekf.flat_foot_update``): ``auto`` (default) = the feet declared flat

@@ -204,7 +204,7 @@ class LegKinematics:
         self,
         idx: IntArray,
         qdot_joints: FloatArray,
-        omega_base: FloatArray,
+        omega_base_in_base: FloatArray,
         R_world_base: FloatArray,
         radii: FloatArray,
     ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
@@ -213,7 +213,7 @@ class LegKinematics:
         Args:
             idx: (k,) foot indices.
             qdot_joints: (n_joints,) rad/s.
-            omega_base: (3,) rad/s, base angular velocity in B (the filter's estimate).
+            omega_base_in_base: (3,) rad/s, base angular velocity in B (the filter's estimate).
             R_world_base: (3, 3) base attitude (the filter's estimate; sets the vertical in B).
             radii: (k,) m, foot sphere radii rho of those feet.
 
@@ -227,42 +227,44 @@ class LegKinematics:
             (see :mod:`robot_state_estimator.estimation.ekf`).
         """
         return self.backend.leg_velocity_terms(
-            idx, qdot_joints, omega_base, R_world_base, radii, self.p_base_foot, self.J6_base_foot
+            idx, qdot_joints, omega_base_in_base, R_world_base, radii, self.p_base_foot, self.J6_base_foot
         )
 
     def point_contact_terms(
-        self, idx: IntArray, qdot_joints: FloatArray, omega_base: FloatArray
+        self, idx: IntArray, qdot_joints: FloatArray, omega_base_in_base: FloatArray
     ) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Point-foot leg odometry of the feet ``idx``, stacked (after :meth:`update`; module docstring).
 
         Args:
             idx: (k,) foot indices.
             qdot_joints: (n_joints,) rad/s.
-            omega_base: (3,) rad/s, base angular velocity in B.
+            omega_base_in_base: (3,) rad/s, base angular velocity in B.
 
         Returns:
             ``v_B = -(J_i qdot) - omega_B x r_i`` (k, 3) m/s; the foot positions ``r`` (k, 3) m in B; their
             Jacobians ``J`` (k, 3, n). Computed by the backend (compiled: :meth:`rolling_contact_terms` with zero
             radii, the same formula in one call).
         """
-        return self.backend.point_contact_terms(idx, qdot_joints, omega_base, self.p_base_foot, self.J6_base_foot)
+        return self.backend.point_contact_terms(
+            idx, qdot_joints, omega_base_in_base, self.p_base_foot, self.J6_base_foot
+        )
 
     def base_velocity_from_rolling_foot(
-        self, i: int, qdot_joints: FloatArray, omega_base: FloatArray, R_world_base: FloatArray, radius: float
+        self, i: int, qdot_joints: FloatArray, omega_base_in_base: FloatArray, R_world_base: FloatArray, radius: float
     ) -> FloatArray:
         """(3,) m/s, ``v_B = -(J_lin qdot + (J_ang qdot) x d) - omega_B x (r + d)``, ``d = -rho R^T e_z``
         (the reference formula of :meth:`rolling_contact_terms` for one foot)."""
         d = -radius * np.asarray(R_world_base)[2]
         J6 = self.J6_base_foot[i]
         w_rel = J6[3:] @ qdot_joints
-        return -(J6[:3] @ qdot_joints + np.cross(w_rel, d)) - np.cross(omega_base, self.p_base_foot[i] + d)
+        return -(J6[:3] @ qdot_joints + np.cross(w_rel, d)) - np.cross(omega_base_in_base, self.p_base_foot[i] + d)
 
-    def base_velocity_from_foot(self, i: int, qdot_joints: FloatArray, omega_base: FloatArray) -> FloatArray:
+    def base_velocity_from_foot(self, i: int, qdot_joints: FloatArray, omega_base_in_base: FloatArray) -> FloatArray:
         """(3,) m/s, base linear velocity in B if foot i is still: ``-(J_i qdot) - omega_B x r_i``.
 
         Args:
             i: foot index.
             qdot_joints: (n_joints,) rad/s, joint velocities in pinocchio order.
-            omega_base: (3,) rad/s, base angular velocity in B.
+            omega_base_in_base: (3,) rad/s, base angular velocity in B.
         """
-        return -(self.J_base_foot[i] @ qdot_joints) - cross3(omega_base, self.p_base_foot[i])
+        return -(self.J_base_foot[i] @ qdot_joints) - cross3(omega_base_in_base, self.p_base_foot[i])

@@ -22,7 +22,8 @@ import dataclasses
 import sys
 import time
 
-from robot_state_estimator.estimation.jit import kernels_need_compiling, use_kernels
+from robot_state_estimator.estimation.ekf.backends import select_backend
+from robot_state_estimator.estimation.jit import kernels_need_compiling
 
 
 def compile_kernels(robot: str = "go1") -> float:
@@ -35,7 +36,7 @@ def compile_kernels(robot: str = "go1") -> float:
     Raises:
         KeyError: ``robot`` is not bundled.
     """
-    if not use_kernels():
+    if not select_backend().compiled:
         return 0.0
     from robot_state_estimator.common.paths import robot_description_path
     from robot_state_estimator.description import load_description
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if "--if-needed" in args and not kernels_need_compiling():
         return 0
-    if not use_kernels():
+    if not select_backend().compiled:
         print("precompile_kernels: numba kernels are not used (numba missing or ROBOT_STATE_ESTIMATOR_DISABLE_JIT)")
         return 0
     seconds = compile_kernels()

@@ -183,7 +183,7 @@ def test_held_foot_orientation_fixes_the_yaw_rate_bias() -> None:
     bias = 0.01
     est6, t6 = _standing_run("all", bias)
     est3, t3 = _standing_run("none", bias)
-    assert est6._any_flat and not est3._any_flat
+    assert est6.flat_feet.any() and not est3.flat_feet.any()
     assert [r.accepted for r in est6.last_rotation_results] == [True, True]
     yaw6, yaw3 = abs(t6[-1][1]), abs(t3[-1][1])
     bz6, bz3 = t6[-1][2], t3[-1][2]

@@ -24,7 +24,7 @@ from robot_state_estimator.estimation import (
 from robot_state_estimator.estimation.ekf import layout
 from robot_state_estimator.estimation.ekf.backends.kernels import legs as leg_kernels
 from robot_state_estimator.estimation.jit import DISABLE_ENV, use_kernels
-from robot_state_estimator.estimation.pipeline import _FeetOfKernelStep
+from robot_state_estimator.estimation.leg_odometry import FeetOfJointStep
 
 pytest.importorskip("numba", reason="numba is not installed: only the reference paths exist")
 simulation = pytest.importorskip("robot_state_estimator.simulation")
@@ -259,7 +259,7 @@ def test_pipeline_with_kernels_equals_reference(
     out_f = feed_run(fast, run, **kw)
     out_r = feed_run(build(monkeypatch, False, make), run, **kw)
     one_kernel = use_effort and contact["source"] != "kinematic"
-    assert isinstance(fast._feet, _FeetOfKernelStep) == one_kernel
+    assert isinstance(fast.legs.step_feet, FeetOfJointStep) == one_kernel
     assert out_f["contacts"].shape == out_r["contacts"].shape and len(out_f["contacts"]) > 100
     np.testing.assert_array_equal(out_f["contacts"], out_r["contacts"])
     np.testing.assert_array_equal(out_f["accepted"], out_r["accepted"])
@@ -300,7 +300,7 @@ def test_bad_joint_samples_give_the_same_events_on_both_paths(trot_run, monkeypa
             for s in samples:
                 est.add_joints(s)
                 got.append([(e.key, e.message) for e in est.pop_events()])
-            results.append((got, est._q_joints.copy(), est._qdot_joints.copy(), est.joint_velocity.qdot.copy()))
+            results.append((got, est.legs.q_joints.copy(), est.legs.qdot_joints.copy(), est.joint_velocity.qdot.copy()))
         assert results[0][0] == results[1][0]
         assert any(results[0][0])
         for a, b in zip(results[0][1:], results[1][1:]):
@@ -446,8 +446,8 @@ def test_one_kernel_joint_step_hands_unusual_outcomes_to_the_reference(trot_run,
         build(monkeypatch, k, RobotStateEstimator, robot.model, run.imu, run.feet, settings, base_link=run.base_link)
         for k in (True, False)
     ]
-    compiled_step = ests[0]._joint_step
-    assert compiled_step is not None and ests[1]._joint_step is None
+    compiled_step = ests[0].legs.joint_step
+    assert compiled_step is not None and ests[1].legs.joint_step is None
     results: list[int] = []  # what the real kernel returned, to check that each outcome was reached
     kernel = compiled_step.step  # kernels.joint_step.joint_step's entry point, called by the backend's joint step
 

@@ -169,9 +169,9 @@ def test_joint_sample_ahead_of_the_imu_is_held_then_applied(go1_model: pin.Model
     assert est.add_joints(JointSample(t + 3 * MS // 2, est.joint_names, GO1_STANDING)) is None
     e = est.add_imu(ImuSample(t + MS, np.zeros(3), LEVEL))
     assert e is not None and len(e.feet) == 4 and e.stamp_ns == t + MS  # first one applied on the way
-    assert len(est._pending) == 1
+    assert len(est.legs.pending) == 1
     e = est.add_imu(ImuSample(t + 2 * MS, np.zeros(3), LEVEL))
-    assert e is not None and len(e.feet) == 4 and not est._pending
+    assert e is not None and len(e.feet) == 4 and not est.legs.pending
     assert est.pop_events() == []
 
 

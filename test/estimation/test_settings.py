@@ -97,7 +97,7 @@ def test_foot_radius_setting_null_number_and_description() -> None:
     est = RobotStateEstimator.from_description(desc, load_settings({}))
     assert est.foot_radii.tolist() == [0.02] * 4
     est = RobotStateEstimator.from_description(desc, load_settings({"ekf.foot_radius_m": 0.0}))
-    assert est.foot_radii.tolist() == [0.0] * 4 and not est._rolling
+    assert est.foot_radii.tolist() == [0.0] * 4 and not est.legs.rolling
     est = RobotStateEstimator.from_description(desc, load_settings({"ekf.foot_radius_m": 0.025}))
     assert est.foot_radii.tolist() == [0.025] * 4
 

@@ -107,7 +107,7 @@ def test_ignored_joints_reported_when_the_set_changes(go1_model: pin.Model) -> N
         keys.append([e.key for e in est.pop_events()])
     # reported: first time, after the set changed ((), not reported itself), new set; same set reordered: not
     assert keys == [["ignored_joints"], [], [], ["ignored_joints"], ["ignored_joints"], []]
-    assert est._have_joints
+    assert est.legs.have_joints
 
 
 def test_extra_joints_rejected_without_the_setting(go1_model: pin.Model) -> None:
@@ -115,7 +115,7 @@ def test_extra_joints_rejected_without_the_setting(go1_model: pin.Model) -> None
     out, events = run(est, 60, EXTRA[:1])
     assert all(x is None for x in out[1::2])
     assert {e.key for e in events if e.level != "info"} == {"unknown_joint"}
-    assert not est._have_joints
+    assert not est.legs.have_joints
 
 
 @pytest.mark.parametrize("ignore", [False, True])
@@ -129,7 +129,7 @@ def test_missing_model_joint_rejected_either_way(go1_model: pin.Model, ignore: b
     events = est.pop_events()
     assert [e.key for e in events] == ["missing_joint"]
     assert est.joint_names[3] in events[0].message
-    assert not est._have_joints
+    assert not est.legs.have_joints
 
 
 def test_model_joint_nan_still_rejected_with_the_setting(go1_model: pin.Model) -> None:

@@ -161,13 +161,13 @@ def imu_noise_from_spec(imu: ImuSpec | None, settings: EkfSettings) -> ImuNoise:
     )
 
 
-def rotation_from_gravity(f_base: FloatArray) -> FloatArray:
+def rotation_from_gravity(f_base_in_base: FloatArray) -> FloatArray:
     """(3, 3) ``R_world_base`` with yaw 0 from a static specific force (3,) m/s^2 in B (``f_B = R^T (-g_W)``).
 
     roll = atan2(f_y, f_z), pitch = atan2(-f_x, hypot(f_y, f_z)), ``R = Ry(pitch) Rx(roll)``.
     """
-    roll = math.atan2(f_base[1], f_base[2])
-    pitch = math.atan2(-f_base[0], math.hypot(f_base[1], f_base[2]))
+    roll = math.atan2(f_base_in_base[1], f_base_in_base[2])
+    pitch = math.atan2(-f_base_in_base[0], math.hypot(f_base_in_base[1], f_base_in_base[2]))
     return np.asarray(pin.rpy.rpyToMatrix(roll, pitch, 0.0))
 
 

@@ -56,12 +56,12 @@ def joint_step(
     """A joint sample's step after pinocchio's kinematics, in one call (``RobotStateEstimator._apply_joints`` with
     the torque contact source, then ``BaseEkf.finite_output_vector``): pinocchio's foot placements and Jacobians
     stored as ``LegKinematics.update`` stores them, the point-foot forces and the Schmitt trigger
-    on their vertical components (:func:`~robot_state_estimator.estimation.leg_kernels.torque_contacts`), the leg
+    on their vertical components (:func:`.legs.torque_contacts`), the leg
     update of the feet in contact (:func:`stance_update`) and the outputs (:func:`finite_outputs`). No new maths:
     the kernels it calls are each checked against their references.
 
     Args:
-        x, P, c: the filter's buffers (module docstring).
+        x, P, c: the filter's buffers (``ekf.layout``).
         placements, jacobians: per foot, pinocchio's placement (4, 4) and frame Jacobian (6, nv) in B
             (``LegKinematics.foot_terms``, base at the identity).
         X_base_foot: (n, 4, 4), J6: (n, 6, nj): written, the placements and the Jacobians' joint columns

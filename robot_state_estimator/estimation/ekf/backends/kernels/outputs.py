@@ -31,8 +31,8 @@ def quat_xyzw(x: np.ndarray, out: np.ndarray) -> None:
 
 @kernel
 def pose_covariance(x: np.ndarray, P: np.ndarray, out: np.ndarray) -> None:
-    """out (6, 6) = T P_(p,theta) T^T with ``T = diag(I, R)``, symmetrised (``BaseEkf.pose_covariance``; module
-    docstring of ``ekf``: position in W, rotation as small angles about the W axes)."""
+    """out (6, 6) = T P_(p,theta) T^T with ``T = diag(I, R)``, symmetrised (``BaseEkf.pose_covariance``:
+    position in W, rotation as small angles about the W axes)."""
     idx = (0, 1, 2, 6, 7, 8)
     R = x[X_R : X_R + 9].reshape((3, 3))
     TX = np.empty((6, 6))

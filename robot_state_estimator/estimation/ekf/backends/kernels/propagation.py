@@ -45,7 +45,7 @@ from robot_state_estimator.estimation.jit import kernel
 
 @kernel
 def _process_noise_add(P: np.ndarray, c: np.ndarray, M: np.ndarray, dt: float) -> None:
-    """P += G Q_c G^T dt on its non-zero blocks (module docstring, "Discretisation"; ``BaseEkf._process_noise``):
+    """P += G Q_c G^T dt on its non-zero blocks (``ekf.model``, "Discretisation"; ``ProcessModel.process_noise``):
     ``Q_vv = Sigma_a + M Sigma_g M^T``, ``Q_v,th = M Sigma_g``, ``Q_th,v = Sigma_g M^T``, ``Q_th,th = Sigma_g``,
     diagonal bias random walks; M (3, 3) = ``[v]x + L``."""
     MS = np.empty((3, 3))
@@ -85,7 +85,7 @@ def _omega_from_gyro(x: np.ndarray, c: np.ndarray, out: np.ndarray, o: int) -> N
 @kernel
 def set_imu(x: np.ndarray, c: np.ndarray, gyro: np.ndarray, accel: np.ndarray, dt_gyro: float) -> None:
     """Hold an IMU reading (``BaseEkf.set_imu``): gyro (3,) rad/s and accel (3,) m/s^2 in S into x; the
-    angular acceleration ``alpha_B = (omega_B - omega_B,prev) / dt_gyro`` (backward difference, module docstring
+    angular acceleration ``alpha_B = (omega_B - omega_B,prev) / dt_gyro`` (backward difference, ``ekf.model``
     "IMU in the base frame"), zero when ``dt_gyro <= 0``; ``omega_B = R_base_imu (gyro - b_g)`` becomes the previous
     rate."""
     for i in range(3):
@@ -103,7 +103,7 @@ def set_imu(x: np.ndarray, c: np.ndarray, gyro: np.ndarray, accel: np.ndarray, d
 
 @kernel
 def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise: bool) -> None:
-    """Propagate x and P over dt (s) with the held reading (``BaseEkf.propagate_to``; module docstring
+    """Propagate x and P over dt (s) with the held reading (``BaseEkf.propagate_to``; ``ekf.model``
     "IMU in the base frame", "Continuous dynamics", "Error dynamics", "Discretisation").
 
     ``omega_B``, ``f_B`` at the base origin (lever arm and angular acceleration); nominal state integrated in W
@@ -138,7 +138,7 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     v0 = x[X_V]
     v1 = x[X_V + 1]
     v2 = x[X_V + 2]
-    # Error-state transition (``BaseEkf.error_transition``): A dt, then Phi.
+    # Error-state transition (``ProcessModel.error_transition``): A dt, then Phi.
     ws = np.empty(2 * N * N + 9 * N + 8 * 9 + 9)
     M, o = _carve(ws, 0, 3, 3)  # [v]x + [omega x r]x + [omega]x [r]x
     M[0, 0] = -(w1 * r1) - w2 * r2

@@ -45,7 +45,7 @@ def _joseph(
     S: np.ndarray,
     Rm: np.ndarray,
 ) -> bool:
-    """Joseph-form update and error injection (``BaseEkf._joseph_update``; module docstring "Update").
+    """Joseph-form update and error injection (``numpy_backend.joseph_update``; ``ekf.measurements``, "Update").
 
     y (m,) innovation, H (m, 15), HP (m, 15) = H P, S (m, m) = H P H^T + R symmetrised, Rm (m, m) noise.
     ``K = P H^T S^-1`` (Cholesky), ``P = (I - K H) P (I - K H)^T + K R K^T`` evaluated as ``W = P - K (H P)``
@@ -225,7 +225,7 @@ def leg_update(
     gate: float,
     out: np.ndarray,
 ) -> int:
-    """Stacked leg-odometry update of k stance feet (``BaseEkf.update_leg_velocities``; module docstring
+    """Stacked leg-odometry update of k stance feet (``BaseEkf.update_leg_velocities``; ``ekf.measurements``,
     "Update" and "Rolling spherical feet").
 
     Args:
@@ -368,7 +368,7 @@ def stance_update(
     out: np.ndarray,
 ) -> int:
     """The leg-odometry update of the feet in contact (``BaseEkf.update_stance_feet``):
-    :func:`~robot_state_estimator.estimation.leg_kernels.leg_velocity_terms` of those feet at the filter's
+    :func:`.legs.leg_velocity_terms` of those feet at the filter's
     ``omega_B`` and attitude (module docstring of ``kinematics``), then :func:`leg_update` with their contact
     points, Jacobians ``J_c`` and, when ``rolling``, attitude blocks.
 

@@ -1,0 +1,487 @@
+"""Leg odometry: a joint sample's step at the filter time: the joints made ready (:mod:`.joint_input`), the
+kinematics (pinocchio), the contact source (:mod:`.contact_source`), the stance feet's leg-odometry update of the
+filter (:mod:`.ekf.measurements`; flat feet also their orientation, :mod:`.flat_feet`), the static bias lock, the slip
+report (:mod:`.slip`) and the per-foot states.
+
+Cost per sample (the 1 kHz path): with the compiled backend a joint sample with efforts and the torque contact source
+is two calls around pinocchio's kinematics (``LegKinematics.foot_terms`` and ``jacobianCenterOfMass``): the backend's
+``prepare_joints`` (gather, check, the joint velocity's step, the positions into pinocchio's configuration) and its
+joint step (:class:`~.ekf.backends.base.JointStep`: the foot placements and Jacobians stored, forces, contact
+trigger, the stance feet's leg terms and filter update, outputs). Other joint samples (no efforts, another contact
+source, a held one) take the per-part operations (``gather_joints``, ``joint_velocity_step``, ``torque_contacts``,
+``BaseEkf.update_stance_feet``, the outputs). A sample that is not the common case (a new name order, a bad value, a
+gap, the trigger's first sample, a singular leg, a stacked innovation covariance that is not positive definite), or
+the numpy backend, takes the reference path, which also reports the events. The per-foot states (and the update
+results) are made when first read.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections import deque
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+from numpy.typing import NDArray
+
+from robot_state_estimator.common.output_layout import OUTPUT_SIZE
+from robot_state_estimator.common.samples import FootState, JointSample, foot_states
+from robot_state_estimator.estimation.contact import ContactForceEstimator, kinematic_clearance
+from robot_state_estimator.estimation.contact_source import ContactSource
+from robot_state_estimator.estimation.ekf.filter import BaseEkf
+from robot_state_estimator.estimation.ekf.layout import (
+    JOINT_ACCEPTED_SHIFT,
+    JOINT_FORCES_FAILED,
+    JOINT_MAX_FEET,
+    JOINT_NOT_FINITE_SHIFT,
+)
+from robot_state_estimator.estimation.ekf.measurements import UpdateResult, leg_results
+from robot_state_estimator.estimation.events import EventLog
+from robot_state_estimator.estimation.flat_feet import flat_feet_mask, rotation_update
+from robot_state_estimator.estimation.joint_input import JointInput, PreparedJoints
+from robot_state_estimator.estimation.kinematics import LegKinematics
+from robot_state_estimator.estimation.settings import EstimatorSettings
+from robot_state_estimator.estimation.slip import SlipDetector
+
+FloatArray = NDArray[np.float64]
+
+_NS = 1_000_000_000
+_EMPTY = np.empty(0)
+_MASK32 = 0xFFFFFFFF
+
+
+class FeetOfStep:
+    """The per-foot states of one joint step, made on first request (from arrays the step no longer changes)."""
+
+    __slots__ = ("_args", "_feet")
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        contacts: NDArray[np.bool_],
+        forces: FloatArray,
+        wrenches: FloatArray,
+        stance: list[int],
+        accepted: list[bool],
+        nis: list[float],
+    ) -> None:
+        self._args = (names, contacts, forces, wrenches, stance, accepted, nis)
+        self._feet: tuple[FootState, ...] | None = None
+
+    def __call__(self) -> tuple[FootState, ...]:
+        if self._feet is None:
+            names, contacts, forces, wrenches, stance, accepted_stance, nis_stance = self._args
+            n = len(names)
+            accepted = [False] * n
+            nis = [math.nan] * n
+            for i, a, e in zip(stance, accepted_stance, nis_stance):
+                accepted[i] = a
+                nis[i] = e
+            self._feet = foot_states(names, contacts.tolist(), forces, wrenches, accepted, nis)
+        return self._feet
+
+
+class FeetOfJointStep:
+    """The per-foot states of the backend's one-call joint step, made on first request from its buffer (forces,
+    wrenches and the stance feet's NIS; the step no longer changes it) as :class:`FeetOfStep`."""
+
+    __slots__ = ("_args", "_feet")
+
+    def __init__(self, names: tuple[str, ...], buf: FloatArray, stance: list[int], gate: float) -> None:
+        self._args = (names, buf, stance, gate)
+        self._feet: tuple[FootState, ...] | None = None
+
+    def __call__(self) -> tuple[FootState, ...]:
+        if self._feet is None:
+            names, buf, stance, gate = self._args
+            n = len(names)
+            k = len(stance)
+            o = OUTPUT_SIZE
+            forces = buf[o : o + 3 * n].reshape(n, 3)
+            wrenches = buf[o + 3 * n : o + 9 * n].reshape(n, 6)
+            o += 9 * n + 12 * k
+            contacts = [False] * n
+            accepted = [False] * n
+            nis = [math.nan] * n
+            for i, e in zip(stance, buf[o : o + k].tolist()):
+                contacts[i] = True
+                accepted[i] = math.isfinite(e) and (gate <= 0.0 or e <= gate)
+                nis[i] = e
+            self._feet = foot_states(names, contacts, forces, wrenches, accepted, nis)
+        return self._feet
+
+
+#: the per-foot states of a joint step: made, or made when first read
+StepFeet = tuple[FootState, ...] | FeetOfStep | FeetOfJointStep
+
+
+def foot_radii_in_use(settings: EstimatorSettings, n_feet: int, foot_radii: Sequence[float] | None) -> FloatArray:
+    """(n_feet,) m, the foot sphere radii in use: ``ekf.foot_radius_m`` when >= 0, else the description's
+    ``foot_radii`` (None: point feet, 0).
+
+    Raises:
+        ValueError: ``foot_radii`` not ``n_feet`` finite values >= 0.
+    """
+    rho = settings.ekf.foot_radius_m
+    if rho >= 0.0:
+        return np.full(n_feet, rho)
+    if foot_radii is not None:
+        radii = np.array(foot_radii, dtype=float)
+        if radii.shape != (n_feet,) or not np.isfinite(radii).all() or (radii < 0.0).any():
+            raise ValueError(f"foot_radii must be {n_feet} finite values >= 0, got {foot_radii!r}")
+        return radii
+    return np.zeros(n_feet)
+
+
+class LegOdometry:
+    """The joint samples' side of the estimator (module docstring).
+
+    Args:
+        kin: the leg kinematics (the foot frames, in the order of the per-foot states).
+        ekf: the filter it updates.
+        settings: estimator settings.
+        foot_radii: per foot, m, the description's sphere radii (:func:`foot_radii_in_use`); None = point feet.
+        events: the estimator's event log.
+
+    Raises:
+        ValueError: bad ``foot_radii``.
+    """
+
+    def __init__(
+        self,
+        kin: LegKinematics,
+        ekf: BaseEkf,
+        settings: EstimatorSettings,
+        *,
+        foot_radii: Sequence[float] | None,
+        events: EventLog,
+    ) -> None:
+        backend = kin.backend
+        self.kin, self.ekf, self.settings, self.backend = kin, ekf, settings, backend
+        self._events = events
+        self.foot_frames: tuple[str, ...] = kin.foot_frames
+        n_feet = kin.n_feet
+        #: (n_feet,) m, the foot sphere radii in use (0 = point foot).
+        self.foot_radii = radii = foot_radii_in_use(settings, n_feet, foot_radii)
+        self.rolling = bool((radii > 0.0).any())
+        cs, es = settings.contact, settings.ekf
+        #: (n_feet,) bool, the flat feet: the orientation update too in stance (``ekf.flat_foot_update``)
+        self.flat_feet = flat_feet_mask(es.flat_foot_update, self.foot_frames, radii, cs.flat_feet)
+        self._any_flat = bool(self.flat_feet.any())
+        self.forces = ContactForceEstimator(
+            kin, flat_feet=cs.flat_feet, use_full_dynamics=cs.use_full_dynamics, gravity_m_s2=es.gravity_m_s2,
+            backend=backend,
+        )  # fmt: skip
+        self.contact = ContactSource(kin, self.forces, ekf, cs, radii, backend, events)
+        self.joint_input = JointInput(tuple(kin.model.names[2:]), settings, kin.configuration, backend, events)
+        #: the slip report over the stance feet's leg-update NIS (:mod:`.slip`; episodes per foot, feet slipping now)
+        self.slip = SlipDetector(self.foot_frames, es.slip_nis_window_s, es.slip_nis_fraction)
+        # The backend's one-call joint step: torque contacts with the point-foot forces, g(q) only, no static bias
+        # lock, no flat feet (the orientation update runs after the per-call leg update, _leg_step).
+        self.joint_step = None
+        if (
+            not cs.use_full_dynamics
+            and not es.static_bias_lock
+            and cs.source in ("torque", "auto")
+            and n_feet <= JOINT_MAX_FEET
+            and not self._any_flat
+        ):
+            self.joint_step = backend.joint_step(ekf, kin, self.forces, self.contact.torque_detector, radii,
+                                                 self.rolling)  # fmt: skip
+        self._auto_source = cs.source == "auto"
+        self._max_delay_s = settings.max_measurement_delay_s
+        self._gate = float(es.foot_gate_nis)
+        self._leg_offset = OUTPUT_SIZE + 9 * n_feet  # where the joint step's leg update output starts in its buffer
+        self._stance_by_mask: dict[int, tuple[list[int], list[str], int, slice, slice]] = {}
+        self._stance_cache: dict[bytes, tuple[NDArray[np.intp], list[int], list[str], FloatArray]] = {}
+        #: joint samples ahead of the filter, applied when an IMU sample reaches their stamp
+        self.pending: deque[PreparedJoints] = deque()
+        self.q_joints = np.array(pin.neutral(kin.model)[7:])
+        self.qdot_joints = np.zeros(len(self.q_joints))
+        self.rotation_results: list[UpdateResult] = []
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the joint samples' state (not the name order, the last contacts and joint positions)."""
+        self.last_joint_stamp_ns: int | None = None
+        self.have_joints = False
+        self.pending.clear()
+        self.joint_input.joint_velocity.reset()
+        self.contact.reset()
+        #: the per-foot states of the last joint step (made when first read)
+        self.step_feet: StepFeet = ()
+        self._leg_results: list[UpdateResult] | tuple[list[str], FloatArray, float] = []
+        self.rotation_results = []
+        self.slip.clear()
+
+    @property
+    def leg_results(self) -> list[UpdateResult]:
+        """The results of the last joint step's leg update, one per stance foot (made on first read)."""
+        res = self._leg_results
+        if isinstance(res, tuple):
+            res = self._leg_results = leg_results(*res)
+        return res
+
+    def drop_pending(self, stamp: int) -> None:
+        """Forget the held joint samples stamped at or before ``stamp`` (at initialisation: not replayed)."""
+        while self.pending and self.pending[0].stamp_ns <= stamp:
+            self.pending.popleft()
+
+    def usual_step(self, sample: JointSample) -> tuple[StepFeet, FloatArray | None] | None:
+        """``add_joints`` for the usual sample in the backend's joint step: in order, applied now (at most
+        ``max_measurement_delay_s`` behind the filter, nothing held), the names of the last sample, positions,
+        efforts (and velocities) of the right lengths and finite, the joint velocity's regular step, the torque
+        contact source: the backend's ``prepare``, pinocchio's kinematics, its ``run`` (:meth:`_run_joint_step`).
+        Returns the per-foot states and the outputs (as :meth:`apply`), or None, with nothing changed, for any
+        other sample (the reference path then handles it, events included)."""
+        if self.joint_step is None:
+            return None
+        stamp = int(sample.stamp_ns)
+        last = self.last_joint_stamp_ns
+        ekf_stamp = self.ekf.stamp_ns
+        if (
+            last is None
+            or stamp <= last
+            or ekf_stamp is None
+            or stamp > ekf_stamp
+            or (ekf_stamp - stamp) / _NS > self._max_delay_s
+            or not self.contact.torque_step_applies(self._auto_source)
+        ):
+            return None
+        qtau = self.joint_input.prepare_for_step(sample, stamp, self.joint_step)
+        if qtau is None:
+            return None
+        self.last_joint_stamp_ns = stamp
+        self.have_joints = True
+        self.q_joints = qtau[0]
+        self.qdot_joints = qtau[1]
+        return self._run_joint_step(qtau, stamp, None)  # the positions are in kin.configuration
+
+    def apply(self, prepared: PreparedJoints) -> tuple[StepFeet, FloatArray | None]:
+        """The kinematic update at the current filter time; returns the per-foot states (made when first read) and
+        the outputs after it (the filter's output vector, when the joint step made it and the state is finite;
+        else None: the caller makes them)."""
+        if self.joint_step is not None:
+            step = self._joint_step_of(prepared)
+            if step is not None:
+                return step
+        self.kin.update(prepared.q)
+        self.q_joints = prepared.q
+        self.qdot_joints = prepared.qdot
+        self.contact.select(prepared)
+        return self._leg_step(prepared), None
+
+    def _joint_step_of(self, prepared: PreparedJoints) -> tuple[StepFeet, FloatArray | None] | None:
+        """:meth:`apply` with the torque contact source in the backend's joint step (:meth:`_run_joint_step`); None
+        (nothing done) when the sample is not the usual one (no efforts, velocities not valid, the trigger's first
+        sample, foot sensors streaming)."""
+        qtau = prepared.qtau
+        if qtau is None or not prepared.qdot_valid or not self.contact.torque_step_applies(self._auto_source):
+            return None
+        self.q_joints = prepared.q
+        self.qdot_joints = prepared.qdot
+        return self._run_joint_step(qtau, prepared.stamp_ns, prepared.q)
+
+    def _run_joint_step(
+        self, qtau: FloatArray, stamp: int, q_joints: FloatArray | None
+    ) -> tuple[StepFeet, FloatArray | None]:
+        """The joint step of a prepared sample ``qtau`` (3, nj) (positions, the velocities in use, efforts; valid
+        velocities) at the filter time with the torque contact source, in the backend (``JointStep.run``: pinocchio's
+        kinematics of ``q_joints``, None: the positions already in ``kin.configuration``; forces, trigger, leg
+        update, outputs). Returns the per-foot states and the outputs (None when the state is not finite or the
+        reference leg update ran: the caller makes them)."""
+        assert self.joint_step is not None
+        ekf = self.ekf
+        contact = self.contact
+        det = contact.torque_detector
+        result, buf = self.joint_step.run(qtau, stamp, q_joints)
+        contact.forces_estimated = True
+        if result < 0:
+            prepared = PreparedJoints(stamp, qtau[0], qtau[1], True, qtau[2], qtau)
+            if result == JOINT_FORCES_FAILED:  # nothing done: the reference forces (least squares) and trigger
+                contact.select(prepared)
+            else:  # JOINT_NOT_PD: forces and trigger done; the reference leg update
+                contact.contacts = det.in_contact.copy()
+                contact.source = "torque"
+            return self._leg_step(prepared), None
+        contact.contacts = det.in_contact.copy()
+        contact.source = "torque"
+        mask = result & _MASK32
+        stance = self._stance_by_mask.get(mask)
+        if stance is None:
+            stance = self._stance_by_mask[mask] = self._stance_of_mask(mask)
+        stance_list, names, k, leg_slice, nis_slice = stance
+        gate = self._gate
+        nis = buf[nis_slice].tolist()
+        slip_events = self.slip.update(stamp, stance_list, nis)
+        if slip_events:
+            self._events.extend(slip_events)
+        if k:
+            # the leg update's results, made when read (as BaseEkf.update_stance_feet leaves them)
+            ekf._pending_results = self._leg_results = (names, buf[leg_slice], gate)
+            if (result >> JOINT_ACCEPTED_SHIFT) & 0xFFFF < k:
+                for i, e in zip(stance_list, nis):
+                    if not (math.isfinite(e) and (gate <= 0.0 or e <= gate)):
+                        self._events.emit(
+                            "foot_gated", f"foot {self.foot_frames[i]} rejected by the gate (NIS {e:.1f})", "info"
+                        )
+        else:
+            self._leg_results = []
+        feet = self.step_feet = FeetOfJointStep(self.foot_frames, buf, stance_list, gate)
+        if result >> JOINT_NOT_FINITE_SHIFT:
+            return feet, None
+        return feet, buf[:OUTPUT_SIZE]
+
+    def _stance_of_mask(self, mask: int) -> tuple[list[int], list[str], int, slice, slice]:
+        """The feet in contact of a joint step's contact mask: indices, names, their number k, and where the leg
+        update's output (13 k) and its NIS (the last k of it) are in the step's buffer."""
+        stance_list = [i for i in range(len(self.foot_frames)) if mask >> i & 1]
+        k = len(stance_list)
+        o = self._leg_offset
+        names = [self.foot_frames[i] for i in stance_list]
+        return stance_list, names, k, slice(o, o + 13 * k), slice(o + 12 * k, o + 13 * k)
+
+    def _stance_of(self, contacts: NDArray[np.bool_]) -> tuple[NDArray[np.intp], list[int], list[str], FloatArray]:
+        """The stance feet of a contact pattern: indices (array and list), names, radii; cached per pattern
+        (at most 2^n_feet of them). The cached arrays are never written."""
+        key = contacts.tobytes()
+        entry = self._stance_cache.get(key)
+        if entry is None:
+            stance = np.flatnonzero(contacts)
+            stance_list = stance.tolist()
+            entry = (stance, stance_list, [self.foot_frames[i] for i in stance_list], self.foot_radii[stance])
+            self._stance_cache[key] = entry
+        return entry
+
+    def _leg_update(self, prepared: PreparedJoints, stance: NDArray[np.intp], radii: FloatArray,
+                    names: list[str]) -> tuple[list[bool], list[float]]:  # fmt: skip
+        """The stance feet's leg-odometry update (:mod:`.ekf.measurements`): the backend's one-call
+        ``update_stance_feet`` (results made when read), else the terms of ``LegKinematics`` and
+        ``BaseEkf.update_leg_velocities``. Returns whether each stance foot was accepted and its NIS."""
+        ekf, kin = self.ekf, self.kin
+        contacts = self.contact.contacts
+        out = None
+        if names:
+            out = ekf.update_stance_feet(names, contacts, prepared.qdot, self.foot_radii, kin.p_base_foot,
+                                         kin.J6_base_foot, rolling=self.rolling)  # fmt: skip
+        if out is not None:
+            k = len(names)
+            gate = self.settings.ekf.foot_gate_nis
+            nis = out[12 * k :].tolist()
+            self._leg_results = (names, out, gate)
+            return [math.isfinite(e) and (gate <= 0.0 or e <= gate) for e in nis], nis
+        res: list[UpdateResult] = []
+        if names:
+            omega = ekf.omega_base_in_base
+            if self.rolling:
+                # Rolling spheres: the contact points c_i = r_i + d_i are at rest (kinematics docstring).
+                y, c, Jc, H_th = kin.rolling_contact_terms(stance, prepared.qdot, omega, ekf.R_world_base, radii)
+                res = ekf.update_leg_velocities(names, y, c, Jc, H_attitude=H_th)
+            else:
+                # v_B = -(J_i qdot) - omega x r_i for all stance feet at once.
+                y, r, J = kin.point_contact_terms(stance, prepared.qdot, omega)
+                res = ekf.update_leg_velocities(names, y, r, J)
+        self._leg_results = list(res)
+        return [bool(r.accepted) for r in res], [float(r.nis) for r in res]
+
+    def _leg_step(self, prepared: PreparedJoints) -> FeetOfStep:
+        """The rest of :meth:`apply` after the contacts: the stance feet's leg update (and the static bias lock);
+        returns the per-foot states (made when first read)."""
+        ekf = self.ekf
+        s = self.settings.ekf
+        contacts = self.contact.contacts
+        stance_list: list[int] = []
+        accepted: list[bool] = []
+        nis: list[float] = []
+        if prepared.qdot_valid:
+            stance, stance_list, names, radii = self._stance_of(contacts)
+            accepted, nis = self._leg_update(prepared, stance, radii, names)
+            for i, ok in enumerate(accepted):
+                if not ok:
+                    name = self.foot_frames[stance_list[i]]
+                    self._events.emit("foot_gated", f"foot {name} rejected by the gate (NIS {nis[i]:.1f})", "info")
+            slip_events = self.slip.update(prepared.stamp_ns, stance_list, nis)
+            if slip_events:
+                self._events.extend(slip_events)
+            if self._any_flat:
+                self._rotation_step(stance_list, accepted, prepared.qdot)
+            if (
+                s.static_bias_lock
+                and contacts.all()
+                and float(np.linalg.norm(ekf.omega_base_in_base)) < s.static_gyro_threshold_rad_s
+                and float(np.max(np.abs(prepared.qdot))) < s.static_joint_velocity_threshold_rad_s
+            ):
+                ekf.update([ekf.zero_rate_measurement()], gate_nis=0.0)
+        # One copy of the force arrays per step; each foot gets its row (a view of that copy) when read.
+        forces = self.forces
+        feet = FeetOfStep(self.foot_frames, contacts, forces.force_in_world.copy(), forces.wrench_in_foot.copy(),
+                          stance_list, accepted, nis)  # fmt: skip
+        self.step_feet = feet
+        return feet
+
+    def _rotation_step(self, stance_list: list[int], accepted: list[bool], qdot: FloatArray) -> None:
+        """The orientation half of the flat feet's 6-D stance update (:mod:`.flat_feet`), after the 3-D one: the
+        flat stance feet the 3-D gate accepted; a gated foot is reported as ``foot_gated`` (info)."""
+        feet = [i for i, ok in zip(stance_list, accepted) if ok and self.flat_feet[i]]
+        if not feet:
+            self.rotation_results = []
+            return
+        es = self.ekf.settings
+        names = [self.foot_frames[i] for i in feet]
+        res = rotation_update(self.ekf, names, np.array(feet, dtype=np.int64), qdot, self.kin.J6_base_foot,
+                              es.foot_angular_velocity_noise, es.encoder_velocity_noise, es.foot_gate_nis)  # fmt: skip
+        self.rotation_results = res
+        for r in res:
+            if not r.accepted:
+                self._events.emit(
+                    "foot_gated", f"foot {r.name} orientation rejected by the gate (NIS {r.nis:.1f})", "info"
+                )
+
+    def warm_up(self) -> None:
+        """Compile the joint path now (or load it from numba's on-disk cache) with a compiled backend, so the first
+        real sample does not pay the compilation: each operation runs once with the array layouts of the real calls.
+        The state it touches is reset by the estimator's reset (next at construction); the forces are zeroed here."""
+        if not self.backend.compiled:
+            return
+        backend, kin, ekf, contact = self.backend, self.kin, self.ekf, self.contact
+        jin = self.joint_input
+        n = len(jin.joint_names)
+        zeros = np.zeros(n)
+        out = np.empty((3, n))
+        backend.gather_joints(zeros, zeros, zeros, jin.gather, True, out)
+        q = np.array(self.q_joints)
+        jv = jin.joint_velocity
+        jv.advance(0, out[0])
+        jv.advance(1, out[0])
+        kin.update(q)
+        forces = self.forces
+        forces.estimate(q, out[2], ekf.R_world_base)
+        everyone = np.arange(kin.n_feet)
+        kin.rolling_contact_terms(everyone, out[1], ekf.omega_base_in_base, ekf.R_world_base, self.foot_radii)
+        kin.point_contact_terms(everyone, out[1], ekf.omega_base_in_base)
+        no_feet = np.zeros(kin.n_feet, dtype=bool)  # compiles the stance update, changes nothing
+        ekf.update_stance_feet([], no_feet, out[1], self.foot_radii, kin.p_base_foot, kin.J6_base_foot,
+                               rolling=self.rolling)  # fmt: skip
+        for det, values in (
+            (contact.torque_detector, forces.force_in_world[:, 2]),
+            (contact.sensor_detector, contact.foot_sensor_values),
+            (contact.kinematic_detector, -kinematic_clearance(kin.p_base_foot, ekf.R_world_base)),
+        ):
+            det.update(0, values)
+            det.update(1, values)  # the first update sets the state without the backend
+        forces.estimate_and_trigger(out[2], ekf.R_world_base, contact.torque_detector, 2)
+        # prepare_joints and the joint step on scratch copies of the state they change; the joint step calls them
+        # through their entry points (jit.entry_point: no type dispatch), resolved with arguments of the types of the
+        # real calls (the real calls' own buffers, pinocchio's arrays, C-contiguous float64 inputs).
+        args = (zeros, _EMPTY, zeros, jin.gather, 0, zeros.copy(), jv.qdot.copy(), 1e-3, 0.0, out, kin.configuration)
+        if self.joint_step is not None:
+            self.joint_step.warm_up(args, q, out)
+        else:
+            backend.prepare_joints(*args)
+        if self._any_flat:  # compiles the orientation update on a scratch copy of the filter (changes nothing)
+            rotation_update(copy.deepcopy(ekf), ["warm_up"], np.zeros(1, dtype=np.int64), out[1], kin.J6_base_foot,
+                            1.0, 0.0, 0.0)  # fmt: skip
+        forces.force_in_world[:] = 0.0
+        forces.wrench_in_foot[:] = 0.0
