@@ -111,7 +111,18 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     re-orthonormalised when ``normalise``; ``P = Phi P Phi^T + G Q_c G^T dt`` with ``Phi = I + A dt + (A dt)^2 / 2``,
     symmetrised.
     """
-    # Base motion.
+    _base_motion(x, c)
+    M = np.empty((3, 3))
+    F = np.empty((9, N))
+    _transition(x, c, dt, M, F)  # at the state before the step
+    _nominal_step(x, c, dt, normalise)
+    _covariance_step(P, c, F, M, dt)
+
+
+@kernel
+def _base_motion(x: np.ndarray, c: np.ndarray) -> None:
+    """``x[X_OMEGA:+3]`` = ``omega_B`` and ``x[X_F:+3]`` = ``f_B``, the specific force at the base origin (lever arm
+    and angular acceleration), from the held reading (``ekf.model``, "IMU in the base frame")."""
     _omega_from_gyro(x, c, x, X_OMEGA)
     w0 = x[X_OMEGA]
     w1 = x[X_OMEGA + 1]
@@ -134,13 +145,24 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
         fi = c[C_R_BASE_IMU + 3 * i] * a0 + c[C_R_BASE_IMU + 3 * i + 1] * a1 + c[C_R_BASE_IMU + 3 * i + 2] * a2
         x[X_F + i] = fi - ar[i] - wwr[i]
 
+
+@kernel
+def _transition(x: np.ndarray, c: np.ndarray, dt: float, M: np.ndarray, F: np.ndarray) -> None:
+    """The error-state transition over dt (``ProcessModel.error_transition``): M (3, 3) = ``[v]x + [omega x r]x +
+    [omega]x [r]x`` and F (9, 15) = ``Phi - I`` = ``A dt + (A dt)^2 / 2`` (its rows 9-14 are zero)."""
+    w0 = x[X_OMEGA]
+    w1 = x[X_OMEGA + 1]
+    w2 = x[X_OMEGA + 2]
+    r0 = c[C_P_BASE_IMU]
+    r1 = c[C_P_BASE_IMU + 1]
+    r2 = c[C_P_BASE_IMU + 2]
+    wr0 = w1 * r2 - w2 * r1
+    wr1 = w2 * r0 - w0 * r2
+    wr2 = w0 * r1 - w1 * r0
     R = x[X_R : X_R + 9].reshape((3, 3))
     v0 = x[X_V]
     v1 = x[X_V + 1]
     v2 = x[X_V + 2]
-    # Error-state transition (``ProcessModel.error_transition``): A dt, then Phi.
-    ws = np.empty(2 * N * N + 9 * N + 8 * 9 + 9)
-    M, o = _carve(ws, 0, 3, 3)  # [v]x + [omega x r]x + [omega]x [r]x
     M[0, 0] = -(w1 * r1) - w2 * r2
     M[0, 1] = -v2 - wr2 + w1 * r0
     M[0, 2] = v1 + wr1 + w2 * r0
@@ -150,7 +172,8 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     M[2, 0] = -v1 - wr1 + w0 * r2
     M[2, 1] = v0 + wr0 + w1 * r2
     M[2, 2] = -(w0 * r0) - w1 * r1
-    Ad, o = _carve(ws, o, N, N)
+    ws = np.empty(N * N + 3 + 3 * 9)
+    Ad, o = _carve(ws, 0, N, N)
     Ad[:, :] = 0.0
     Rtgm, o = _carve(ws, o, 1, 3)
     Rtg = Rtgm[0]
@@ -175,7 +198,6 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
             Ad[6 + i, 12 + j] = -c[C_R_BASE_IMU + 3 * i + j] * dt
     # F = Phi - I = A dt + (A dt)^2 / 2. Only rows 0-8 are non-zero; A dt's rows 3-5 are non-zero on the columns
     # 3-14, rows 6-8 on 6-8 and 12-14, and rows 0-5 (6-8) of A dt have their non-zero columns among 3-8 (6-8).
-    F, o = _carve(ws, o, 9, N)
     F[:, :] = 0.0
     for i in range(9):
         k0 = 6 if i >= 6 else 3
@@ -192,11 +214,20 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
         for j in range(N):
             F[i, j] = Ad[i, j] + 0.5 * F[i, j]
 
-    # Nominal state.
+
+@kernel
+def _nominal_step(x: np.ndarray, c: np.ndarray, dt: float, normalise: bool) -> None:
+    """The nominal state over dt, integrated in W with the held ``omega_B`` and ``f_B`` (``ekf.model``, "Continuous
+    dynamics"); R re-orthonormalised when ``normalise``."""
+    R = x[X_R : X_R + 9].reshape((3, 3))
+    v0 = x[X_V]
+    v1 = x[X_V + 1]
+    v2 = x[X_V + 2]
     f0 = x[X_F]
     f1 = x[X_F + 1]
     f2 = x[X_F + 2]
-    awvw, o = _carve(ws, o, 2, 3)
+    ws = np.empty(6 + 2 * 9)
+    awvw, o = _carve(ws, 0, 2, 3)
     aw = awvw[0]
     vw = awvw[1]
     h = 0.5 * dt * dt
@@ -206,7 +237,7 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
         x[X_P + i] = x[X_P + i] + vw[i] * dt + h * aw[i]
         vw[i] = vw[i] + aw[i] * dt
     E, o = _carve(ws, o, 3, 3)
-    _exp3(w0 * dt, w1 * dt, w2 * dt, E)
+    _exp3(x[X_OMEGA] * dt, x[X_OMEGA + 1] * dt, x[X_OMEGA + 2] * dt, E)
     Rn, o = _carve(ws, o, 3, 3)
     for i in range(3):
         for j in range(3):
@@ -219,10 +250,13 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     for i in range(3):
         x[X_V + i] = R[0, i] * vw[0] + R[1, i] * vw[1] + R[2, i] * vw[2]
 
-    # Covariance: T = Phi P = P + F P (rows 9-14: P's), then Phi P Phi^T = T + T F^T on the upper triangle
-    # (columns 9-14: T's), mirrored; + Q_d, symmetrised. F's non-zero columns: 3-14 (rows 0-5), 6-8 and 12-14
-    # (rows 6-8).
-    T, o = _carve(ws, o, 9, N)
+
+@kernel
+def _covariance_step(P: np.ndarray, c: np.ndarray, F: np.ndarray, M: np.ndarray, dt: float) -> None:
+    """``P = Phi P Phi^T + G Q_c G^T dt`` with ``Phi = I + F`` (:func:`_transition`), symmetrised: ``T = Phi P = P +
+    F P`` (rows 9-14: P's), then ``Phi P Phi^T = T + T F^T`` on the upper triangle (columns 9-14: T's), mirrored. F's
+    non-zero columns: 3-14 (rows 0-5), 6-8 and 12-14 (rows 6-8)."""
+    T = np.empty((9, N))
     for i in range(9):
         for j in range(N):
             T[i, j] = P[i, j]

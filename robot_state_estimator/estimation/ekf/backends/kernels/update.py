@@ -114,13 +114,22 @@ def _joseph(
                 P[i, j] += z * Kt[b, j]
         for j in range(i + 1, N):
             P[j, i] = P[i, j]
-    # Inject the error and reset its covariance.
+    _inject(x, P, c, dx)
+    return True
+
+
+@kernel
+def _inject(x: np.ndarray, P: np.ndarray, c: np.ndarray, dx: np.ndarray) -> None:
+    """Inject the error ``dx`` (15,) into the nominal state (``R = R Exp(dtheta)``, the rest additive), reset the
+    covariance of the attitude error with ``G = I - [dtheta / 2]x`` (Solà 2017 sec. 7.2), symmetrise P and recompute
+    ``omega_B`` with the new gyro bias."""
     for i in range(3):
         x[X_P + i] = x[X_P + i] + dx[i]
         x[X_V + i] = x[X_V + i] + dx[3 + i]
         x[X_BA + i] = x[X_BA + i] + dx[9 + i]
         x[X_BG + i] = x[X_BG + i] + dx[12 + i]
-    E, o = _carve(ws, o, 3, 3)
+    ws = np.empty(2 * 9 + 9 + 3 * N)
+    E, o = _carve(ws, 0, 3, 3)
     _exp3(dx[6], dx[7], dx[8], E)
     R = x[X_R : X_R + 9].reshape((3, 3))
     Rn, o = _carve(ws, o, 3, 3)
@@ -158,7 +167,6 @@ def _joseph(
             P[i, 6 + j] = p6 * G[j, 0] + p7 * G[j, 1] + p8 * G[j, 2]
     _symmetrise(P)
     _omega_from_gyro(x, c, x, X_OMEGA)
-    return True
 
 
 @kernel
@@ -248,19 +256,57 @@ def leg_update(
     """
     k = r.shape[0]
     m = 3 * k
-    ws = np.empty(2 * m * N + 2 * m * m + m + 27)
+    ws = np.empty(2 * m * N + 2 * m * m + m)
     H, o = _carve(ws, 0, m, N)
-    H[:, :] = 0.0
     Rm, o = _carve(ws, o, m, m)
-    Rm[:, :] = 0.0
     HP, o = _carve(ws, o, m, N)
     S, o = _carve(ws, o, m, m)
     ym, o = _carve(ws, o, 1, m)
     y = ym[0]
-    rs, o = _carve(ws, o, 3, 3)  # [r_i]x
-    rs[:, :] = 0.0
-    B, o = _carve(ws, o, 3, 3)  # [r_i]x R_base_imu
-    RS, o = _carve(ws, o, 3, 3)  # [r_i]x Sigma_g
+    _leg_rows(x, c, v_meas, r, J, H_att, use_J, use_H_att, sf2, se2, H, Rm, y)
+    out[:m] = y
+    _stacked_products(P, H, Rm, HP, S)
+    _foot_nis(S, y, out)
+    no = 12 * k
+    rows = np.empty(m, dtype=np.int64)
+    n_rows = 0
+    for i in range(k):
+        nis = out[no + i]
+        if math.isfinite(nis) and (gate <= 0.0 or nis <= gate):
+            for a in range(3):
+                rows[n_rows] = 3 * i + a
+                n_rows += 1
+    if n_rows == 0:
+        return 0
+    if not _update_subset(x, P, c, y, H, Rm, HP, S, rows, n_rows):
+        return -1
+    return n_rows // 3
+
+
+@kernel
+def _leg_rows(
+    x: np.ndarray,
+    c: np.ndarray,
+    v_meas: np.ndarray,
+    r: np.ndarray,
+    J: np.ndarray,
+    H_att: np.ndarray,
+    use_J: bool,
+    use_H_att: bool,
+    sf2: float,
+    se2: float,
+    H: np.ndarray,
+    Rm: np.ndarray,
+    y: np.ndarray,
+) -> None:
+    """The stacked leg measurements of :func:`leg_update` (arguments as there): H (3 k, 15), the block-diagonal
+    noise Rm (3 k, 3 k) and the innovations y (3 k,), written whole."""
+    k = r.shape[0]
+    H[:, :] = 0.0
+    Rm[:, :] = 0.0
+    rs = np.zeros((3, 3))  # [r_i]x
+    B = np.empty((3, 3))  # [r_i]x R_base_imu
+    RS = np.empty((3, 3))  # [r_i]x Sigma_g
     for i in range(k):
         ri0 = r[i, 0]
         ri1 = r[i, 1]
@@ -300,10 +346,15 @@ def leg_update(
                     Rab += sf2
                 Rm[row, 3 * i + b] = Rab
             y[row] = v_meas[i, a] - x[X_V + a]
-            out[row] = y[row]
-    _stacked_products(P, H, Rm, HP, S)
-    # Per-foot NIS y_i^T S_ii^-1 y_i by the adjugate of the symmetric 3 x 3 block (as ekf._nis3).
-    so = m
+
+
+@kernel
+def _foot_nis(S: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    """Per foot of a stacked leg measurement, its innovation covariance (the 3 x 3 diagonal block of S) into
+    ``out[3 k:12 k]`` and its NIS ``y_i^T S_ii^-1 y_i`` by the adjugate of the symmetric block (as
+    ``numerics._nis3``) into ``out[12 k:13 k]``; all ``inf`` when a block is singular."""
+    k = y.shape[0] // 3
+    so = 3 * k
     no = 12 * k
     singular = False
     for i in range(k):
@@ -333,21 +384,9 @@ def leg_update(
             + 2.0 * (c1 * yx * yy + c2 * yx * yz + (sb * sc - sa * sf) * yy * yz)
         )
         out[no + i] = q / det if det != 0.0 else math.inf
-    rows = np.empty(m, dtype=np.int64)
-    n_rows = 0
-    for i in range(k):
-        if singular:
+    if singular:
+        for i in range(k):
             out[no + i] = math.inf
-        nis = out[no + i]
-        if math.isfinite(nis) and (gate <= 0.0 or nis <= gate):
-            for a in range(3):
-                rows[n_rows] = 3 * i + a
-                n_rows += 1
-    if n_rows == 0:
-        return 0
-    if not _update_subset(x, P, c, y, H, Rm, HP, S, rows, n_rows):
-        return -1
-    return n_rows // 3
 
 
 @kernel
