@@ -163,24 +163,18 @@ def test_no_import_circle_in_ros() -> None:
     assert not circles, circles
 
 
-#: the one seam where the numpy reference and the numba kernels are chosen (docs/ARCHITECTURE.md, "Numerics")
+#: the one seam where the numpy reference and the numba kernels are chosen (docs/ARCHITECTURE.md, "Inside
+#: estimation/"); its kernel modules are ekf/backends/kernels/*, the compiled twins of the numpy reference
 BACKENDS = PACKAGE / "estimation" / "ekf" / "backends"
-#: the switch between them: numba importable and ROBOT_STATE_ESTIMATOR_DISABLE_JIT not set (estimation/jit.py)
-JIT_SWITCH = {"use_kernels", "numba_available", "DISABLE_ENV", "ROBOT_STATE_ESTIMATOR_DISABLE_JIT"}
+KERNELS = BACKENDS / "kernels"
+#: the switch between them: ROBOT_STATE_ESTIMATOR_DISABLE_JIT (estimation/jit.py). Not ``jit.numba_available``:
+#: whether numba is importable decides nothing between the two (estimation/kinematics_kernels.py, compiled
+#: kinematics whose reference is pinocchio, uses it to run uncompiled without numba)
+JIT_SWITCH = {"use_kernels", "DISABLE_ENV", "ROBOT_STATE_ESTIMATOR_DISABLE_JIT"}
 
 
 def _module_name(path: Path) -> str:
     return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
-
-
-def _defines_kernels(path: Path) -> bool:
-    """A kernel module: it imports ``estimation.jit.kernel`` (numba-compiled functions)."""
-    return any(
-        isinstance(node, ast.ImportFrom)
-        and (node.module or "").endswith("estimation.jit")
-        and any(alias.name == "kernel" for alias in node.names)
-        for node in ast.walk(ast.parse(path.read_text()))
-    )
 
 
 def _switch_uses(path: Path) -> set[str]:
@@ -199,20 +193,12 @@ def _switch_uses(path: Path) -> set[str]:
 
 
 def test_only_the_backends_choose_between_the_numpy_reference_and_the_kernels() -> None:
-    """Outside ``estimation/ekf/backends/`` no module imports a kernel module (also inside functions) or reads the
-    jit switch (``jit.use_kernels``, ``jit.numba_available``, ``ROBOT_STATE_ESTIMATOR_DISABLE_JIT``): the backend
+    """Outside ``estimation/ekf/backends/`` no module imports a kernel module of the backends (also inside
+    functions) or reads the jit switch (``jit.use_kernels``, ``ROBOT_STATE_ESTIMATOR_DISABLE_JIT``): the backend
     chosen at construction is the only place the numerics are chosen (``jit.py`` itself defines the switch)."""
     paths = sorted(PACKAGE.rglob("*.py"))
-    kernel_modules = {_module_name(p) for p in paths if _defines_kernels(p)}
-    assert {m.rsplit(".", 1)[1] for m in kernel_modules if m.startswith(_module_name(BACKENDS))} >= {
-        "legs",
-        "flat",
-        "linalg",
-        "propagation",
-        "outputs",
-        "update",
-        "joint_step",
-    }
+    kernel_modules = {_module_name(p) for p in paths if p.is_relative_to(KERNELS) and p.stem != "__init__"}
+    assert {m.rsplit(".", 1)[1] for m in kernel_modules} >= {"legs", "flat", "propagation", "update", "joint_step"}
     problems = []
     for path in paths:
         if path.is_relative_to(BACKENDS) or path == PACKAGE / "estimation" / "jit.py":

@@ -7,8 +7,8 @@ best of ``repeats`` batches of ``number`` calls, with the garbage collector paus
 
 - ``pinocchio_us.foot_terms_and_com_jacobian``: ``LegKinematics.foot_terms`` (``computeJointJacobians``, then per
   foot ``updateFramePlacement`` and ``getFrameJacobian``) and ``jacobianCenterOfMass``: what the joint step
-  calls before its kernel (``pipeline._run_joint_step``); the default force estimate's gravity torques come from
-  that Jacobian;
+  calls before its kernel (the backend's ``JointStep.run``, from ``leg_odometry.LegOdometry._run_joint_step``); the
+  default force estimate's gravity torques come from that Jacobian;
 - ``pinocchio_us.full_dynamics_bias_torques``: ``ContactForceEstimator.bias_torques`` with
   ``use_full_dynamics`` (gravity into B, the configuration, ``pin.rnea``); ``pinocchio_us.rnea``: ``pin.rnea``
   alone;

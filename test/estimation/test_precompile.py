@@ -15,11 +15,12 @@ from robot_state_estimator.estimation.jit import use_kernels
 
 SCRIPT = """
 import json
-from robot_state_estimator.estimation import ekf_kernels, flat_kernels, jit
+from robot_state_estimator.estimation import jit
+from robot_state_estimator.estimation.ekf.backends.kernels import flat, joint_step
 from robot_state_estimator.estimation.precompile import compile_kernels
 compile_kernels()
-feet = sorted({sig[3].count for sig in ekf_kernels.joint_step.signatures})  # UniTuple of per-foot placements
-print(json.dumps({"joint_step_feet": feet, "flat": len(flat_kernels.rotation_update.signatures),
+feet = sorted({sig[3].count for sig in joint_step.joint_step.signatures})  # UniTuple of per-foot placements
+print(json.dumps({"joint_step_feet": feet, "flat": len(flat.rotation_update.signatures),
                   "need": jit.kernels_need_compiling()}))
 """
 
