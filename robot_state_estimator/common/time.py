@@ -2,12 +2,15 @@
 
 ROS stamps (``builtin_interfaces/Time``: ``sec`` int32, ``nanosec`` uint32 in [0, 1e9)) are converted
 here and nowhere else. Both rclpy and rosbags messages have the same two fields, so these helpers take
-either.
+either; the raw-CDR readers (``io/cdr_samples``: one message, ``io/cdr``: arrays of N) pass the two numbers.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
 
 NS_PER_S = 1_000_000_000
 
@@ -20,6 +23,19 @@ class StampLike(Protocol):
 def stamp_to_ns(stamp: StampLike) -> int:
     """``builtin_interfaces/Time`` -> integer nanoseconds (keeps the seconds field and the sign)."""
     return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
+
+
+def sec_nanosec_to_ns(sec: int, nanosec: int) -> int:
+    """A stamp's two numbers (``sec``, ``nanosec``, Python ints) -> integer nanoseconds, as :func:`stamp_to_ns`."""
+    return sec * NS_PER_S + nanosec
+
+
+def sec_nanosec_to_ns_array(
+    sec: NDArray[np.int32] | NDArray[np.int64], nanosec: NDArray[np.uint32] | NDArray[np.int64]
+) -> NDArray[np.int64]:
+    """N stamps' ``sec`` (int32) and ``nanosec`` (uint32) arrays -> (N,) int64 nanoseconds, as :func:`stamp_to_ns`
+    (computed in int64: ``sec * 1e9`` does not fit in int32)."""
+    return sec.astype(np.int64) * NS_PER_S + nanosec.astype(np.int64)
 
 
 def ns_to_sec_nanosec(stamp_ns: int) -> tuple[int, int]:

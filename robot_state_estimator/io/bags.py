@@ -35,7 +35,7 @@ from robot_state_estimator.io.bulk import decode_or_deserialize, messages_from_a
 from robot_state_estimator.io.bulk_samples import Converter
 from robot_state_estimator.io.cdr import BULK_TYPES
 from robot_state_estimator.io.mcap_batch import write_many
-from robot_state_estimator.io.messages import MessageTypes, rosbags_types
+from robot_state_estimator.io.message_types import MessageTypes, rosbags_types
 
 
 class BagError(RuntimeError):

@@ -22,7 +22,7 @@ The rules followed (OMG DDS-XTypes 1.3, 7.4.3 "Extended CDR Representation (enco
 - A message may end with at most 3 bytes of padding after its last field (rosbags accepts that much); more is
   refused as trailing garbage.
 
-Time stamps stay integers: ``stamp_ns = sec * 1e9 + nanosec`` (int64, as ``common.time.stamp_to_ns``).
+Time stamps stay integers: ``stamp_ns = sec * 1e9 + nanosec`` (int64, ``common.time.sec_nanosec_to_ns_array``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_state_estimator.common.time import NS_PER_S
+from robot_state_estimator.common.time import sec_nanosec_to_ns_array
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -346,7 +346,7 @@ class _Batch:
         sec = stamp[:, :4].copy().view(self.order + "i4")[:, 0].astype(np.int32)
         nanosec = stamp[:, 4:].copy().view(self.order + "u4")[:, 0].astype(np.uint32)
         frame_id, after = self.strings(zero + 8, cache)
-        stamp_ns = sec.astype(np.int64) * NS_PER_S + nanosec.astype(np.int64)
+        stamp_ns = sec_nanosec_to_ns_array(sec, nanosec)
         return Headers(sec=sec, nanosec=nanosec, stamp_ns=stamp_ns, frame_id=frame_id), after
 
 
@@ -407,7 +407,7 @@ def _clock(batch: _Batch) -> ClockArrays:
     stamp = batch.gather(zero, 8)
     sec = stamp[:, :4].copy().view(batch.order + "i4")[:, 0].astype(np.int32)
     nanosec = stamp[:, 4:].copy().view(batch.order + "u4")[:, 0].astype(np.uint32)
-    return ClockArrays(sec=sec, nanosec=nanosec, stamp_ns=sec.astype(np.int64) * NS_PER_S + nanosec.astype(np.int64))
+    return ClockArrays(sec=sec, nanosec=nanosec, stamp_ns=sec_nanosec_to_ns_array(sec, nanosec))
 
 
 def _joint_state(batch: _Batch) -> JointStateArrays:

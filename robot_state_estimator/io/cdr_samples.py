@@ -4,28 +4,28 @@
 subscription gives its bytes), where rosbags' deserializer costs 20-35 us a message and builds objects the
 estimator does not keep. Here the same CDR rules (``io.cdr``'s docstring: XCDR1, ``CDR_LE``, alignment relative
 to the byte after the 4-byte header, strings with their NUL, at most 3 bytes of padding at the end) are applied
-to one message with ``struct``, and the values go through the same conversion as a deserialized message
-(``io.messages.imu_sample_from_values`` / ``joint_sample_from_arrays``): the sample is the one
-``messages.imu_sample_from_msg(typestore.deserialize_cdr(data, ...))`` makes, field for field (tested on every
-message of the test bags and on generated ones, ``test/io/test_cdr_samples.py``).
+to one message with ``struct``, and the values go through the same rules as a deserialized message's
+(``io.sample_rules.imu_sample_from_values``, ``check_joint_names``, ``joint_sample_from_arrays``; stamps by
+``common.time.sec_nanosec_to_ns``): the sample is the one ``messages.imu_sample_from_msg(typestore.deserialize_cdr(
+data, ...))`` makes, field for field (tested on every message of the test bags and on generated ones,
+``test/io/test_cdr_samples.py``).
 
-Only the plain case is decoded here: little-endian data of the expected layout, finite values, an orientation
-that is either not reported or a valid quaternion, joint names without duplicates. Anything else returns None,
-and the caller deserializes the message with rosbags and passes it through ``EstimatorStream.on_*_msg``, which
-names what is wrong (``imu_not_finite``, ``joint_bad_lengths``, ``imu_bad_message``...): the keys and messages of
-bad input are unchanged.
+Only the plain case is decoded here: little-endian data of the expected layout whose values the rules accept
+(finite values, an orientation that is either not reported or a valid quaternion, joint names without
+duplicates). Anything else returns None, and the caller deserializes the message with rosbags and passes it
+through ``EstimatorStream.on_*_msg``, which names what is wrong (``imu_not_finite``, ``joint_bad_lengths``,
+``imu_bad_message``...): the keys and messages of bad input are unchanged.
 """
 
 from __future__ import annotations
 
-import math
 import struct
 
 import numpy as np
 
 from robot_state_estimator.common.samples import ImuSample, JointSample
-from robot_state_estimator.common.time import NS_PER_S
-from robot_state_estimator.io.messages import (
+from robot_state_estimator.common.time import sec_nanosec_to_ns
+from robot_state_estimator.io.sample_rules import (
     MessageError,
     check_joint_names,
     imu_sample_from_values,
@@ -43,7 +43,6 @@ _STAMP = struct.Struct("<iI")
 #: (9), linear acceleration (3), its covariance (9)
 _IMU_VALUES = struct.Struct("<37d")
 _IMU_BYTES = 37 * 8
-_isfinite = math.isfinite
 
 
 def _string_end(data: bytes, rel: int) -> int:
@@ -89,18 +88,8 @@ class ImuDecoder:
             if len(self._frames) < 64:
                 self._frames[raw] = frame
         v = _IMU_VALUES.unpack_from(data, off)
-        vals = (v[13], v[14], v[15], v[25], v[26], v[27])
-        if not (
-            _isfinite(vals[0])
-            and _isfinite(vals[1])
-            and _isfinite(vals[2])
-            and _isfinite(vals[3])
-            and _isfinite(vals[4])
-            and _isfinite(vals[5])
-        ):
-            return None
         try:
-            return imu_sample_from_values(sec * NS_PER_S + nanosec, frame, vals, (v[0], v[1], v[2], v[3]), v[4])
+            return imu_sample_from_values(sec_nanosec_to_ns(sec, nanosec), frame, v[13:16], v[25:28], v[:4], v[4])
         except MessageError:
             return None
 
@@ -183,7 +172,7 @@ class JointStateDecoder:
             run = np.frombuffer(data, dtype="<f8", count=3 * n + 2, offset=4 + start).astype(np.float64)
             try:
                 return joint_sample_from_arrays(
-                    sec * NS_PER_S + nanosec, self._names, run[:n], run[n + 1 : 2 * n + 1], run[2 * n + 2 :]
+                    sec_nanosec_to_ns(sec, nanosec), self._names, run[:n], run[n + 1 : 2 * n + 1], run[2 * n + 2 :]
                 )
             except MessageError:
                 return None
@@ -205,7 +194,9 @@ class JointStateDecoder:
         if not 0 <= size - 4 - rel <= _MAX_PADDING:
             return None
         try:
-            return joint_sample_from_arrays(sec * NS_PER_S + nanosec, self._names, arrays[0], arrays[1], arrays[2])
+            return joint_sample_from_arrays(
+                sec_nanosec_to_ns(sec, nanosec), self._names, arrays[0], arrays[1], arrays[2]
+            )
         except MessageError:
             return None
 

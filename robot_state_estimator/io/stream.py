@@ -79,9 +79,23 @@ from robot_state_estimator.common.output_layout import (
     V_BASE_IN_BASE,
 )
 from robot_state_estimator.common.samples import Estimate, Event
-from robot_state_estimator.common.time import NS_PER_S
-from robot_state_estimator.io import messages
+from robot_state_estimator.common.time import NS_PER_S, stamp_to_ns
+from robot_state_estimator.io.message_readers import (
+    contact_schedule_from_msg,
+    foot_force_sample_from_msg,
+    foot_wrench_sample_from_msg,
+    imu_sample_from_msg,
+    joint_sample_from_msg,
+)
 from robot_state_estimator.io.node_params import NODE_PARAMS, string_array_default
+from robot_state_estimator.io.sample_rules import (
+    FOOT_FORCE_BAD_MESSAGE,
+    FOOT_WRENCH_BAD_MESSAGE,
+    IMU_BAD_MESSAGE,
+    JOINT_BAD_MESSAGE,
+    SCHEDULE_BAD_MESSAGE,
+    MessageError,
+)
 
 #: Offsets in the buffer of :func:`pack_estimate`: the output vector's first numbers (``common.output_layout``).
 P_OFFSET: int = P_WORLD_BASE.start
@@ -506,8 +520,7 @@ class EstimatorStream:
     def _check_loss_of_msg(self, counter: StampLossCounter, msg: Any) -> list[Event] | None:
         """The loss check for a message the conversion rejected, when its ``header.stamp`` is readable and > 0."""
         try:
-            stamp = msg.header.stamp
-            stamp_ns = int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
+            stamp_ns = stamp_to_ns(msg.header.stamp)
         except Exception:
             stamp_ns = 0
         if stamp_ns > 0:
@@ -569,16 +582,15 @@ class EstimatorStream:
     def on_imu_msg(self, msg: Any) -> Outputs:
         """A ``sensor_msgs/Imu`` message (rclpy or rosbags)."""
         try:
-            sample = messages.imu_sample_from_msg(msg)
-        except messages.MessageError as exc:
-            key = "imu_not_finite" if "finite" in str(exc) else "imu_bad_message"
+            sample = imu_sample_from_msg(msg)
+        except MessageError as exc:
             notes = self._check_loss_of_msg(self._imu_loss, msg)
-            return self._skip(key, f"IMU sample skipped: {exc}", notes=notes)
+            return self._skip(exc.cause or IMU_BAD_MESSAGE, f"IMU sample skipped: {exc}", notes=notes)
         except Exception as exc:
             if self.strict:
                 raise
             notes = self._check_loss_of_msg(self._imu_loss, msg)
-            return self._skip("imu_bad_message", f"IMU sample skipped: {exc}", notes=notes)
+            return self._skip(IMU_BAD_MESSAGE, f"IMU sample skipped: {exc}", notes=notes)
         return self.on_imu(sample)
 
     def on_imu(self, sample: Any) -> Outputs:
@@ -621,23 +633,15 @@ class EstimatorStream:
     def on_joints_msg(self, msg: Any) -> Outputs:
         """A ``sensor_msgs/JointState`` message."""
         try:
-            sample = messages.joint_sample_from_msg(msg)
-        except messages.MessageError as exc:
-            text = str(exc)
-            key = (
-                "joint_not_finite"
-                if "finite" in text
-                else "joint_bad_lengths"
-                if " but " in text
-                else "joint_bad_message"
-            )
+            sample = joint_sample_from_msg(msg)
+        except MessageError as exc:
             notes = self._check_loss_of_msg(self._joint_loss, msg)
-            return self._skip(key, f"joint sample skipped: {text}", notes=notes)
+            return self._skip(exc.cause or JOINT_BAD_MESSAGE, f"joint sample skipped: {exc}", notes=notes)
         except Exception as exc:
             if self.strict:
                 raise
             notes = self._check_loss_of_msg(self._joint_loss, msg)
-            return self._skip("joint_bad_message", f"joint sample skipped: {exc}", notes=notes)
+            return self._skip(JOINT_BAD_MESSAGE, f"joint sample skipped: {exc}", notes=notes)
         return self.on_joints(sample)
 
     def on_joints(self, sample: Any) -> Outputs:
@@ -723,10 +727,10 @@ class EstimatorStream:
     def on_foot_forces_msg(self, msg: Any) -> Outputs:
         """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
         try:
-            sample = messages.foot_force_sample_from_msg(msg)
+            sample = foot_force_sample_from_msg(msg)
         except Exception as exc:  # any conversion failure, also offline (as before the extraction)
             notes = self._check_loss_of_msg(self._foot_loss, msg)
-            return self._skip("foot_force_bad_message", f"foot-force sample skipped: {exc}", notes=notes)
+            return self._skip(FOOT_FORCE_BAD_MESSAGE, f"foot-force sample skipped: {exc}", notes=notes)
         return self.on_foot_forces(sample)
 
     def on_foot_forces(self, sample: Any) -> Outputs:
@@ -744,9 +748,9 @@ class EstimatorStream:
     def on_foot_wrench_msg(self, msg: Any, foot: str) -> Outputs:
         """A ``geometry_msgs/WrenchStamped`` of foot ``foot`` (its own topic)."""
         try:
-            sample = messages.foot_wrench_sample_from_msg(msg, foot)
+            sample = foot_wrench_sample_from_msg(msg, foot)
         except Exception as exc:  # any conversion failure, also offline (as the JointState form)
-            key = "foot_wrench_not_finite" if "finite" in str(exc) else "foot_wrench_bad_message"
+            key = (exc.cause if isinstance(exc, MessageError) else "") or FOOT_WRENCH_BAD_MESSAGE
             notes = self._check_loss_of_msg(self._foot_wrench_loss(foot), msg)
             return self._skip(key, f"foot wrench sample skipped: {exc}", notes=notes)
         return self.on_foot_wrench(sample)
@@ -772,9 +776,9 @@ class EstimatorStream:
     def on_contact_schedule_msg(self, msg: Any) -> Outputs:
         """A contact schedule as ``sensor_msgs/JointState`` (name = feet, position = 1 stance / 0 swing)."""
         try:
-            sample = messages.contact_schedule_from_msg(msg)
+            sample = contact_schedule_from_msg(msg)
         except Exception as exc:
-            return self._skip("schedule_bad_message", f"contact schedule skipped: {exc}")
+            return self._skip(SCHEDULE_BAD_MESSAGE, f"contact schedule skipped: {exc}")
         return self.on_contact_schedule(sample)
 
     def on_contact_schedule(self, sample: Any) -> Outputs:
