@@ -1,13 +1,17 @@
 """The adapter rules between input messages and the core, once, without ROS: ``EstimatorStream``.
 
 The node (``ros/node.py``) and the offline replay (``tools/replay/``) both feed messages to a
-``RobotStateEstimator`` and decide what to output; the rules for that live here and only here:
+``RobotStateEstimator`` and decide what to output; the rules for that live here and in the modules named below:
 
+- Message values -> samples (the ``*_msg`` entry points): ``io.sample_rules``, through ``io.message_readers``; a
+  refused message is skipped under its cause key (``MessageError.cause``: ``imu_not_finite``, ``joint_bad_lengths``,
+  ``foot_wrench_not_finite``, ``schedule_bad_message`` ...). Frames and foot names of foot wrenches and contact
+  schedules are the core's checks (events ``foot_wrench_unknown_frame``, ``schedule_unknown_feet`` ...).
 - IMU ``frame_id``: accepted when it names the IMU sensor frame S (``ImuSpec.accepted_frame_ids``: its
   ``frame_id``, the ``gz_frame_id`` gz-sim publishes, and the links / ``<frame>``s coinciding with S, such as
   a URDF ``imu_link`` lumped into the base; not a link in which S is rotated or offset), or the
   ``imu_frame_id`` parameter (``'*'`` accepts any); an accepted alias is renamed to the core's IMU frame.
-- A zero or negative stamp is skipped (``stamp_zero``), for IMU, joint and foot-force samples.
+- A zero or negative stamp is skipped (``stamp_zero``), for every input.
 - An IMU stamp more than ``max_time_gap_s`` after the previous one resets the filter (``stamp_gap``), then the
   sample is processed; time going backwards (by more than ``out_of_order_tolerance_s``) is left to the core,
   which resets itself (events ``stamp_backwards``, ``reset``).
@@ -23,63 +27,49 @@ The node (``ros/node.py``) and the offline replay (``tools/replay/``) both feed 
   names go to the core, which ignores those names and reports them when their set changes (core event
   ``ignored_joints``, info). With ``contact.source: torque`` a sample without efforts is skipped
   (``joint_effort_missing``). The check runs once per tuple of names (cached).
-- Foot wrench samples (``geometry_msgs/WrenchStamped``, one topic per foot: ``on_foot_wrench_msg(msg, foot)``) and
-  contact schedules (``sensor_msgs/JointState``, name = feet, position = 1 stance / 0 swing): a non-finite wrench is
-  skipped (``foot_wrench_not_finite``), an unreadable message too (``foot_wrench_bad_message``,
-  ``schedule_bad_message``: also a schedule value that is not 0 or 1); frames and foot names are the core's checks
-  (events ``foot_wrench_unknown_frame``, ``schedule_unknown_feet``, ``schedule_missing_feet`` ...). Lost wrench
-  samples are counted per foot topic under one key, ``foot_wrenches_lost``.
 - A non-finite estimate is never output: the filter is reset (``estimate_not_finite``).
 - Odometry and TF once per stamp, in increasing stamp order (when an IMU and a joint sample share a stamp, the
   first estimate at that stamp is output), decimated by ``odometry_rate_hz`` (the first estimate of each
   ``stamp // period`` slot); wrenches and contact states for every estimate with feet, decimated by
-  ``contacts_rate_hz``. After a reset the next stamp is output whatever it is.
-- Lost samples are detected from the stamps of each stream (IMU, joint states, foot forces): a running
-  period (the median of the last ``LOSS_WINDOW`` positive stamp differences) is kept per stream, and a stamp
-  difference of more than 1.5 periods counts ``round(gap / period) - 1`` lost samples (``lost``, keys
-  ``imu_lost``, ``joint_states_lost``, ``foot_forces_lost``; note of the same key, level warn). A difference
-  above ``max_time_gap_s`` is a gap in the data (the IMU's ``stamp_gap`` reset), not a loss; time going
-  backwards restarts the detection, a repeated or slightly older stamp is ignored. Every sample with a
-  readable positive stamp feeds the detection, also one the adapter then skips (wrong frame, missing joints,
-  non-finite values, bad lengths ...): a rejected sample arrived, so it is a rejection, never also a loss. A
-  sample without a usable stamp (zero, negative, unreadable) arrived too: it cancels one loss of the next gap.
-- The contact source the core uses (``contact_source``: ``torque``, ``foot_sensor``, ``kinematic``; the
-  core's ``RobotStateEstimator.contact_source``) is followed after each joint sample: when it falls back to
-  the kinematic detector after another source was used (e.g. the efforts disappear from the joint states with
-  ``contact.source: auto``), or when the configured source has no data, a note ``contact_source`` (warn) says so
-  and ``contact_source_problem`` keeps the message until a better source is back (a note at info level then).
-  ``forces_estimated`` tells whether the last joint step estimated the foot forces (from joint torques): the
-  adapters publish no wrench without them (a zero force would read as a measured one).
+  ``contacts_rate_hz``. After a reset the next stamp is output whatever it is (``io.stream_outputs``: what is
+  output, the numbers packed in one buffer).
+- Lost samples are detected from the stamps of each stream (``io.stamp_loss``; keys ``imu_lost``,
+  ``joint_states_lost``, ``foot_forces_lost``, ``foot_wrenches_lost``: one key for every foot's topic). Every
+  sample with a readable positive stamp feeds the detection, also one the adapter then skips: a rejected sample
+  arrived, so it is a rejection, never also a loss.
+- The contact source the core uses is followed after each joint sample (``io.contact_source``): a fall back to the
+  kinematic detector is a note ``contact_source`` (warn), kept in ``contact_source_problem`` until a better
+  source is back. ``forces_estimated`` tells whether the last joint step estimated the foot forces (from joint
+  torques): the adapters publish no wrench without them (a zero force would read as a measured one).
 - Every skipped sample or reset is counted by its stable cause key (``rejected``), every core event by its key
   (``events``); both use the keys of the node's ``rejected.<cause>`` diagnostics.
 
 Each ``on_*`` call returns an :class:`Outputs`: what to publish (or write) and the notes to log. The adapters
 keep only what is theirs (the node: subscriptions, parameters, publishing, throttled logs, diagnostics; the
-replay: bag reading and writing, metrics). This module imports neither rclpy nor ROS message packages: the
-``*_msg`` entry points take any message with the ROS field names (rclpy or rosbags).
+replay: bag reading and writing, metrics). The adapter parameters and the checks of the output frames are
+``io.adapter_settings``'. This module imports neither rclpy nor ROS message packages: the ``*_msg`` entry points
+take any message with the ROS field names (rclpy or rosbags).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
-import numpy as np
-
-from robot_state_estimator.common.output_layout import (
-    OMEGA_BASE_IN_BASE,
-    P_WORLD_BASE,
-    POSE_COVARIANCE,
-    PUBLISHED_SIZE,
-    QUAT_WORLD_BASE_XYZW,
-    TWIST_COVARIANCE,
-    V_BASE_IN_BASE,
-)
 from robot_state_estimator.common.samples import Estimate, Event
 from robot_state_estimator.common.time import NS_PER_S, stamp_to_ns
+
+# The adapter settings, the output packing and the loss counter are modules of their own; their names stay
+# importable from here (the node, replay, the tools and the tests import them from io.stream).
+from robot_state_estimator.io.adapter_settings import (
+    DEFAULT_FOOT_WRENCH_TOPICS,
+    AdapterSettings,
+    foot_wrench_topics,
+    output_frame_problem,
+    output_frame_warning,
+)
+from robot_state_estimator.io.contact_source import kinematic_fallback_problem
 from robot_state_estimator.io.message_readers import (
     contact_schedule_from_msg,
     foot_force_sample_from_msg,
@@ -87,7 +77,6 @@ from robot_state_estimator.io.message_readers import (
     imu_sample_from_msg,
     joint_sample_from_msg,
 )
-from robot_state_estimator.io.node_params import NODE_PARAMS, string_array_default
 from robot_state_estimator.io.sample_rules import (
     FOOT_FORCE_BAD_MESSAGE,
     FOOT_WRENCH_BAD_MESSAGE,
@@ -96,187 +85,20 @@ from robot_state_estimator.io.sample_rules import (
     SCHEDULE_BAD_MESSAGE,
     MessageError,
 )
+from robot_state_estimator.io.stamp_loss import LOSS_WINDOW, LOST_KEYS, StampLossCounter
+from robot_state_estimator.io.stream_outputs import (
+    FEET_OFFSET,
+    FOOT_STRIDE,
+    P_OFFSET,
+    POSE_COV_OFFSET,
+    Q_OFFSET,
+    TWIST_COV_OFFSET,
+    V_OFFSET,
+    W_OFFSET,
+    Outputs,
+    pack_estimate,
+)
 
-#: Offsets in the buffer of :func:`pack_estimate`: the output vector's first numbers (``common.output_layout``).
-P_OFFSET: int = P_WORLD_BASE.start
-Q_OFFSET: int = QUAT_WORLD_BASE_XYZW.start
-V_OFFSET: int = V_BASE_IN_BASE.start
-W_OFFSET: int = OMEGA_BASE_IN_BASE.start
-POSE_COV_OFFSET: int = POSE_COVARIANCE.start
-TWIST_COV_OFFSET: int = TWIST_COVARIANCE.start
-FEET_OFFSET: int = PUBLISHED_SIZE
-#: Per foot: wrench in the foot frame (6), then force in the world (3).
-FOOT_STRIDE = 9
-
-
-def pack_estimate(est: Estimate) -> np.ndarray | None:
-    """All numbers of ``est`` that are output, in one float64 buffer; None when one is not finite.
-
-    Layout: position (3), quaternion xyzw (4), linear velocity (3), angular velocity (3), pose covariance
-    (36, row-major), twist covariance (36), then per foot its wrench in the foot frame (6) and its force in
-    the world (3). One concatenation (a copy of the output vector's numbers for an estimate without feet) and one
-    ``isfinite`` call: the finiteness guard and, for the node, the values to publish.
-
-    Raises:
-        ValueError: an array of the estimate has an unexpected size.
-    """
-    vector = getattr(est, "output_vector", None)  # the core's own (91,) vector: its first 85 numbers are these
-    feet = est.feet
-    if vector is not None:
-        head = vector()[:FEET_OFFSET]
-    else:
-        head = np.concatenate(
-            [
-                est.p_world_base,
-                est.quat_world_base_xyzw,
-                est.v_base_in_base,
-                est.omega_base_in_base,
-                np.ravel(est.pose_covariance),
-                np.ravel(est.twist_covariance),
-            ]
-        )
-    if feet:
-        parts = [head]
-        for foot in feet:
-            parts.append(foot.wrench_in_foot)
-            parts.append(foot.force_in_world)
-        buf = np.concatenate(parts).astype(np.float64, copy=False)
-    else:
-        buf = np.array(head, dtype=np.float64)  # a copy, as the concatenation makes
-    expected = FEET_OFFSET + FOOT_STRIDE * len(feet)
-    if buf.shape != (expected,):
-        raise ValueError(f"estimate arrays have unexpected sizes ({buf.size} numbers, expected {expected})")
-    if not np.isfinite(buf).all():
-        return None
-    return buf
-
-
-def output_frame_problem(desc: Any, params: Mapping[str, Any]) -> str:
-    """Why the output frames of the node parameters ``params`` cannot name the base B of ``desc``
-    (``RobotDescription``): ``base_frame`` or ``tf_child_frame`` naming another frame of the robot (``imu_link``, a
-    foot), which would label B's pose and twist with that frame; "" when both are fine (empty, B, a frame
-    coinciding with B, or a name the description lacks, e.g. ``base_link``). The node refuses such a description
-    load and replay such a run, with this message."""
-    for name in ("base_frame", "tf_child_frame"):
-        value = str(params.get(name, "") or "")
-        why = desc.base_frame_mismatch(value)
-        if why:
-            return (
-                f"{name} {value!r}: {why}; the odometry and the TF are the pose of the base link, so name it, a frame "
-                f"that coincides with it, or a name that is not in the description (e.g. base_link), or leave {name} "
-                "empty"
-            )
-    return ""
-
-
-#: Default of the node parameter ``foot_wrench_topics``: one ``geometry_msgs/WrenchStamped`` topic per foot, named
-#: after it (ros2_control's force_torque_sensor_broadcaster publishes ``<controller name>/wrench``: name the
-#: broadcasters after the feet, remap, or list the topics).
-DEFAULT_FOOT_WRENCH_TOPICS: tuple[str, ...] = string_array_default("foot_wrench_topics")
-
-
-def foot_wrench_topics(entries: Any, feet: Any) -> dict[str, str]:
-    """Foot -> wrench topic from the ``foot_wrench_topics`` parameter: either one pattern with ``{foot}`` (replaced by
-    each foot frame name, e.g. ``{foot}/wrench``), or one ``FOOT=TOPIC`` entry for every foot.
-
-    Raises:
-        ValueError: an entry that is neither, a pattern without ``{foot}`` for several feet, ``FOOT=TOPIC`` entries
-            naming unknown feet, a foot twice, or missing feet (the message names them and the feet).
-    """
-    entries = [str(e).strip() for e in entries or ()]
-    feet = [str(f) for f in feet]
-    if len(entries) == 1 and "=" not in entries[0]:
-        pattern = entries[0]
-        if "{foot}" not in pattern and len(feet) > 1:
-            raise ValueError(
-                f"foot_wrench_topics: the pattern {pattern!r} lacks '{{foot}}' (every foot would share one topic); "
-                f"use e.g. '{{foot}}/wrench' or one FOOT=TOPIC entry per foot of {feet}"
-            )
-        return {f: pattern.replace("{foot}", f) for f in feet}
-    out: dict[str, str] = {}
-    for entry in entries:
-        foot, sep, topic = entry.partition("=")
-        foot, topic = foot.strip(), topic.strip()
-        if not sep or not foot or not topic:
-            raise ValueError(
-                f"foot_wrench_topics: {entry!r} is not FOOT=TOPIC (give one pattern with '{{foot}}', or FOOT=TOPIC "
-                f"for every foot of {feet})"
-            )
-        if foot not in feet:
-            raise ValueError(f"foot_wrench_topics: {foot!r} is not a foot; the feet are {feet}")
-        if foot in out:
-            raise ValueError(f"foot_wrench_topics: foot {foot!r} is given twice")
-        out[foot] = topic
-    missing = [f for f in feet if f not in out]
-    if missing:
-        raise ValueError(f"foot_wrench_topics: no topic for the feet {missing} (every foot needs one)")
-    return out
-
-
-def output_frame_warning(desc: Any, params: Mapping[str, Any]) -> str:
-    """The warning when the TF child frame of the node parameters ``params`` (``tf_child_frame``, else
-    ``base_frame``) names no frame of ``desc`` (``RobotDescription``) while ``tf_child_frame`` is left empty: e.g.
-    ``base_frame:=base_link`` (REP-105's name) on a description whose base link is ``base`` or ``trunk``. The TF
-    ``odom -> base_link`` then does not connect to the robot's tree, which robot_state_publisher publishes from the
-    description's base link; "" otherwise (an explicit ``tf_child_frame`` such as ``base_rse`` is meant to be apart,
-    to run beside another estimator). The node logs it at start, replay prints it."""
-    base = str(params.get("base_frame", "") or "")
-    if not base or str(params.get("tf_child_frame", "") or "") or base in desc.graph:
-        return ""
-    link = desc.base_link
-    return (
-        f"base_frame {base!r} is not a frame of the robot description (its base link is {link!r}): the TF "
-        f"odom -> {base} will not connect to the robot's TF tree, which robot_state_publisher publishes from "
-        f"{link!r} (RViz shows the robot model apart from the odometry). Fix: leave base_frame empty (the base link "
-        f"{link!r}) or set base_frame:={link}; or, to keep the name {base!r}, add to the description a link {base!r} "
-        f"with a fixed joint to {link!r}"
-    )
-
-
-def _default(name: str) -> Any:
-    return NODE_PARAMS[name].default
-
-
-@dataclass(frozen=True)
-class AdapterSettings:
-    """The adapter parameters of the node: the rows of ``io.node_params.NODE_PARAMS`` marked ``adapter`` (names,
-    defaults and meaning from there; README.md, "Parameters"; a test checks that the fields are those rows).
-
-    Attributes:
-        imu_frame_id: accepted ``header.frame_id`` of IMU samples; "" = the names of the description's IMU
-            frame (``ImuSpec.accepted_frame_ids``); "*" = any.
-        max_time_gap_s: s, an IMU stamp further ahead of the previous one than this resets the filter.
-        odometry_rate_hz: Hz, maximum rate of odometry and TF (0 = every estimate).
-        contacts_rate_hz: Hz, maximum rate of wrenches and contact states (0 = every joint update).
-    """
-
-    imu_frame_id: str = _default("imu_frame_id")
-    max_time_gap_s: float = _default("max_time_gap_s")
-    odometry_rate_hz: float = _default("odometry_rate_hz")
-    contacts_rate_hz: float = _default("contacts_rate_hz")
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> AdapterSettings:
-        """From a node-parameter mapping (other keys are ignored, missing ones take the defaults).
-
-        Raises:
-            ValueError: a rate or gap that is not a number (the message names the parameter and the value);
-                ranges are checked by the callers (the node's descriptors, replay's ``check_node_params``).
-        """
-        names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in params.items() if k in names}
-        for k, v in values.items():
-            if NODE_PARAMS[k].type == "double":
-                if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                    raise ValueError(f"{k} must be a number, got {v!r}")
-                values[k] = float(v)
-            else:
-                values[k] = str(v)
-        return cls(**values)
-
-
-#: Stable keys of the lost-sample counts (``EstimatorStream.lost``), one per input stream.
-LOST_KEYS: tuple[str, ...] = ("imu_lost", "joint_states_lost", "foot_forces_lost", "foot_wrenches_lost")
 #: Core events of level warn or error that refuse no sample (the sample was used): the node logs them but does
 #: not count them as rejected samples (``rejected.<cause>``); resets are counted as resets. ``imu_gap`` (a stamp
 #: difference above ``ekf.max_dt_s``: the sample is used, the filter re-anchors its clock) is what samples lost
@@ -294,90 +116,6 @@ NOT_REJECTIONS: frozenset[str] = frozenset(
         "contact_source",
     }
 )
-#: Number of positive stamp differences whose median is a stream's period (recomputed every window).
-LOSS_WINDOW = 15
-
-_LOSS_HINT = "raise qos_depth, lower the input rate, or set odometry_rate_hz/contacts_rate_hz"
-
-
-class StampLossCounter:
-    """Lost samples of one stream, from its stamps (module doc). ``check`` costs a few hundred ns.
-
-    Args:
-        key: the stable count key (``imu_lost`` ...).
-        what: the stream in messages ("IMU", "joint").
-
-    Attributes:
-        period_ns: the current period estimate (0 until ``LOSS_WINDOW`` differences were seen).
-        gap_ns: the stamp difference of the last loss counted (0 before any).
-        lost: lost samples so far.
-    """
-
-    __slots__ = ("_diffs", "_last", "_threshold_ns", "_unstamped", "gap_ns", "key", "lost", "period_ns", "what")
-
-    def __init__(self, key: str, what: str) -> None:
-        self.key = key
-        self.what = what
-        self.lost = 0
-        self.period_ns = 0
-        self.gap_ns = 0
-        self._threshold_ns = 0  # 1.5 periods; 0 = no period yet
-        self._last: int | None = None
-        self._diffs: list[int] = []
-        self._unstamped = 0  # samples without a usable stamp since the last stamp: arrived, so not lost
-
-    def arrived_unstamped(self) -> None:
-        """A sample without a usable stamp arrived (zero, negative, unreadable): one fewer lost in the next gap."""
-        self._unstamped += 1
-
-    def check(self, stamp_ns: int, max_gap_ns: int, backwards_tolerance_ns: int) -> int:
-        """Take one stamp; return the number of samples lost just before it (usually 0)."""
-        last = self._last
-        unstamped = self._unstamped
-        if unstamped:
-            self._unstamped = 0
-        if last is None:
-            self._last = stamp_ns
-            return 0
-        d = stamp_ns - last
-        if d <= 0:
-            if d < -backwards_tolerance_ns:
-                self._last = stamp_ns  # time went back (a looping bag): start again from here
-            else:
-                # a repeated or slightly older stamp (the core refuses the sample): it arrived, perhaps in place of
-                # a sample whose own stamp never came, so it counts like an unstamped one against the next gap
-                self._unstamped = unstamped + 1
-            return 0
-        self._last = stamp_ns
-        if d > max_gap_ns:
-            return 0  # a gap in the data (stamp_gap), not a loss
-        diffs = self._diffs
-        diffs.append(d)
-        if len(diffs) >= LOSS_WINDOW:
-            diffs.sort()
-            self.period_ns = period = diffs[LOSS_WINDOW // 2]
-            self._threshold_ns = period + (period >> 1)
-            diffs.clear()
-        threshold = self._threshold_ns
-        if threshold and d > threshold:
-            n = round(d / self.period_ns) - 1 - unstamped
-            if n <= 0:
-                return 0
-            self.lost += n
-            self.gap_ns = d
-            return n
-        return 0
-
-    def note(self, n: int, stamp_ns: int) -> Event:
-        """The warning for ``n`` samples lost before ``stamp_ns``: the gap in the stamps, and its possible causes
-        (the loss is inferred from the stamps alone, so a sender whose stamps jitter looks the same)."""
-        return Event(
-            self.key,
-            f"{n} {self.what} samples lost before stamp {stamp_ns // NS_PER_S}.{stamp_ns % NS_PER_S:09d} s: a gap "
-            f"of {self.gap_ns / 1e6:.3g} ms in the stamps, {self.period_ns / 1e6:.3g} ms apart usually "
-            f"({self.lost} so far). Possible causes: the input queue overflows ({_LOSS_HINT}), the sender or the "
-            "link drops samples, or the sender's stamps jitter (stamped when published instead of when measured)",
-        )
 
 
 def _stamp_s(stamp_ns: int) -> str:
@@ -388,27 +126,6 @@ def _stamp_s(stamp_ns: int) -> str:
 
 def _period_ns(rate_hz: float) -> int:
     return round(NS_PER_S / rate_hz) if rate_hz > 0 else 0
-
-
-class Outputs(NamedTuple):
-    """What one input produced.
-
-    Attributes:
-        estimate: the (finite) estimate the core returned, or None.
-        buf: its :func:`pack_estimate` buffer (None without an estimate).
-        odometry: publish odometry and TF for ``estimate``.
-        contacts: publish wrenches and contact states for ``estimate`` (only when it has feet).
-        notes: what to log, in order: the adapter's own causes (``Event`` with a cause key) and the core's
-            events; empty on the normal path.
-        sample: the sample that reached the core (after the frame alias), None when the input was skipped.
-    """
-
-    estimate: Estimate | None = None
-    buf: np.ndarray | None = None
-    odometry: bool = False
-    contacts: bool = False
-    notes: tuple[Event, ...] | list[Event] = ()
-    sample: Any = None
 
 
 class EstimatorStream:
@@ -695,29 +412,15 @@ class EstimatorStream:
         return bool(getattr(self.estimator, "forces_estimated", True))
 
     def _contact_source_changed(self, source: str) -> Event | None:
-        """The core's contact source changed to ``source``: the note to log, if any (module doc)."""
+        """The core's contact source changed to ``source``: the note to log, if any (``io.contact_source``)."""
         before, self.contact_source = self.contact_source, source
-        configured = str(getattr(self.settings.contact, "source", "auto"))
         if source == "kinematic":
-            if before not in ("", "none", "kinematic"):
-                why = {
-                    "torque": "the joint states carry no efforts any more",
-                    "foot_sensor": "the foot sensors are silent or stale (contact.foot_sensor_timeout_s)",
-                    "foot_wrench": "the foot wrenches are silent or stale",
-                    "schedule": "the contact schedule is stale (contact.schedule_timeout_s)",
-                }.get(before, f"{before!r} has no data any more")
-                text = f"{why}: contacts now come from the foot heights and speeds (kinematic), not from {before!r}"
-            elif configured not in ("auto", "kinematic"):
-                text = f"contact.source is {configured!r} but it has no data: contacts come from the foot heights and "
-                text += "speeds (kinematic fallback)"
-            else:
+            problem = kinematic_fallback_problem(before, str(getattr(self.settings.contact, "source", "auto")))
+            if not problem:
                 return None  # contact.source auto on a robot without efforts or foot sensors: the core says so once
-            self.contact_source_problem = (
-                f"{text}; no foot force is estimated, so contact_wrench/<foot> is not published meanwhile, and the "
-                "kinematic contacts are unreliable for gaits with low foot clearance"
-            )
+            self.contact_source_problem = problem
             self.events["contact_source"] += 1
-            return Event("contact_source", self.contact_source_problem)
+            return Event("contact_source", problem)
         if self.contact_source_problem:
             self.contact_source_problem = ""
             self.events["contact_source"] += 1
@@ -856,7 +559,17 @@ _new_tuple = tuple.__new__
 
 __all__ = [
     "DEFAULT_FOOT_WRENCH_TOPICS",
+    "FEET_OFFSET",
+    "FOOT_STRIDE",
+    "LOSS_WINDOW",
     "LOST_KEYS",
+    "NOT_REJECTIONS",
+    "POSE_COV_OFFSET",
+    "P_OFFSET",
+    "Q_OFFSET",
+    "TWIST_COV_OFFSET",
+    "V_OFFSET",
+    "W_OFFSET",
     "AdapterSettings",
     "EstimatorStream",
     "Outputs",
