@@ -283,7 +283,10 @@ def main(args: list[str] | None = None) -> int:
             time.sleep(options.start_delay)
         player.play(options.repeat)
         player.flush()
-        node.get_logger().info(f"published {player.published} messages from {options.bag}")
+        if rclpy.ok(context=node.context):
+            node.get_logger().info(f"published {player.published} messages from {options.bag}")
+        else:  # stopped by SIGINT/SIGTERM: the context is shut down, so the logger's /rosout publisher is gone
+            print(f"bag_player: stopped after publishing {player.published} messages from {options.bag}")
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except RCLError:

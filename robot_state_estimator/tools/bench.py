@@ -575,8 +575,9 @@ def bench_node(
         steal1 = _steal_s()
         wall = time.monotonic() - wall0
         self_cpu = time.process_time() - self_cpu0
-        # the node's next report covers the end of the feed
-        deadline = feed_end + 2 * DIAGNOSTICS_PERIOD_S + 1.0
+        # the node's next report covers the end of the feed (on a loaded machine it can come seconds late: without
+        # it the counts of the window would be those of the report before the feed ended)
+        deadline = feed_end + 2 * DIAGNOSTICS_PERIOD_S + 10.0
         while state["last_report"] <= feed_end + 0.05 and time.monotonic() < deadline:
             spin_for(0.02)
         state["recording"] = False
