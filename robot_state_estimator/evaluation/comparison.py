@@ -93,6 +93,7 @@ def comparison_rows(results: Sequence[dict[str, Any]]) -> list[tuple[str, list[s
     for delta, unit in keys:
 
         def pick(r: dict[str, Any], delta: float = delta, unit: str = unit) -> dict[str, Any] | None:
+            p: dict[str, Any]
             for p in r.get("rpe", []):
                 if p["delta"] == delta and p["unit"] == unit and p["trans"]["n"]:
                     return p

@@ -52,14 +52,16 @@ class ErrorSeries:
     @property
     def rmse(self) -> FloatArray:
         """(3,) per-axis RMSE."""
-        return np.sqrt(np.mean(self.error**2, axis=0))
+        rmse: FloatArray = np.sqrt(np.mean(self.error**2, axis=0))
+        return rmse
 
     def outside_3sigma(self) -> FloatArray:
         """(3,) fraction of the samples outside +-3 sigma per axis (NaN without sigma); about 0.3 % when the
         covariance is consistent and the error Gaussian."""
         if self.sigma is None:
             return np.full(3, np.nan)
-        return np.mean(np.abs(self.error) > 3.0 * self.sigma, axis=0)
+        fraction: FloatArray = np.mean(np.abs(self.error) > 3.0 * self.sigma, axis=0)
+        return fraction
 
 
 @dataclass(frozen=True)

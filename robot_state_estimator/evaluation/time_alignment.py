@@ -63,7 +63,8 @@ class TimeAlignment:
         lo, hi = t_s < kn[0], t_s > kn[-1]
         out[lo] = km[0] + (t_s[lo] - kn[0]) * (km[1] - km[0]) / (kn[1] - kn[0])
         out[hi] = km[-1] + (t_s[hi] - kn[-1]) * (km[-1] - km[-2]) / (kn[-1] - kn[-2])
-        return out
+        mapped: FloatArray = out
+        return mapped
 
     def apply(self, traj: Trajectory) -> Trajectory:
         """The ground-truth trajectory with aligned stamps."""
@@ -417,13 +418,15 @@ def fit_time_warp(
     t_mid = 0.5 * (t_ref[0] + t_ref[-1])
 
     def knots(x: FloatArray) -> FloatArray:
-        return x[0] + np.concatenate([[0.0], np.cumsum(np.exp(x[1:]) * dkn)])
+        k: FloatArray = x[0] + np.concatenate([[0.0], np.cumsum(np.exp(x[1:]) * dkn)])
+        return k
 
     def mapped(x: FloatArray) -> FloatArray:
         return np.interp(tn, kn, knots(x))
 
     def inside(tau: FloatArray) -> NDArray[np.bool_]:
-        return (tau >= t_ref[0]) & (tau <= t_ref[-1])
+        m: NDArray[np.bool_] = (tau >= t_ref[0]) & (tau <= t_ref[-1])
+        return m
 
     def yaw_residuals(x: FloatArray, m: NDArray[np.bool_]) -> FloatArray:
         # rows of the fixed set ``m``; np.interp holds the reference's end values for a row moved outside
@@ -431,7 +434,8 @@ def fit_time_warp(
         d = yaw_gt[m] - np.interp(tau, t_ref, yaw_ref)
         A = np.column_stack([np.ones(len(tau)), tau - t_mid])
         c, *_ = np.linalg.lstsq(A, d, rcond=None)
-        return d - A @ c
+        residuals: FloatArray = d - A @ c
+        return residuals
 
     m = inside(mapped(x0))
     if np.count_nonzero(m) < min_rows:

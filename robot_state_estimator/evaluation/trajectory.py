@@ -173,7 +173,8 @@ def path_length(p: FloatArray) -> float:
 
 def yaw_of(quat_xyzw: FloatArray) -> FloatArray:
     """(N,) yaw in rad (``R = Rz(yaw) Ry(pitch) Rx(roll)``) of (N, 4) ``x y z w`` quaternions."""
-    return Rotation.from_quat(quat_xyzw).as_euler("ZYX")[:, 0]
+    yaw: FloatArray = Rotation.from_quat(quat_xyzw).as_euler("ZYX")[:, 0]
+    return yaw
 
 
 def wrap_angle(a: FloatArray | float) -> FloatArray:

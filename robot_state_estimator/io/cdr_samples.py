@@ -50,6 +50,7 @@ def _string_end(data: bytes, rel: int) -> int:
     not fit or lacks its NUL."""
     if 4 + rel + 4 > len(data):
         return -1
+    length: int
     (length,) = _U32.unpack_from(data, 4 + rel)
     end = rel + 4 + length
     if length < 1 or 4 + end > len(data) or data[3 + end] != 0:

@@ -39,7 +39,8 @@ from typing import Any
 
 import rclpy
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock
+from rclpy.clock_type import ClockType
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node

@@ -3,7 +3,8 @@
 rclpy's public API has no way to do what these do cheaply (a wait set the node's loop keeps across rounds,
 log lines to rcutils without rclpy's stack walk, the level of the ``rcl`` logger while parsing the command
 line, the exception types ``rclpy.init`` raises for a bad command line, the parameter overrides a node was given,
-the callback generator an executor leaves suspended). They come from rclpy's C extension
+the callback generator an executor leaves suspended), and ``LoggingSeverity``, which ``rclpy.logging`` uses without
+declaring it public (its module is ``rclpy.impl.logging_severity`` since Jazzy). They come from rclpy's C extension
 (``rclpy.impl.implementation_singleton.rclpy_implementation``, the pybind11 module every rclpy class wraps) and
 private attributes of rclpy's classes, and may change between rclpy releases: when they do, this is the one
 module to adapt. Checked by ``test/test_architecture.py`` (no other module imports ``rclpy.impl`` or rclpy's
@@ -14,29 +15,38 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import rclpy
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
+try:  # where rclpy.logging takes it from, without declaring it public (rclpy 7, Jazzy, on)
+    from rclpy.impl.logging_severity import LoggingSeverity
+except ImportError:  # pragma: no cover - older rclpy defines it in rclpy.logging
+    from rclpy.logging import LoggingSeverity  # type: ignore[attr-defined,no-redef,unused-ignore]
+
+if TYPE_CHECKING:
+    from rclpy.executors import Executor
+    from rclpy.node import Node
+
 #: rcl's error (a failed publish on a context that is shutting down; ``rclpy.init`` refusing a ``-p`` rule).
-RCLError: type[Exception] = _rclpy.RCLError
+RCLError = _rclpy.RCLError
 #: ``rclpy.init``'s error for an unknown flag after ``--ros-args``.
-UnknownROSArgsError: type[Exception] = _rclpy.UnknownROSArgsError
+UnknownROSArgsError = _rclpy.UnknownROSArgsError
 #: rcl's wait set, ``WaitSet(n_subscriptions, n_guard_conditions, n_timers, n_clients, n_services, n_events,
 #: context)`` (what ``rclpy.executors`` builds anew every round).
-WaitSet: Any = _rclpy.WaitSet
+WaitSet = _rclpy.WaitSet
 #: ``(logger_name, severity) -> bool``: whether rcutils would print a line of that severity.
-logging_logger_is_enabled_for: Any = _rclpy.rclpy_logging_logger_is_enabled_for
+logging_logger_is_enabled_for = _rclpy.rclpy_logging_logger_is_enabled_for
 #: ``(severity, logger_name, message, function_name, file_name, line_number)``: one line to rcutils (console,
 #: ``/rosout``), without ``RcutilsLogger.log``'s stack walk.
-logging_rcutils_log: Any = _rclpy.rclpy_logging_rcutils_log
+logging_rcutils_log = _rclpy.rclpy_logging_rcutils_log
 #: ``(logger_name) -> severity`` and ``(logger_name, severity)``: get and set a logger's level.
-logging_get_logger_level: Any = _rclpy.rclpy_logging_get_logger_level
-logging_set_logger_level: Any = _rclpy.rclpy_logging_set_logger_level
+logging_get_logger_level = _rclpy.rclpy_logging_get_logger_level
+logging_set_logger_level = _rclpy.rclpy_logging_set_logger_level
 
 
-def parameter_overrides(node: Any) -> Mapping[str, Any] | None:
+def parameter_overrides(node: Node) -> Mapping[str, Any] | None:
     """The parameter overrides given to ``node`` (``-p``, the ``--params-file`` sections that apply to it,
     ``parameter_overrides``), name -> ``Parameter``; None when rclpy keeps them elsewhere (it has no public
     accessor: ``Node._parameter_overrides`` is read when present)."""
@@ -44,7 +54,7 @@ def parameter_overrides(node: Any) -> Mapping[str, Any] | None:
     return overrides if isinstance(overrides, Mapping) else None
 
 
-def close_pending_callbacks(executor: Any) -> None:
+def close_pending_callbacks(executor: Executor) -> None:
     """Close the callback generator an rclpy executor left suspended (``Executor._cb_iter``; an exception out of a
     callback it ran, e.g. Ctrl-C, leaves it holding every handle of the node entered), so that destroying the node
     destroys its entities then and not later, behind their node's back (a crash at exit)."""
@@ -62,7 +72,7 @@ def init_quietly(args: list[str] | None, argv: list[str]) -> None:
         RCLError, UnknownROSArgsError: rcl refused the command line.
     """
     before = logging_get_logger_level("rcl")
-    fatal = int(rclpy.logging.LoggingSeverity.FATAL)
+    fatal = int(LoggingSeverity.FATAL)
     logging_set_logger_level("rcl", fatal)
     try:
         rclpy.init(args=args)
@@ -85,3 +95,19 @@ def ros_args_error(exc: BaseException) -> str:
             "-p NAME:=\"''\"), a list [a, b] and a string with spaces are quoted for the shell)"
         )
     return f"invalid --ros-args: {text}"
+
+
+__all__ = [
+    "LoggingSeverity",
+    "RCLError",
+    "UnknownROSArgsError",
+    "WaitSet",
+    "close_pending_callbacks",
+    "init_quietly",
+    "logging_get_logger_level",
+    "logging_logger_is_enabled_for",
+    "logging_rcutils_log",
+    "logging_set_logger_level",
+    "parameter_overrides",
+    "ros_args_error",
+]

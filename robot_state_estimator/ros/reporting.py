@@ -22,9 +22,7 @@ import sys
 import time
 from collections import Counter
 
-from rclpy.logging import LoggingSeverity
-
-from robot_state_estimator.ros.rclpy_compat import logging_logger_is_enabled_for, logging_rcutils_log
+from robot_state_estimator.ros.rclpy_compat import LoggingSeverity, logging_logger_is_enabled_for, logging_rcutils_log
 
 
 def _log(name: str, severity: LoggingSeverity, message: str) -> None:

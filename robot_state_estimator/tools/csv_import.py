@@ -32,15 +32,18 @@ from __future__ import annotations
 import argparse
 import csv
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
+from numpy.typing import NDArray
 
 from robot_state_estimator.common.samples import FootForceSample, ImuSample, JointSample
 
+FloatArray = NDArray[np.float64]
 UNITS_NS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 #: Plausible median row rate of a robot recording, Hz: outside it the time unit of the mapping is wrong.
 MIN_ROW_RATE_HZ, MAX_ROW_RATE_HZ = 1.0, 100_000.0
@@ -315,7 +318,10 @@ def samples_from_table(table: dict[str, np.ndarray], mapping: CsvMapping) -> lis
     if len(stamps) > 1 and np.any(np.diff(stamps) <= 0):
         k = int(np.flatnonzero(np.diff(stamps) <= 0)[0])
         raise CsvImportError(f"time column {mapping.time_column!r} not strictly increasing at row {k + 1}")
-    col = lambda names: np.column_stack([table[c] for c in names])  # noqa: E731
+
+    def col(names: Iterable[str]) -> FloatArray:
+        return np.column_stack([table[c] for c in names])
+
     omega = col(mapping.imu.angular_velocity)
     acc = col(mapping.imu.linear_acceleration)
     quat = col(mapping.imu.orientation) if mapping.imu.orientation else None

@@ -25,6 +25,7 @@ import numpy as np
 
 from robot_state_estimator import evaluation as M
 from robot_state_estimator.evaluation import ground_truth as G
+from robot_state_estimator.evaluation.errors import GroundTruthError
 
 
 def load_estimate(path: str | Path, topic: str) -> M.Trajectory:
@@ -55,10 +56,10 @@ def input_gyro(
         bags.check_topic_types(bag, bags.bag_topics(bag), {imu_topic: ("sensor_msgs/msg/Imu", "--imu-topic")})
         samples = [messages.imu_sample_from_msg(m.msg) for m in bags.read_messages(bag, [imu_topic])]
     except (bags.BagError, messages.MessageError) as exc:
-        raise G.GroundTruthError(f"--input {bag}: {exc}") from exc
+        raise GroundTruthError(f"--input {bag}: {exc}") from exc
     samples = [s for s in samples if s.stamp_ns > 0]
     if not samples:
-        raise G.GroundTruthError(f"--input {bag}: no IMU message on {imu_topic}")
+        raise GroundTruthError(f"--input {bag}: no IMU message on {imu_topic}")
     t = np.array([s.stamp_ns for s in samples], dtype=np.int64)
     order = np.argsort(t, kind="stable")
     t = t[order]
@@ -124,7 +125,7 @@ def evaluate_files(
     try:
         gt_span, span_note = replay.ground_truth_time_span(where, span, time_span_s)
     except replay.ReplayError as exc:
-        raise G.GroundTruthError(str(exc)) from exc
+        raise GroundTruthError(str(exc)) from exc
     gt = G.load_ground_truth(ground_truth, topic=gt_topic, contacts_topic=None, time_span_s=gt_span)
     mode = replay.auto_time_alignment(gt) if time_alignment == "auto" else time_alignment
     if not gt.stamped:
@@ -232,20 +233,18 @@ def _check_json_path(args: argparse.Namespace) -> None:
                 continue
             path = Path(value).resolve()
             if target == path or (path.is_dir() and target.parent == path and target.exists()):
-                raise G.GroundTruthError(f"--json {args.json} would overwrite {option} {value}: choose another path")
+                raise GroundTruthError(f"--json {args.json} would overwrite {option} {value}: choose another path")
         problem = G.output_path_problem(args.json)
         if problem:
-            raise G.GroundTruthError(f"--json: {problem}")
+            raise GroundTruthError(f"--json: {problem}")
     if getattr(args, "plots", None):
         target = Path(args.plots).resolve()
         for option, value in inputs:
             if value and Path(value).exists() and Path(value).resolve() == target:
-                raise G.GroundTruthError(
-                    f"--plots {args.plots} would write into {option} {value}: choose another folder"
-                )
+                raise GroundTruthError(f"--plots {args.plots} would write into {option} {value}: choose another folder")
         problem = G.output_path_problem(args.plots, folder=True)
         if problem:
-            raise G.GroundTruthError(f"--plots: {problem}")
+            raise GroundTruthError(f"--plots: {problem}")
 
 
 def _estimates(args: argparse.Namespace) -> list[str]:
@@ -291,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
             )
             prefix = f"{estimate}: " if len(estimates) > 1 else ""
             notes += [prefix + n for n in run_notes]
-    except (G.GroundTruthError, M.MetricsError, ReplayError) as exc:
+    except (GroundTruthError, M.MetricsError, ReplayError) as exc:
         print(f"robot-state-estimator evaluate: error: {exc}", file=sys.stderr)  # as tools.cli reports errors
         return 2
     for line in notes:

@@ -26,6 +26,7 @@ the loop over the input, :class:`ReplayDriver`), ``log`` (:class:`EstimateLog`),
 command line: ``add_arguments``, ``run``). The names below are re-exported from them.
 """
 
+from robot_state_estimator.io.node_params import NODE_ONLY_PARAMETERS
 from robot_state_estimator.tools.replay.cli import (
     add_arguments,
     check_arguments,
@@ -42,7 +43,6 @@ from robot_state_estimator.tools.replay.log import EstimateLog
 from robot_state_estimator.tools.replay.options import (
     DEFAULT_OUTPUT_COMPRESSION,
     NODE_DEFAULTS,
-    NODE_ONLY_PARAMETERS,
     NODE_PARAMETER_NAMES,
     OUTPUT_GROUPS,
     ReplayOptions,

@@ -23,12 +23,12 @@ from robot_state_estimator.evaluation.ground_truth import (
     output_path_problem,
     write_tum,
 )
+from robot_state_estimator.io.node_params import NODE_ONLY_PARAMETERS
 from robot_state_estimator.tools.replay.driver import replay
 from robot_state_estimator.tools.replay.errors import ReplayError
 from robot_state_estimator.tools.replay.options import (
     DEFAULT_OUTPUT_COMPRESSION,
     NODE_DEFAULTS,
-    NODE_ONLY_PARAMETERS,
     OUTPUT_GROUPS,
     ReplayOptions,
     apply_overrides,

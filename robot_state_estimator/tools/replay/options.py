@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -18,6 +18,9 @@ from robot_state_estimator.io.node_params import (
     value_problem,
 )
 from robot_state_estimator.tools.replay.errors import ReplayError
+
+if TYPE_CHECKING:  # imported where used: estimation loads numba
+    from robot_state_estimator.estimation.settings import EstimatorSettings
 
 #: Node parameters that may share a settings file with the estimator settings (``io.node_params.NODE_PARAMS``).
 NODE_PARAMETER_NAMES: tuple[str, ...] = tuple(NODE_PARAMS)
@@ -86,7 +89,7 @@ class ReplayOptions:
 
 
 # --------------------------------------------------------------------------------------------- set-up
-def split_config(path: str | Path | None) -> tuple[Any, dict[str, Any]]:
+def split_config(path: str | Path | None) -> tuple[EstimatorSettings, dict[str, Any]]:
     """Estimator settings and node parameters from a settings YAML (ROS parameter-file layout).
 
     Returns:
@@ -118,7 +121,9 @@ def split_config(path: str | Path | None) -> tuple[Any, dict[str, Any]]:
     return settings, params
 
 
-def apply_overrides(settings: Any, node_params: dict[str, Any], items: list[str]) -> tuple[Any, dict[str, Any]]:
+def apply_overrides(
+    settings: EstimatorSettings, node_params: dict[str, Any], items: list[str]
+) -> tuple[EstimatorSettings, dict[str, Any]]:
     """Apply ``NAME=VALUE`` overrides (YAML values) to settings (dotted names) and node parameters.
 
     Raises:
