@@ -51,7 +51,7 @@ USER_ERRORS: tuple[tuple[str, str], ...] = (
     ("robot_state_estimator.tools.csv_import", "CsvImportError"),
     ("robot_state_estimator.evaluation.errors", "GroundTruthError"),
     ("robot_state_estimator.evaluation.errors", "MetricsError"),
-    ("robot_state_estimator.tools.bench", "BenchError"),
+    ("robot_state_estimator.tools.bench_common", "BenchError"),
 )
 
 
