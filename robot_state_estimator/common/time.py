@@ -16,8 +16,12 @@ NS_PER_S = 1_000_000_000
 
 
 class StampLike(Protocol):
-    sec: int
-    nanosec: int
+    """``builtin_interfaces/Time`` of either message implementation (read only)."""
+
+    @property
+    def sec(self) -> int: ...
+    @property
+    def nanosec(self) -> int: ...
 
 
 def stamp_to_ns(stamp: StampLike) -> int:

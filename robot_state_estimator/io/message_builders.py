@@ -15,7 +15,6 @@ plain values (:func:`contact_status_fields`) are written here once for the build
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,27 +36,40 @@ from robot_state_estimator.common.samples import (
     JointSample,
 )
 from robot_state_estimator.common.time import ns_to_sec_nanosec
+from robot_state_estimator.io.message_shapes import (
+    ClockMsg,
+    DiagnosticArrayMsg,
+    HeaderMsg,
+    ImuMsg,
+    JointStateMsg,
+    OdometryMsg,
+    QuaternionMsg,
+    TFMessageMsg,
+    TransformStampedMsg,
+    Vector3Msg,
+    WrenchStampedMsg,
+)
 from robot_state_estimator.io.message_types import MessageTypes
 from robot_state_estimator.io.sample_rules import NOT_REPORTED, STANCE, SWING, MessageError
 
 FloatArray = NDArray[np.float64]
 
 
-def header(types: MessageTypes, stamp_ns: int, frame_id: str) -> Any:
+def header(types: MessageTypes, stamp_ns: int, frame_id: str) -> HeaderMsg:
     """``std_msgs/Header`` with the stamp split exactly into ``sec``/``nanosec``."""
     sec, nanosec = ns_to_sec_nanosec(stamp_ns)
     return types.Header(stamp=types.Time(sec=sec, nanosec=nanosec), frame_id=frame_id)
 
 
-def _vector3(types: MessageTypes, v: Sequence[float] | FloatArray) -> Any:
+def _vector3(types: MessageTypes, v: Sequence[float] | FloatArray) -> Vector3Msg:
     return types.Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
 
 
-def _quaternion(types: MessageTypes, q_xyzw: Sequence[float] | FloatArray) -> Any:
+def _quaternion(types: MessageTypes, q_xyzw: Sequence[float] | FloatArray) -> QuaternionMsg:
     return types.Quaternion(x=float(q_xyzw[0]), y=float(q_xyzw[1]), z=float(q_xyzw[2]), w=float(q_xyzw[3]))
 
 
-def _cov(values: np.ndarray, size: int) -> np.ndarray:
+def _cov(values: FloatArray, size: int) -> FloatArray:
     arr = np.ascontiguousarray(values, dtype=np.float64).reshape(size)
     return arr
 
@@ -70,7 +82,7 @@ def imu_msg(
     orientation_covariance: np.ndarray | None = None,
     angular_velocity_covariance: np.ndarray | None = None,
     linear_acceleration_covariance: np.ndarray | None = None,
-) -> Any:
+) -> ImuMsg:
     """:class:`ImuSample` -> ``sensor_msgs/Imu``.
 
     Covariances are (3, 3) or (9,) row-major; None gives all zeros ("unknown", REP-145). When the sample has no
@@ -99,7 +111,7 @@ def imu_msg(
     )
 
 
-def joint_state_msg(types: MessageTypes, sample: JointSample, *, frame_id: str = "") -> Any:
+def joint_state_msg(types: MessageTypes, sample: JointSample, *, frame_id: str = "") -> JointStateMsg:
     """:class:`JointSample` -> ``sensor_msgs/JointState`` (None velocity/effort become empty arrays)."""
     empty = np.zeros(0, dtype=np.float64)
     return types.JointState(
@@ -111,7 +123,7 @@ def joint_state_msg(types: MessageTypes, sample: JointSample, *, frame_id: str =
     )
 
 
-def foot_force_msg(types: MessageTypes, sample: FootForceSample, *, frame_id: str = "") -> Any:
+def foot_force_msg(types: MessageTypes, sample: FootForceSample, *, frame_id: str = "") -> JointStateMsg:
     """:class:`FootForceSample` -> ``sensor_msgs/JointState`` (``name`` = feet, ``effort`` = values)."""
     empty = np.zeros(0, dtype=np.float64)
     return types.JointState(
@@ -123,7 +135,7 @@ def foot_force_msg(types: MessageTypes, sample: FootForceSample, *, frame_id: st
     )
 
 
-def contact_schedule_msg(types: MessageTypes, sample: ContactScheduleSample) -> Any:
+def contact_schedule_msg(types: MessageTypes, sample: ContactScheduleSample) -> JointStateMsg:
     """:class:`ContactScheduleSample` -> ``sensor_msgs/JointState`` (``name`` = feet, ``position`` = 1.0 / 0.0)."""
     empty = np.zeros(0, dtype=np.float64)
     return types.JointState(
@@ -145,7 +157,7 @@ ODOMETRY_FROM_OUTPUT: NDArray[np.intp] = np.r_[
 TRANSFORM_FROM_OUTPUT: NDArray[np.intp] = np.r_[P_WORLD_BASE, QUAT_WORLD_BASE_XYZW]
 
 
-def odometry_msg(types: MessageTypes, estimate: Estimate, *, odom_frame: str, base_frame: str) -> Any:
+def odometry_msg(types: MessageTypes, estimate: Estimate, *, odom_frame: str, base_frame: str) -> OdometryMsg:
     """:class:`Estimate` -> ``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame`` (the child)."""
     p = estimate.p_world_base
     return types.Odometry(
@@ -175,7 +187,7 @@ def transform_stamped_msg(
     child_frame: str,
     translation: Sequence[float] | FloatArray,
     quat_xyzw: Sequence[float] | FloatArray,
-) -> Any:
+) -> TransformStampedMsg:
     """``geometry_msgs/TransformStamped`` of ``child_frame`` in ``parent_frame`` (X_parent_child)."""
     return types.TransformStamped(
         header=header(types, stamp_ns, parent_frame),
@@ -184,14 +196,16 @@ def transform_stamped_msg(
     )
 
 
-def odom_transform_msg(types: MessageTypes, estimate: Estimate, *, odom_frame: str, base_frame: str) -> Any:
+def odom_transform_msg(
+    types: MessageTypes, estimate: Estimate, *, odom_frame: str, base_frame: str
+) -> TransformStampedMsg:
     """The TF ``odom_frame -> base_frame`` of an :class:`Estimate` (``TransformStamped``)."""
     return transform_stamped_msg(
         types, estimate.stamp_ns, odom_frame, base_frame, estimate.p_world_base, estimate.quat_world_base_xyzw
     )
 
 
-def tf_message(types: MessageTypes, transforms: Sequence[Any]) -> Any:
+def tf_message(types: MessageTypes, transforms: Sequence[TransformStampedMsg]) -> TFMessageMsg:
     """``tf2_msgs/TFMessage`` holding ``transforms``.
 
     Raises:
@@ -202,7 +216,9 @@ def tf_message(types: MessageTypes, transforms: Sequence[Any]) -> Any:
     return types.TFMessage(transforms=list(transforms))
 
 
-def wrench_stamped_msg(types: MessageTypes, stamp_ns: int, frame_id: str, wrench: Sequence[float] | FloatArray) -> Any:
+def wrench_stamped_msg(
+    types: MessageTypes, stamp_ns: int, frame_id: str, wrench: Sequence[float] | FloatArray
+) -> WrenchStampedMsg:
     """``geometry_msgs/WrenchStamped`` from a (6,) [force N, torque N m] in ``frame_id``."""
     return types.WrenchStamped(
         header=header(types, stamp_ns, frame_id),
@@ -210,7 +226,7 @@ def wrench_stamped_msg(types: MessageTypes, stamp_ns: int, frame_id: str, wrench
     )
 
 
-def foot_wrench_msg(types: MessageTypes, stamp_ns: int, foot: FootState) -> Any:
+def foot_wrench_msg(types: MessageTypes, stamp_ns: int, foot: FootState) -> WrenchStampedMsg:
     """Per-foot ``WrenchStamped`` expressed in the foot frame (so RViz draws the arrow at the foot)."""
     return wrench_stamped_msg(types, stamp_ns, foot.name, foot.wrench_in_foot)
 
@@ -237,7 +253,9 @@ def contact_status_fields(
     ]
 
 
-def contact_states_msg(types: MessageTypes, stamp_ns: int, feet: Sequence[FootState], *, hardware_id: str = "") -> Any:
+def contact_states_msg(
+    types: MessageTypes, stamp_ns: int, feet: Sequence[FootState], *, hardware_id: str = ""
+) -> DiagnosticArrayMsg:
     """Contact states as ``diagnostic_msgs/DiagnosticArray`` (stamped, one status per foot).
 
     Layout (documented in README): ``status[i].name`` = foot frame, ``message`` = ``"contact"`` or
@@ -257,7 +275,7 @@ def contact_states_msg(types: MessageTypes, stamp_ns: int, feet: Sequence[FootSt
     return types.DiagnosticArray(header=header(types, stamp_ns, ""), status=statuses)
 
 
-def clock_msg(types: MessageTypes, stamp_ns: int) -> Any:
+def clock_msg(types: MessageTypes, stamp_ns: int) -> ClockMsg:
     """``rosgraph_msgs/Clock`` at ``stamp_ns``."""
     sec, nanosec = ns_to_sec_nanosec(stamp_ns)
     return types.Clock(clock=types.Time(sec=sec, nanosec=nanosec))

@@ -1,6 +1,7 @@
 """ROS messages -> core samples and plain arrays, for rclpy and rosbags messages alike.
 
-Both message implementations have the same field names, so the readers are duck-typed (they only read attributes).
+Both message implementations have the same field names, so the readers are duck-typed (they only read attributes);
+their parameters are typed by the message shapes of ``io.message_shapes``, which both meet.
 The input readers (``*_from_msg`` of ``sensor_msgs/Imu``, ``sensor_msgs/JointState``, foot sensors,
 ``geometry_msgs/WrenchStamped``, contact schedules) take the values out of the message and hand them to the rules in
 ``io.sample_rules``, which check and convert them (the same rules the node's raw path and replay's bulk path use),
@@ -25,6 +26,16 @@ from robot_state_estimator.common.samples import (
     JointSample,
 )
 from robot_state_estimator.common.time import stamp_to_ns
+from robot_state_estimator.io.message_shapes import (
+    DiagnosticArrayMsg,
+    FloatValues,
+    ImuMsg,
+    JointStateMsg,
+    OdometryMsg,
+    PoseMsg,
+    Vector3Msg,
+    WrenchStampedMsg,
+)
 from robot_state_estimator.io.sample_rules import (
     IMU_BAD_MESSAGE,
     IMU_NOT_FINITE,
@@ -40,21 +51,21 @@ from robot_state_estimator.io.sample_rules import (
 FloatArray = NDArray[np.float64]
 
 
-def _vec3(msg: Any, what: str) -> np.ndarray:
+def _vec3(msg: Vector3Msg, what: str) -> FloatArray:
     arr = np.array((msg.x, msg.y, msg.z), dtype=float)
     if not np.all(np.isfinite(arr)):
         raise MessageError(f"{what} is not finite: {arr.tolist()}", IMU_NOT_FINITE)
     return arr
 
 
-def _float_array(values: Any) -> np.ndarray:
+def _float_array(values: FloatValues) -> FloatArray:
     """A float64 copy of a message array (rclpy: ``array.array('d')`` or ndarray; rosbags: ndarray; lists)."""
     if isinstance(values, array.array) and values.typecode == "d":
         return np.frombuffer(values, dtype=np.float64).copy()
     return np.array(values, dtype=float)
 
 
-def imu_sample_from_msg(msg: Any) -> ImuSample:
+def imu_sample_from_msg(msg: ImuMsg) -> ImuSample:
     """``sensor_msgs/Imu`` -> :class:`ImuSample` (``io.sample_rules.imu_sample_from_values``).
 
     The orientation is kept only when reported (REP-145: ``orientation_covariance[0] == -1`` means not
@@ -87,7 +98,7 @@ def imu_sample_from_msg(msg: Any) -> ImuSample:
     )
 
 
-def joint_sample_from_msg(msg: Any) -> JointSample:
+def joint_sample_from_msg(msg: JointStateMsg) -> JointSample:
     """``sensor_msgs/JointState`` -> :class:`JointSample` (names kept; values matched by name downstream;
     ``io.sample_rules.check_joint_names``, ``joint_sample_from_arrays``).
 
@@ -108,7 +119,7 @@ def joint_sample_from_msg(msg: Any) -> JointSample:
     )
 
 
-def foot_force_sample_from_msg(msg: Any) -> FootForceSample:
+def foot_force_sample_from_msg(msg: JointStateMsg) -> FootForceSample:
     """Foot sensors carried as ``sensor_msgs/JointState`` (``name`` = foot frames, ``effort`` = force or count;
     ``io.sample_rules.foot_force_sample_from_values``).
 
@@ -123,7 +134,7 @@ def foot_force_sample_from_msg(msg: Any) -> FootForceSample:
     return foot_force_sample_from_values(stamp_to_ns(msg.header.stamp), names, values)
 
 
-def foot_wrench_sample_from_msg(msg: Any, foot: str) -> FootWrenchSample:
+def foot_wrench_sample_from_msg(msg: WrenchStampedMsg, foot: str) -> FootWrenchSample:
     """``geometry_msgs/WrenchStamped`` of foot ``foot`` (the topic tells which foot) -> :class:`FootWrenchSample`:
     force and torque in ``header.frame_id`` (checked against the description by the core;
     ``io.sample_rules.foot_wrench_sample_from_values``).
@@ -141,7 +152,7 @@ def foot_wrench_sample_from_msg(msg: Any, foot: str) -> FootWrenchSample:
 SCHEDULE_TYPE = "JointState"
 
 
-def contact_schedule_from_msg(msg: Any) -> ContactScheduleSample:
+def contact_schedule_from_msg(msg: JointStateMsg) -> ContactScheduleSample:
     """A contact schedule as ``sensor_msgs/JointState`` (``name`` = feet, ``position`` = 1.0 stance / 0.0 swing)
     -> :class:`ContactScheduleSample` (names checked against the robot's feet by the core;
     ``io.sample_rules.contact_schedule_from_values``).
@@ -154,7 +165,7 @@ def contact_schedule_from_msg(msg: Any) -> ContactScheduleSample:
     return contact_schedule_from_values(stamp_to_ns(msg.header.stamp), names, _float_array(msg.position))
 
 
-def odometry_arrays_from_msg(msg: Any) -> dict[str, Any]:
+def odometry_arrays_from_msg(msg: OdometryMsg) -> dict[str, Any]:
     """``nav_msgs/Odometry`` -> dict of arrays (``stamp_ns``, ``p_world_base``, ``quat_world_base_xyzw``,
     ``v_base_in_base``, ``omega_base_in_base``, ``pose_covariance`` (6, 6), ``twist_covariance`` (6, 6),
     ``frame_id``, ``child_frame_id``). Used for ground truth and for comparing outputs."""
@@ -179,7 +190,7 @@ def odometry_arrays_from_msg(msg: Any) -> dict[str, Any]:
 QUATERNION_NORM_TOLERANCE = 1e-3
 
 
-def pose_arrays_from_msg(pose: Any) -> tuple[FloatArray, FloatArray]:
+def pose_arrays_from_msg(pose: PoseMsg) -> tuple[FloatArray, FloatArray]:
     """``geometry_msgs/Pose`` -> ``(p (3,) m, R (3, 3) rotation matrix)``, float64, in the frame of the message
     (``set_pose``: ``p_world_base``, ``R_world_base``); the quaternion (x y z w) is normalised.
 
@@ -202,7 +213,7 @@ def pose_arrays_from_msg(pose: Any) -> tuple[FloatArray, FloatArray]:
     return p, _Rotation.from_quat(quat_xyzw / norm).as_matrix()
 
 
-def contact_states_from_msg(msg: Any) -> tuple[int, dict[str, bool]]:
+def contact_states_from_msg(msg: DiagnosticArrayMsg) -> tuple[int, dict[str, bool]]:
     """Inverse of ``io.message_builders.contact_states_msg``: ``(stamp_ns, {foot: in_contact})``."""
     states = {}
     for status in msg.status:
@@ -211,7 +222,7 @@ def contact_states_from_msg(msg: Any) -> tuple[int, dict[str, bool]]:
     return stamp_to_ns(msg.header.stamp), states
 
 
-def contact_normal_forces_from_msg(msg: Any) -> dict[str, float]:
+def contact_normal_forces_from_msg(msg: DiagnosticArrayMsg) -> dict[str, float]:
     """The ``normal_force`` values (N, world z) of a ``io.message_builders.contact_states_msg``: ``{foot: force}``
     for the statuses that carry a number (others left out)."""
     forces = {}

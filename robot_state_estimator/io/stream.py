@@ -57,7 +57,15 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
-from robot_state_estimator.common.samples import Estimate, Event
+from robot_state_estimator.common.samples import (
+    ContactScheduleSample,
+    Estimate,
+    Event,
+    FootForceSample,
+    FootWrenchSample,
+    ImuSample,
+    JointSample,
+)
 from robot_state_estimator.common.time import NS_PER_S, stamp_to_ns
 
 # The adapter settings, the output packing and the loss counter are modules of their own; their names stay
@@ -77,6 +85,7 @@ from robot_state_estimator.io.message_readers import (
     imu_sample_from_msg,
     joint_sample_from_msg,
 )
+from robot_state_estimator.io.message_shapes import ImuMsg, JointStateMsg, StampedMsg, WrenchStampedMsg
 from robot_state_estimator.io.sample_rules import (
     FOOT_FORCE_BAD_MESSAGE,
     FOOT_WRENCH_BAD_MESSAGE,
@@ -234,7 +243,7 @@ class EstimatorStream:
         n = counter.check(stamp_ns, self._max_gap_ns, self._backwards_tolerance_ns)
         return self._lost(counter, n, stamp_ns, None) if n else None
 
-    def _check_loss_of_msg(self, counter: StampLossCounter, msg: Any) -> list[Event] | None:
+    def _check_loss_of_msg(self, counter: StampLossCounter, msg: StampedMsg) -> list[Event] | None:
         """The loss check for a message the conversion rejected, when its ``header.stamp`` is readable and > 0."""
         try:
             stamp_ns = stamp_to_ns(msg.header.stamp)
@@ -296,7 +305,7 @@ class EstimatorStream:
 
     # -------------------------------------------------------------------------------------------- inputs
 
-    def on_imu_msg(self, msg: Any) -> Outputs:
+    def on_imu_msg(self, msg: ImuMsg) -> Outputs:
         """A ``sensor_msgs/Imu`` message (rclpy or rosbags)."""
         try:
             sample = imu_sample_from_msg(msg)
@@ -310,7 +319,7 @@ class EstimatorStream:
             return self._skip(IMU_BAD_MESSAGE, f"IMU sample skipped: {exc}", notes=notes)
         return self.on_imu(sample)
 
-    def on_imu(self, sample: Any) -> Outputs:
+    def on_imu(self, sample: ImuSample) -> Outputs:
         """An ``ImuSample``."""
         stamp_ns = sample.stamp_ns
         if stamp_ns <= 0:
@@ -347,7 +356,7 @@ class EstimatorStream:
             sample = dataclasses.replace(sample, frame_id=self.imu_frame_of_core)
         return self._step(self.estimator.add_imu, sample, notes)
 
-    def on_joints_msg(self, msg: Any) -> Outputs:
+    def on_joints_msg(self, msg: JointStateMsg) -> Outputs:
         """A ``sensor_msgs/JointState`` message."""
         try:
             sample = joint_sample_from_msg(msg)
@@ -361,7 +370,7 @@ class EstimatorStream:
             return self._skip(JOINT_BAD_MESSAGE, f"joint sample skipped: {exc}", notes=notes)
         return self.on_joints(sample)
 
-    def on_joints(self, sample: Any) -> Outputs:
+    def on_joints(self, sample: JointSample) -> Outputs:
         """A ``JointSample``."""
         stamp_ns = sample.stamp_ns
         if stamp_ns <= 0:
@@ -427,7 +436,7 @@ class EstimatorStream:
             return Event("contact_source", f"contacts come from {source!r} again", "info")
         return None
 
-    def on_foot_forces_msg(self, msg: Any) -> Outputs:
+    def on_foot_forces_msg(self, msg: JointStateMsg) -> Outputs:
         """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values)."""
         try:
             sample = foot_force_sample_from_msg(msg)
@@ -436,7 +445,7 @@ class EstimatorStream:
             return self._skip(FOOT_FORCE_BAD_MESSAGE, f"foot-force sample skipped: {exc}", notes=notes)
         return self.on_foot_forces(sample)
 
-    def on_foot_forces(self, sample: Any) -> Outputs:
+    def on_foot_forces(self, sample: FootForceSample) -> Outputs:
         """A ``FootForceSample``."""
         stamp_ns = sample.stamp_ns
         if stamp_ns <= 0:  # as IMU and joint samples: a sensor without a clock; never a contact source
@@ -448,7 +457,7 @@ class EstimatorStream:
         notes = self._check_loss(self._foot_loss, stamp_ns)
         return self._step(self.estimator.add_foot_forces, sample, notes)
 
-    def on_foot_wrench_msg(self, msg: Any, foot: str) -> Outputs:
+    def on_foot_wrench_msg(self, msg: WrenchStampedMsg, foot: str) -> Outputs:
         """A ``geometry_msgs/WrenchStamped`` of foot ``foot`` (its own topic)."""
         try:
             sample = foot_wrench_sample_from_msg(msg, foot)
@@ -464,7 +473,7 @@ class EstimatorStream:
             counter = self._wrench_loss[foot] = StampLossCounter("foot_wrenches_lost", f"{foot} wrench")
         return counter
 
-    def on_foot_wrench(self, sample: Any) -> Outputs:
+    def on_foot_wrench(self, sample: FootWrenchSample) -> Outputs:
         """A ``FootWrenchSample``."""
         counter = self._foot_wrench_loss(sample.foot)
         if sample.stamp_ns <= 0:
@@ -476,7 +485,7 @@ class EstimatorStream:
         notes = self._check_loss(counter, sample.stamp_ns)
         return self._step(self.estimator.add_foot_wrench, sample, notes)
 
-    def on_contact_schedule_msg(self, msg: Any) -> Outputs:
+    def on_contact_schedule_msg(self, msg: JointStateMsg) -> Outputs:
         """A contact schedule as ``sensor_msgs/JointState`` (name = feet, position = 1 stance / 0 swing)."""
         try:
             sample = contact_schedule_from_msg(msg)
@@ -484,7 +493,7 @@ class EstimatorStream:
             return self._skip(SCHEDULE_BAD_MESSAGE, f"contact schedule skipped: {exc}")
         return self.on_contact_schedule(sample)
 
-    def on_contact_schedule(self, sample: Any) -> Outputs:
+    def on_contact_schedule(self, sample: ContactScheduleSample) -> Outputs:
         """A ``ContactScheduleSample``."""
         if sample.stamp_ns <= 0:
             return self._skip("stamp_zero", "contact schedule skipped: zero or negative stamp")

@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import rclpy
 from rclpy.executors import ExternalShutdownException
@@ -41,6 +41,9 @@ from rclpy.utilities import remove_ros_args
 
 from robot_state_estimator.common.time import NS_PER_S, ns_to_sec_nanosec
 from robot_state_estimator.ros.rclpy_compat import RCLError
+
+if TYPE_CHECKING:
+    from rosgraph_msgs.msg import Clock
 
 LATCHED_TOPICS = ("/tf_static", "/robot_description")
 
@@ -133,7 +136,7 @@ class BagPlayer:
         if clock:
             from rosgraph_msgs.msg import Clock
 
-            self._clock_cls = Clock
+            self._clock_cls: type[Clock] = Clock
             self._clock_pub = node.create_publisher(Clock, "/clock", QoSProfile(depth=100))
         self.published = 0
 

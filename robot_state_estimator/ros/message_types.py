@@ -13,6 +13,8 @@ The node's command interfaces (not built by ``io.messages``, so not in :class:`M
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import (
@@ -34,17 +36,33 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Header
 
+from robot_state_estimator.io.message_shapes import TFMessageMsg
 from robot_state_estimator.io.messages import MessageTypes
 
-try:  # generated into the venv by scripts/; always present on a ROS 2 install
-    from tf2_msgs.msg import TFMessage
-except ImportError:  # pragma: no cover - depends on the environment
-    TFMessage = None
+if TYPE_CHECKING:
+    from std_srvs.srv import Trigger as _Trigger
 
-try:  # ros-std-srvs (requirements.txt); a package.xml dependency on a ROS 2 install
-    from std_srvs.srv import Trigger
-except ImportError:  # pragma: no cover - depends on the environment
-    Trigger = None
+
+def _tf_message() -> type[TFMessageMsg] | None:
+    try:  # generated into the venv by scripts/; always present on a ROS 2 install
+        from tf2_msgs.msg import TFMessage
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    return TFMessage
+
+
+def _trigger() -> type[_Trigger] | None:
+    try:  # ros-std-srvs (requirements.txt); a package.xml dependency on a ROS 2 install
+        from std_srvs.srv import Trigger
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    return Trigger
+
+
+#: ``tf2_msgs/TFMessage``, None when tf2_msgs is not installed.
+TFMessage = _tf_message()
+#: ``std_srvs/Trigger``, None when std_srvs is not installed.
+Trigger = _trigger()
 
 
 def rclpy_types() -> MessageTypes:

@@ -10,11 +10,14 @@ global, namespaces do not apply (remap ``/tf`` to change it).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rclpy.node import Node
 
 from robot_state_estimator.ros.qos import tf_qos
+
+if TYPE_CHECKING:
+    from tf2_msgs.msg import TFMessage as _TFMessage
 
 
 class TfUnavailableError(RuntimeError):
@@ -41,7 +44,7 @@ class TfPublisher:
                 "(install ros-<distro>-tf2-ros, or generate tf2_msgs into this environment; "
                 "or set the parameter publish_tf:=false)"
             ) from exc
-        self._msg_type = TFMessage
+        self._msg_type: type[_TFMessage] = TFMessage
         self._publisher = node.create_publisher(TFMessage, topic, tf_qos())
         #: the ``rclpy`` publisher (``get_subscription_count``: the node publishes only while someone listens)
         self.publisher = self._publisher

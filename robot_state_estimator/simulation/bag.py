@@ -318,17 +318,17 @@ def _write_messages(
     events.sort()
     for stamp, kind, i in events:
         if kind == 0:
-            msg = m.odometry_msg(types, gt[i], odom_frame=odom_frame, base_frame=run.base_link)
-            bag.write(TOPIC_ODOM, msg, stamp)
+            odometry = m.odometry_msg(types, gt[i], odom_frame=odom_frame, base_frame=run.base_link)
+            bag.write(TOPIC_ODOM, odometry, stamp)
         elif kind == 1:
-            msg = m.imu_msg(
+            imu_msg = m.imu_msg(
                 types,
                 imu[i],
                 angular_velocity_covariance=cov["angular_velocity"],
                 linear_acceleration_covariance=cov["linear_acceleration"],
                 orientation_covariance=cov["orientation"],
             )
-            bag.write(TOPIC_IMU, msg, stamp)
+            bag.write(TOPIC_IMU, imu_msg, stamp)
         else:
             k = int(run.joint_index[i])
             if contact_schedule:  # before the joints at equal stamps (log time, then insertion order)
@@ -336,8 +336,8 @@ def _write_messages(
                 bag.write(TOPIC_SCHEDULE, m.contact_schedule_msg(types, sched), stamp)
             if wrenches is not None:
                 for w in wrenches[i]:
-                    msg = m.wrench_stamped_msg(types, w.stamp_ns, w.frame_id, w.wrench)
-                    bag.write(foot_wrench_topic(w.foot), msg, stamp)
+                    wrench = m.wrench_stamped_msg(types, w.stamp_ns, w.frame_id, w.wrench)
+                    bag.write(foot_wrench_topic(w.foot), wrench, stamp)
             bag.write(TOPIC_JOINTS, m.joint_state_msg(types, joints[i]), stamp)
             feet = _foot_states(run, k)
             for foot in feet:

@@ -30,6 +30,8 @@ from robot_state_estimator.tools.bench_common import (
 from robot_state_estimator.tools.bench_feeder import feeder_messages
 
 if TYPE_CHECKING:  # imported where used: rclpy may be missing (BenchError), the simulator loads pinocchio
+    from rclpy.subscription import Subscription
+
     from robot_state_estimator.simulation.run import SimulatedRun
 
 #: The node's outputs besides the odometry, each published only while subscribed: ``/tf``, ``contact_wrench/<foot>``
@@ -73,9 +75,12 @@ class _Receiver:
 
     def __init__(self, domain: int, extra: tuple[str, ...], feet: Sequence[str]) -> None:
         import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from geometry_msgs.msg import WrenchStamped
+        from nav_msgs.msg import Odometry
         from rclpy.qos import QoSProfile
 
-        from robot_state_estimator.ros.message_types import TYPES
+        from robot_state_estimator.ros.message_types import TFMessage
         from robot_state_estimator.ros.qos import output_qos, tf_qos
         from robot_state_estimator.ros.spin import LeanExecutor
 
@@ -92,20 +97,19 @@ class _Receiver:
         rclpy.init(context=self.context, domain_id=domain)
         self.node = rclpy.create_node("rse_bench_receiver", context=self.context)
         try:
-            self.odom_sub = self.node.create_subscription(
-                TYPES.Odometry, "odometry", self._on_odom, output_qos(1000), raw=True
+            # raw subscriptions (the callbacks get bytes), which rclpy's types do not model: typed Subscription[Any]
+            self.odom_sub: Subscription[Any] = self.node.create_subscription(
+                Odometry, "odometry", self._on_odom, output_qos(1000), raw=True
             )
-            self.node.create_subscription(
-                TYPES.DiagnosticArray, "/diagnostics", self._on_diagnostics, QoSProfile(depth=100)
-            )
-            topics = []
+            self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, QoSProfile(depth=100))
+            topics: list[tuple[Any, str, QoSProfile]] = []  # (rclpy message class, topic, QoS)
             if "tf" in extra:
-                topics.append((TYPES.TFMessage, "/tf", tf_qos()))
+                topics.append((TFMessage, "/tf", tf_qos()))
             if "contacts" in extra:
-                topics.append((TYPES.DiagnosticArray, "contact_states", output_qos(1000)))
+                topics.append((DiagnosticArray, "contact_states", output_qos(1000)))
             if "wrenches" in extra:
-                topics += [(TYPES.WrenchStamped, f"contact_wrench/{foot}", output_qos(1000)) for foot in feet]
-            extra_subs = [
+                topics += [(WrenchStamped, f"contact_wrench/{foot}", output_qos(1000)) for foot in feet]
+            extra_subs: list[Subscription[Any]] = [
                 self.node.create_subscription(msg_type, topic, self._counter(topic), qos, raw=True)
                 for msg_type, topic, qos in topics
             ]
