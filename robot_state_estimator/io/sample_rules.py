@@ -73,6 +73,18 @@ FOOT_FORCE_BAD_MESSAGE = "foot_force_bad_message"
 FOOT_WRENCH_NOT_FINITE = "foot_wrench_not_finite"
 FOOT_WRENCH_BAD_MESSAGE = "foot_wrench_bad_message"
 SCHEDULE_BAD_MESSAGE = "schedule_bad_message"
+#: Every cause key of these rules (the node's diagnostics list each: ``ros.diagnostics.REJECT_KEYS``).
+MESSAGE_CAUSES: tuple[str, ...] = (
+    IMU_NOT_FINITE,
+    IMU_BAD_MESSAGE,
+    JOINT_NOT_FINITE,
+    JOINT_BAD_LENGTHS,
+    JOINT_BAD_MESSAGE,
+    FOOT_FORCE_BAD_MESSAGE,
+    FOOT_WRENCH_NOT_FINITE,
+    FOOT_WRENCH_BAD_MESSAGE,
+    SCHEDULE_BAD_MESSAGE,
+)
 
 #: REP-145: element 0 of a covariance set to this marks the field as not reported.
 NOT_REPORTED = -1.0
@@ -378,6 +390,7 @@ __all__ = [
     "JOINT_BAD_LENGTHS",
     "JOINT_BAD_MESSAGE",
     "JOINT_NOT_FINITE",
+    "MESSAGE_CAUSES",
     "NOT_REPORTED",
     "QUATERNION_MIN_NORM",
     "SCHEDULE_BAD_MESSAGE",

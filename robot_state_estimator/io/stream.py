@@ -95,6 +95,20 @@ from robot_state_estimator.io.sample_rules import (
     MessageError,
 )
 from robot_state_estimator.io.stamp_loss import LOSS_WINDOW, LOST_KEYS, StampLossCounter
+from robot_state_estimator.io.stream_causes import (
+    CORE_ERROR,
+    ESTIMATE_NOT_FINITE,
+    IMU_FRAME_ID,
+    JOINT_EFFORT_MISSING,
+    JOINT_MISSING_NAMES,
+    JOINT_UNKNOWN_NAMES,
+    NOT_REJECTIONS,
+    STAMP_FUTURE,
+    STAMP_GAP,
+    STAMP_PAST,
+    STAMP_ZERO,
+    STREAM_CAUSES,
+)
 from robot_state_estimator.io.stream_outputs import (
     FEET_OFFSET,
     FOOT_STRIDE,
@@ -106,24 +120,6 @@ from robot_state_estimator.io.stream_outputs import (
     W_OFFSET,
     Outputs,
     pack_estimate,
-)
-
-#: Core events of level warn or error that refuse no sample (the sample was used): the node logs them but does
-#: not count them as rejected samples (``rejected.<cause>``); resets are counted as resets. ``imu_gap`` (a stamp
-#: difference above ``ekf.max_dt_s``: the sample is used, the filter re-anchors its clock) is what samples lost
-#: before the node (a queue overflowing under CPU load) look like: they are counted as losses (``imu_lost``).
-NOT_REJECTIONS: frozenset[str] = frozenset(
-    {
-        "reset",
-        "filter_diverged",
-        "initialized_moving",
-        "contacts_from_kinematics",
-        "contact_source_unavailable",
-        "foot_wrench_stale",
-        "contact_schedule_disagrees",
-        "imu_gap",
-        "contact_source",
-    }
 )
 
 
@@ -274,12 +270,12 @@ class EstimatorStream:
         )
         if d > 0:
             return self._skip(
-                "stamp_future",
+                STAMP_FUTURE,
                 f"{what} sample skipped: {where}: is the clock of its driver ahead (the IMU's is the estimator's), "
                 "is it a message from before a reset (a looping bag), or has the IMU stopped?",
             )
         return self._skip(
-            "stamp_past",
+            STAMP_PAST,
             f"{what} sample skipped: {where}: is the clock of its driver behind (the IMU's is the estimator's), or "
             "did its time go back (a looping bag) before the IMU's?",
         )
@@ -324,7 +320,7 @@ class EstimatorStream:
         stamp_ns = sample.stamp_ns
         if stamp_ns <= 0:
             self._imu_loss.arrived_unstamped()
-            return self._skip("stamp_zero", "IMU sample skipped: zero or negative stamp")
+            return self._skip(STAMP_ZERO, "IMU sample skipped: zero or negative stamp")
         notes = self._check_loss(self._imu_loss, stamp_ns) or []  # also for a sample skipped below
         frames = self.imu_frames
         if frames is not None and sample.frame_id not in frames:
@@ -332,7 +328,7 @@ class EstimatorStream:
             if frames is self._imu_frames_of_description and self._imu_frame_mismatch is not None:
                 why = self._imu_frame_mismatch(sample.frame_id)  # e.g. S rotated 90 deg in the lumped base link
             return self._skip(
-                "imu_frame_id",
+                IMU_FRAME_ID,
                 f"IMU sample skipped: frame_id {sample.frame_id!r} is not the IMU's frame"
                 f"{' (' + why + ')' if why else ''}; accepted: {sorted(frames)} "
                 "(set the parameter imu_frame_id, '*' accepts any)",
@@ -344,7 +340,7 @@ class EstimatorStream:
         if last is not None:
             dt_ns = stamp_ns - last
             if dt_ns > self._max_gap_ns:
-                self._reset(f"gap of {dt_ns / NS_PER_S:.3f} s in the IMU stamps", "stamp_gap", notes)
+                self._reset(f"gap of {dt_ns / NS_PER_S:.3f} s in the IMU stamps", STAMP_GAP, notes)
             elif dt_ns < -self._backwards_tolerance_ns:
                 last = None
         if last is None or stamp_ns > last:
@@ -375,7 +371,7 @@ class EstimatorStream:
         stamp_ns = sample.stamp_ns
         if stamp_ns <= 0:
             self._joint_loss.arrived_unstamped()
-            return self._skip("stamp_zero", "joint sample skipped: zero or negative stamp")
+            return self._skip(STAMP_ZERO, "joint sample skipped: zero or negative stamp")
         clock = self.imu_clock_ns  # inlined bound (the 1 kHz path): the method only for a sample off the IMU clock
         if clock is not None and not -self._max_gap_ns <= stamp_ns - clock <= self._max_gap_ns:
             off = self.off_imu_clock("joint", stamp_ns, self._joint_loss)
@@ -390,11 +386,11 @@ class EstimatorStream:
                 # a misspelt name is both: name the message's names the model lacks too
                 extra = f"; the message's joints {sorted(unknown)} are not in the model" if unknown else ""
                 return self._skip(
-                    "joint_missing_names", f"joint sample skipped: missing joints {sorted(missing)}{extra}", notes=notes
+                    JOINT_MISSING_NAMES, f"joint sample skipped: missing joints {sorted(missing)}{extra}", notes=notes
                 )
             if unknown and not self._ignore_unknown_joints:
                 return self._skip(
-                    "joint_unknown_names",
+                    JOINT_UNKNOWN_NAMES,
                     f"joint sample skipped: joints {sorted(unknown)} are not in the model (set ignore_unknown_joints "
                     "to use the model's joints of such messages)",
                     notes=notes,
@@ -402,7 +398,7 @@ class EstimatorStream:
             self._checked_joint_names = sample.names
         if sample.effort is None and self._needs_effort:
             return self._skip(
-                "joint_effort_missing",
+                JOINT_EFFORT_MISSING,
                 "joint sample skipped: empty effort, but contact.source is 'torque' (needs joint torques)",
                 notes=notes,
             )
@@ -450,7 +446,7 @@ class EstimatorStream:
         stamp_ns = sample.stamp_ns
         if stamp_ns <= 0:  # as IMU and joint samples: a sensor without a clock; never a contact source
             self._foot_loss.arrived_unstamped()
-            return self._skip("stamp_zero", "foot-force sample skipped: zero or negative stamp")
+            return self._skip(STAMP_ZERO, "foot-force sample skipped: zero or negative stamp")
         off = self.off_imu_clock("foot-force", stamp_ns, self._foot_loss)
         if off is not None:
             return off
@@ -478,7 +474,7 @@ class EstimatorStream:
         counter = self._foot_wrench_loss(sample.foot)
         if sample.stamp_ns <= 0:
             counter.arrived_unstamped()
-            return self._skip("stamp_zero", f"foot wrench sample of {sample.foot} skipped: zero or negative stamp")
+            return self._skip(STAMP_ZERO, f"foot wrench sample of {sample.foot} skipped: zero or negative stamp")
         off = self.off_imu_clock(f"foot wrench ({sample.foot})", sample.stamp_ns, counter)
         if off is not None:
             return off
@@ -496,7 +492,7 @@ class EstimatorStream:
     def on_contact_schedule(self, sample: ContactScheduleSample) -> Outputs:
         """A ``ContactScheduleSample``."""
         if sample.stamp_ns <= 0:
-            return self._skip("stamp_zero", "contact schedule skipped: zero or negative stamp")
+            return self._skip(STAMP_ZERO, "contact schedule skipped: zero or negative stamp")
         off = self.off_imu_clock("contact schedule", sample.stamp_ns)
         if off is not None:
             return off
@@ -513,12 +509,10 @@ class EstimatorStream:
             try:
                 estimate = add(sample)
             except Exception as exc:  # the node never dies on one sample
-                self.rejected["core_error"] += 1
+                self.rejected[CORE_ERROR] += 1
                 if notes is None:
                     notes = []
-                notes.append(
-                    Event("core_error", f"estimator failed on a sample ({type(exc).__name__}: {exc})", "error")
-                )
+                notes.append(Event(CORE_ERROR, f"estimator failed on a sample ({type(exc).__name__}: {exc})", "error"))
                 estimate = None
         events = est.pop_events()
         if events:
@@ -537,7 +531,7 @@ class EstimatorStream:
         if buf is None:
             if notes is None:
                 notes = []
-            self._reset("the estimate is not finite", "estimate_not_finite", notes)
+            self._reset("the estimate is not finite", ESTIMATE_NOT_FINITE, notes)
             return Outputs(notes=notes, sample=sample)
         self.n_estimates += 1
         stamp_ns = estimate.stamp_ns
@@ -567,15 +561,26 @@ _new_tuple = tuple.__new__
 
 
 __all__ = [
+    "CORE_ERROR",
     "DEFAULT_FOOT_WRENCH_TOPICS",
+    "ESTIMATE_NOT_FINITE",
     "FEET_OFFSET",
     "FOOT_STRIDE",
+    "IMU_FRAME_ID",
+    "JOINT_EFFORT_MISSING",
+    "JOINT_MISSING_NAMES",
+    "JOINT_UNKNOWN_NAMES",
     "LOSS_WINDOW",
     "LOST_KEYS",
     "NOT_REJECTIONS",
     "POSE_COV_OFFSET",
     "P_OFFSET",
     "Q_OFFSET",
+    "STAMP_FUTURE",
+    "STAMP_GAP",
+    "STAMP_PAST",
+    "STAMP_ZERO",
+    "STREAM_CAUSES",
     "TWIST_COV_OFFSET",
     "V_OFFSET",
     "W_OFFSET",

@@ -21,6 +21,8 @@ from scipy.spatial.transform import Rotation
 
 from robot_state_estimator.common.samples import Event
 from robot_state_estimator.io import messages
+from robot_state_estimator.io.stream_causes import CORE_ERROR
+from robot_state_estimator.ros.diagnostics import NO_DESCRIPTION
 
 #: The answer of ``~/reset`` while no description is loaded.
 RESET_REFUSED = "nothing to reset: no robot description loaded yet (the estimator starts when one is loaded)"
@@ -62,7 +64,7 @@ def set_pose(est: Any, msg: Any, *, odom_frame: str, base_frame: str, init_imu_s
         the outcome; never raises (an unexpected error of the core is ``core_error``, the pose unchanged).
     """
     if est is None:
-        return _refused("no_description", "set_pose ignored: no robot description yet")
+        return _refused(NO_DESCRIPTION, "set_pose ignored: no robot description yet")
     frame = msg.header.frame_id
     if frame and frame != odom_frame:
         return _refused(
@@ -77,7 +79,7 @@ def set_pose(est: Any, msg: Any, *, odom_frame: str, base_frame: str, init_imu_s
         return _refused("set_pose_invalid", f"set_pose ignored: {exc}")
     except Exception as exc:  # the node never dies on one message (as core_error for the sensor inputs)
         text = f"set_pose failed ({type(exc).__name__}: {exc}); the pose is unchanged"
-        return SetPoseOutcome("core_error", text, f"set_pose failed: {exc}")
+        return SetPoseOutcome(CORE_ERROR, text, f"set_pose failed: {exc}")
     if estimate is None:
         return _refused(
             "set_pose_uninitialized",

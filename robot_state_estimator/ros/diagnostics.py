@@ -52,36 +52,67 @@ from typing import Any
 import numpy as np
 
 from robot_state_estimator.common.samples import Estimate
-from robot_state_estimator.io.stream import LOST_KEYS
+from robot_state_estimator.io.sample_rules import (
+    FOOT_FORCE_BAD_MESSAGE,
+    FOOT_WRENCH_BAD_MESSAGE,
+    FOOT_WRENCH_NOT_FINITE,
+    IMU_BAD_MESSAGE,
+    IMU_NOT_FINITE,
+    JOINT_BAD_LENGTHS,
+    JOINT_BAD_MESSAGE,
+    JOINT_NOT_FINITE,
+    SCHEDULE_BAD_MESSAGE,
+)
+from robot_state_estimator.io.stamp_loss import LOST_KEYS
+from robot_state_estimator.io.stream_causes import (
+    CORE_ERROR,
+    ESTIMATE_NOT_FINITE,
+    IMU_FRAME_ID,
+    JOINT_EFFORT_MISSING,
+    JOINT_MISSING_NAMES,
+    JOINT_UNKNOWN_NAMES,
+    STAMP_FUTURE,
+    STAMP_GAP,
+    STAMP_PAST,
+    STAMP_ZERO,
+)
 
 OK = b"\x00"
 WARN = b"\x01"
 ERROR = b"\x02"
 
-#: Causes of rejected samples reported by the node itself; each is always present in diagnostics.
+#: The node's own causes of rejected samples: no description loaded yet, a description that does not load.
+NO_DESCRIPTION = "no_description"
+DESCRIPTION_INVALID = "description_invalid"
+#: The core's event when a stream's time went backwards (a looping bag): the core resets, the sample goes on.
+STAMP_BACKWARDS = "stamp_backwards"
+
+#: Causes of rejected samples, each always present in diagnostics: the node's, the message rules'
+#: (``io.sample_rules.MESSAGE_CAUSES``), the stream's (``io.stream.STREAM_CAUSES``) and the core's time going back,
+#: by input (``test/ros/test_components.py`` checks that none of the first three is left out).
 REJECT_KEYS: tuple[str, ...] = (
-    "no_description",
-    "description_invalid",
-    "imu_not_finite",
-    "imu_frame_id",
-    "imu_bad_message",
-    "joint_bad_lengths",
-    "joint_not_finite",
-    "joint_missing_names",
-    "joint_unknown_names",
-    "joint_bad_message",
-    "joint_effort_missing",
-    "foot_force_bad_message",
-    "foot_wrench_not_finite",
-    "foot_wrench_bad_message",
-    "schedule_bad_message",
-    "stamp_zero",
-    "stamp_backwards",
-    "stamp_gap",
-    "stamp_future",
-    "stamp_past",
-    "estimate_not_finite",
-    "core_error",
+    NO_DESCRIPTION,
+    DESCRIPTION_INVALID,
+    IMU_NOT_FINITE,
+    IMU_FRAME_ID,
+    IMU_BAD_MESSAGE,
+    JOINT_BAD_LENGTHS,
+    JOINT_NOT_FINITE,
+    JOINT_MISSING_NAMES,
+    JOINT_UNKNOWN_NAMES,
+    JOINT_BAD_MESSAGE,
+    JOINT_EFFORT_MISSING,
+    FOOT_FORCE_BAD_MESSAGE,
+    FOOT_WRENCH_NOT_FINITE,
+    FOOT_WRENCH_BAD_MESSAGE,
+    SCHEDULE_BAD_MESSAGE,
+    STAMP_ZERO,
+    STAMP_BACKWARDS,
+    STAMP_GAP,
+    STAMP_FUTURE,
+    STAMP_PAST,
+    ESTIMATE_NOT_FINITE,
+    CORE_ERROR,
 )
 
 

@@ -59,6 +59,7 @@ from robot_state_estimator.io.stream import (
     foot_wrench_topics,
     output_frame_warning,
 )
+from robot_state_estimator.io.stream_causes import CORE_ERROR
 from robot_state_estimator.ros import commands
 from robot_state_estimator.ros.description_source import (
     description_source,
@@ -67,7 +68,12 @@ from robot_state_estimator.ros.description_source import (
     rebuild_estimator,
     robot_mismatch_warning,
 )
-from robot_state_estimator.ros.diagnostics import DiagnosticsBuilder, DiagnosticsState
+from robot_state_estimator.ros.diagnostics import (
+    DESCRIPTION_INVALID,
+    NO_DESCRIPTION,
+    DiagnosticsBuilder,
+    DiagnosticsState,
+)
 from robot_state_estimator.ros.input_watch import InputWatch
 from robot_state_estimator.ros.inputs import SensorInputs
 from robot_state_estimator.ros.message_types import TYPES, PoseWithCovarianceStamped, Trigger
@@ -316,12 +322,12 @@ class EstimatorNode(Node):
             return
         if not msg.data.strip():
             topic = self._description_sub.topic_name if self._description_sub is not None else "robot_description"
-            self._report.error("description_invalid", empty_topic_message(topic, self._stream is not None))
+            self._report.error(DESCRIPTION_INVALID, empty_topic_message(topic, self._stream is not None))
             return
         try:
             self._set_description(msg.data)
         except Exception as exc:
-            self._report.error("description_invalid", f"robot_description topic: {exc}")
+            self._report.error(DESCRIPTION_INVALID, f"robot_description topic: {exc}")
             return
         self._description_xml = msg.data
 
@@ -394,7 +400,7 @@ class EstimatorNode(Node):
             init_imu_samples=self._settings.ekf.init_imu_samples,
         )
         self.last_command_note = outcome.note
-        if outcome.key == "core_error":
+        if outcome.key == CORE_ERROR:
             self._report.error(outcome.key, outcome.message)
         elif outcome.key:  # refused: warn (throttled per key), count under the key (rejected.<key>)
             self._report.warn(outcome.key, outcome.message)
@@ -408,7 +414,7 @@ class EstimatorNode(Node):
         """Pass one message through the stream's rules and the core; log its notes, publish its outputs."""
         stream = self._stream
         if stream is None:
-            self._report.warn("no_description", f"{what} sample dropped: no robot description yet")
+            self._report.warn(NO_DESCRIPTION, f"{what} sample dropped: no robot description yet")
             return
         out = handler(stream, msg)
         if out.notes:

@@ -18,6 +18,8 @@ from rclpy.qos import ReliabilityPolicy  # noqa: E402
 from robot_state_estimator.common.samples import Estimate, FootState  # noqa: E402
 from robot_state_estimator.estimation.settings import EstimatorSettings, flatten_settings  # noqa: E402
 from robot_state_estimator.io.node_params import NODE_PARAMS  # noqa: E402
+from robot_state_estimator.io.sample_rules import MESSAGE_CAUSES  # noqa: E402
+from robot_state_estimator.io.stream_causes import STREAM_CAUSES  # noqa: E402
 from robot_state_estimator.ros import qos  # noqa: E402
 from robot_state_estimator.ros.diagnostics import (  # noqa: E402
     ERROR,
@@ -147,6 +149,9 @@ def test_diagnostics_have_stable_keys_and_levels() -> None:
     assert inputs.level == ERROR and "description" in inputs.message
     keys = [kv.key for kv in inputs.values]
     assert all(f"rejected.{k}" in keys for k in REJECT_KEYS)
+    # every cause the message rules and the stream count under is listed, once
+    assert set(MESSAGE_CAUSES) | set(STREAM_CAUSES) <= set(REJECT_KEYS)
+    assert len(set(REJECT_KEYS)) == len(REJECT_KEYS)
 
     state.has_description = True
     # the last estimate is an IMU-only one (no feet); the contacts come from the last one with feet
