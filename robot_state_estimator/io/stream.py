@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from robot_state_estimator.common.samples import (
@@ -78,6 +79,7 @@ from robot_state_estimator.io.adapter_settings import (
     output_frame_warning,
 )
 from robot_state_estimator.io.contact_source import kinematic_fallback_problem
+from robot_state_estimator.io.core_protocols import EstimatorCore, RobotModel, StreamSettings
 from robot_state_estimator.io.message_readers import (
     contact_schedule_from_msg,
     foot_force_sample_from_msg,
@@ -157,7 +159,13 @@ class EstimatorStream:
     """
 
     def __init__(
-        self, estimator: Any, description: Any, settings: Any, adapter: AdapterSettings, *, strict: bool = False
+        self,
+        estimator: EstimatorCore,
+        description: RobotModel,
+        settings: StreamSettings,
+        adapter: AdapterSettings,
+        *,
+        strict: bool = False,
     ) -> None:
         self.strict = strict
         self.model_joints = frozenset(description.joint_names)
@@ -193,7 +201,7 @@ class EstimatorStream:
 
     # ------------------------------------------------------------------------------------------ set-up
 
-    def set_core(self, estimator: Any, settings: Any) -> None:
+    def set_core(self, estimator: EstimatorCore, settings: StreamSettings) -> None:
         """Use another estimator and/or settings (a settings change in the node)."""
         self.estimator = estimator
         self.settings = settings
@@ -500,7 +508,7 @@ class EstimatorStream:
 
     # ---------------------------------------------------------------------------------------- the step
 
-    def _step(self, add: Any, sample: Any, notes: list[Event] | None) -> Outputs:
+    def _step(self, add: Callable[[Any], object], sample: Any, notes: list[Event] | None) -> Outputs:
         """Feed one sample to the core, collect its events, decide what to output."""
         est = self.estimator
         if self.strict:

@@ -15,10 +15,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robot_state_estimator.description.feet import chosen_feet
 from robot_state_estimator.io.stream import output_frame_problem
+
+if TYPE_CHECKING:  # imported where used
+    from robot_state_estimator.description import RobotDescription
+    from robot_state_estimator.estimation import RobotStateEstimator
 
 
 def description_source(params: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> str | None:
@@ -64,8 +68,8 @@ class LoadedDescription:
         warnings: the description's warnings, ``"DescriptionWarning: ..."``.
     """
 
-    desc: Any
-    estimator: Any
+    desc: RobotDescription
+    estimator: RobotStateEstimator
     feet: list[str]
     warnings: list[str] = field(default_factory=list)
 

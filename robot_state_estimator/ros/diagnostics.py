@@ -47,11 +47,13 @@ import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from robot_state_estimator.common.samples import Estimate
+from robot_state_estimator.io.message_shapes import DiagnosticArrayMsg, DiagnosticStatusMsg, KeyValueMsg, TimeMsg
+from robot_state_estimator.io.message_types import MessageTypes
 from robot_state_estimator.io.sample_rules import (
     FOOT_FORCE_BAD_MESSAGE,
     FOOT_WRENCH_BAD_MESSAGE,
@@ -76,6 +78,10 @@ from robot_state_estimator.io.stream_causes import (
     STAMP_PAST,
     STAMP_ZERO,
 )
+
+if TYPE_CHECKING:
+    from robot_state_estimator.estimation.pipeline import RobotStateEstimator
+    from robot_state_estimator.io.stream import EstimatorStream
 
 OK = b"\x00"
 WARN = b"\x01"
@@ -264,7 +270,7 @@ class DiagnosticsState:
                 self.no_contact_since_ns = est.stamp_ns
         self.last_feet_estimate = est
 
-    def read_core(self, est: Any, stream: Any) -> None:
+    def read_core(self, est: RobotStateEstimator | None, stream: EstimatorStream | None) -> None:
         """Before a report: the state of the core's contact sources and slip report (``est``, a
         ``RobotStateEstimator`` or None) and the contact source's degradation the stream follows (``stream``, an
         ``io.stream.EstimatorStream`` or None), read here rather than per sample; the covariance check of the
@@ -311,7 +317,7 @@ class DiagnosticsBuilder:
         node_name: the node's name (status names are ``<node_name>: <part>``).
     """
 
-    def __init__(self, types: Any, node_name: str) -> None:
+    def __init__(self, types: MessageTypes, node_name: str) -> None:
         self._types = types
         self._node_name = node_name
         self._last_report = time.monotonic()
@@ -319,7 +325,7 @@ class DiagnosticsBuilder:
         self._last_lost_total = 0
         self.hardware_id = ""
 
-    def _kv(self, key: str, value: Any) -> Any:
+    def _kv(self, key: str, value: Any) -> KeyValueMsg:
         if isinstance(value, float):
             text = f"{value:.6g}"
         elif isinstance(value, bool):
@@ -330,7 +336,7 @@ class DiagnosticsBuilder:
             text = str(value)
         return self._types.KeyValue(key=key, value=text)
 
-    def _status(self, part: str, level: bytes, message: str, values: list[tuple[str, Any]]) -> Any:
+    def _status(self, part: str, level: bytes, message: str, values: list[tuple[str, Any]]) -> DiagnosticStatusMsg:
         return self._types.DiagnosticStatus(
             level=level,
             name=f"{self._node_name}: {part}",
@@ -339,7 +345,7 @@ class DiagnosticsBuilder:
             values=[self._kv(k, v) for k, v in values],
         )
 
-    def build(self, state: DiagnosticsState, reject_counts: Counter[str], stamp: Any) -> Any:
+    def build(self, state: DiagnosticsState, reject_counts: Counter[str], stamp: TimeMsg) -> DiagnosticArrayMsg:
         """One ``DiagnosticArray`` stamped ``stamp`` (a ``builtin_interfaces/Time``)."""
         now = time.monotonic()
         dt_s = now - self._last_report
@@ -353,7 +359,7 @@ class DiagnosticsBuilder:
             ],
         )
 
-    def _inputs(self, state: DiagnosticsState, reject_counts: Counter[str], dt_s: float) -> Any:
+    def _inputs(self, state: DiagnosticsState, reject_counts: Counter[str], dt_s: float) -> DiagnosticStatusMsg:
         imu_rate = state.imu.rate(dt_s)
         values: list[tuple[str, Any]] = [
             ("imu_rate_hz", imu_rate),
@@ -412,7 +418,7 @@ class DiagnosticsBuilder:
             level, message = OK, "receiving"
         return self._status("inputs", level, message, values)
 
-    def _filter(self, state: DiagnosticsState) -> Any:
+    def _filter(self, state: DiagnosticsState) -> DiagnosticStatusMsg:
         est = state.last_estimate
         values: list[tuple[str, Any]] = [
             ("status", est.status if est else "no estimate"),
@@ -445,7 +451,7 @@ class DiagnosticsBuilder:
             level, message = OK, "ok"
         return self._status("filter", level, message, values)
 
-    def _contacts(self, state: DiagnosticsState) -> Any:
+    def _contacts(self, state: DiagnosticsState) -> DiagnosticStatusMsg:
         est = state.last_feet_estimate
         feet = est.feet if est is not None else ()
         no_contact = no_contact_s(state)

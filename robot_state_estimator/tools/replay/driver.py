@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,11 @@ from robot_state_estimator.tools.replay.log import EstimateLog
 from robot_state_estimator.tools.replay.options import NODE_DEFAULTS, ReplayOptions
 from robot_state_estimator.tools.replay.output_bag import OutputBag
 from robot_state_estimator.tools.replay.result import STREAM_LABELS, ReplayCpu, ReplayResult
+
+if TYPE_CHECKING:  # imported where used: estimation loads numba, description pinocchio
+    from robot_state_estimator.description import RobotDescription
+    from robot_state_estimator.estimation import RobotStateEstimator
+    from robot_state_estimator.estimation.settings import EstimatorSettings
 
 #: Core events (``estimation.pipeline``) that mean the core dropped the sample it was given (a sample the adapter
 #: passed on); with the adapter's own skips they make a stream's skipped count.
@@ -81,9 +86,9 @@ class ReplayDriver:
 
     def __init__(
         self,
-        estimator: Any,
-        description: Any,
-        settings: Any,
+        estimator: RobotStateEstimator,
+        description: RobotDescription,
+        settings: EstimatorSettings,
         node_params: dict[str, Any],
         on_estimate: Callable[[Estimate, bool, bool], None],
     ) -> None:
