@@ -26,6 +26,7 @@ not pay the compilation on their first real sample (the node) warm the kernels u
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -80,24 +81,69 @@ def entry_point(fn: Any, *args: Any) -> Callable[..., Any]:
     return cast(Callable[..., Any], overload.entry_point)
 
 
+def _kernel_modules(folder: Path, package: str) -> list[str]:
+    """The modules under ``folder`` (the package ``package``, sub-packages included) that define a kernel."""
+    names = []
+    for source in sorted(folder.rglob("*.py")):
+        if source.name == "jit.py" or "\n@kernel" not in source.read_text():
+            continue
+        parts = source.relative_to(folder).with_suffix("").parts
+        names.append(".".join((package, *parts)))
+    return names
+
+
+def cache_is_fresh(dispatcher: Any) -> bool:
+    """Whether numba's on-disk cache of the kernel ``dispatcher`` holds compiled code it would load: its index file
+    exists, was written by this numba version, holds at least one overload, and its source stamp is the one numba
+    computes now for the kernel's source file (numba >= 0.59: the SHA-256 of the file's content, so a checkout that
+    rewrites an unchanged file keeps the cache fresh and any edit makes it stale; before: its mtime and size). The
+    same test as numba's ``IndexDataCacheFile._load_index``, at the place numba's locator chose (``__pycache__``
+    next to the module, or the per-user cache when the package is read-only).
+
+    Raises:
+        ValueError: ``dispatcher`` is not a kernel with an on-disk cache (``cache=True``).
+    """
+    impl = getattr(getattr(dispatcher, "_cache", None), "_impl", None)
+    if impl is None:
+        raise ValueError(f"{dispatcher!r} has no numba on-disk cache")
+    locator = impl.locator
+    index = Path(locator.get_cache_path()) / f"{impl.filename_base}.nbi"
+    try:
+        with open(index, "rb") as f:
+            version = pickle.load(f)
+            data = f.read()
+    except FileNotFoundError:
+        return False
+    if _numba is None or version != _numba.__version__:
+        return False
+    stamp, overloads = pickle.loads(data)
+    return bool(overloads) and stamp == locator.get_source_stamp()
+
+
+def stale_kernels(modules: list[str]) -> list[str]:
+    """The kernels of ``modules`` (importable names) whose numba cache is not fresh (:func:`cache_is_fresh`), as
+    ``module.function``."""
+    import importlib
+
+    stale = []
+    for name in modules:
+        module = importlib.import_module(name)
+        for attr, value in sorted(vars(module).items()):
+            if getattr(value, "__module__", None) == name and hasattr(value, "_cache") and hasattr(value, "py_func"):
+                if not cache_is_fresh(value):
+                    stale.append(f"{name}.{attr}")
+    return stale
+
+
 def kernels_need_compiling() -> bool:
-    """True when the estimator will compile its numba kernels at construction (a minute, once after an install or
-    an update): the kernels are used and a module defining them (under ``estimation/``, sub-packages included) has
-    no numba index file (``*.nbi`` in its ``__pycache__``) at least as new as its source. False when unsure (a
-    read-only package: numba then caches elsewhere)."""
+    """True when the estimator will compile numba kernels at construction (a minute, once after an install or an
+    update): the kernels are used and a kernel of a module under ``estimation/`` (sub-packages included) has no fresh
+    numba cache (:func:`cache_is_fresh`: numba's own validity test, by the source's content, not its file time).
+    False when unsure (numba's cache internals not as expected)."""
     if not use_kernels():
         return False
     folder = Path(__file__).resolve().parent
-    if not os.access(folder, os.W_OK):
+    try:
+        return bool(stale_kernels(_kernel_modules(folder, __name__.rsplit(".", 1)[0])))
+    except (OSError, ValueError, AttributeError, pickle.UnpicklingError, EOFError):
         return False
-    for source in sorted(folder.rglob("*.py")):
-        try:
-            if source.name == "jit.py" or "\n@kernel" not in source.read_text():
-                continue
-            source_mtime = source.stat().st_mtime
-            cache = source.parent / "__pycache__"
-            if not any(f.stat().st_mtime >= source_mtime for f in cache.glob(f"{source.stem}.*.nbi")):
-                return True
-        except OSError:
-            return False
-    return False

@@ -1,14 +1,12 @@
 """Replay's option checks that need no input run before the replay; hints name the option to change; a folder
-that is no bag says so; the numba compile of a first run is announced."""
+that is no bag says so (the numba compile notice: test/estimation/test_jit_cache.py)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 
 import pytest
 
-from robot_state_estimator.estimation import jit
 from robot_state_estimator.io import bags
 from robot_state_estimator.tools import cli, replay
 
@@ -71,27 +69,6 @@ def test_a_folder_without_metadata_is_not_a_bag(tmp_path, capsys):
     assert cli.main(["replay", str(tmp_path / "emptydir"), "--robot", "go1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is a folder without metadata.yaml" in err[0]
-
-
-def test_kernels_need_compiling_without_a_fresh_numba_index(tmp_path, monkeypatch):
-    (tmp_path / "jit.py").write_text("")
-    (tmp_path / "k.py").write_text("from jit import kernel\n\n@kernel\ndef f(x):\n    return x\n")
-    (tmp_path / "plain.py").write_text("x = 1\n")
-    cache = tmp_path / "__pycache__"
-    cache.mkdir()
-    monkeypatch.setattr(jit, "__file__", str(tmp_path / "jit.py"))
-    monkeypatch.setattr(jit, "use_kernels", lambda: True)
-    os.utime(tmp_path / "k.py", (1000, 1000))
-    assert jit.kernels_need_compiling()  # no index at all
-    index = cache / "k.f-4.py311.nbi"
-    index.write_bytes(b"")
-    os.utime(index, (999, 999))
-    assert jit.kernels_need_compiling()  # an index older than the source: stale
-    os.utime(index, (1001, 1001))
-    assert not jit.kernels_need_compiling()
-    monkeypatch.setattr(jit, "use_kernels", lambda: False)
-    os.utime(index, (999, 999))
-    assert not jit.kernels_need_compiling()  # numpy paths: nothing to compile
 
 
 def test_an_output_frame_that_is_another_frame_of_the_robot_is_refused(sim_run) -> None:
