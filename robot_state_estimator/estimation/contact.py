@@ -83,6 +83,27 @@ class ContactForceEstimator:
             np.array(kinematics.leg_joint_indices, dtype=np.intp) if self.point_3x3 else np.zeros((n, 0), np.intp)
         )
         self._unsolved = 0  # bit i: foot i's 3 x 3 solve failed the conditioning test in the last compiled call
+        #: (n_joints,) rad/s, the joint velocities of the last full-dynamics estimate (for the joint accelerations)
+        self.qdot_prev = np.zeros(kinematics.n_joints)
+        #: (2,) int64: [1 when ``qdot_prev`` is held, its stamp (ns)]
+        self.qdot_prev_stamp = np.zeros(2, dtype=np.int64)
+
+    def joint_acceleration(self, stamp_ns: int, qdot_joints: FloatArray) -> FloatArray:
+        """(n_joints,) rad/s^2, the backward difference of the joint velocities since the last call (zero when none
+        is held or the stamp does not increase); ``qdot_joints`` (n_joints,) rad/s at ``stamp_ns`` is held for the
+        next call."""
+        prev = int(self.qdot_prev_stamp[1])
+        if self.qdot_prev_stamp[0] and stamp_ns > prev:
+            qddot = (np.asarray(qdot_joints, dtype=float) - self.qdot_prev) / ((stamp_ns - prev) * 1e-9)
+        else:
+            qddot = np.zeros(len(self.qdot_prev))
+        self.qdot_prev[:] = qdot_joints
+        self.qdot_prev_stamp[:] = (1, stamp_ns)
+        return qddot
+
+    def forget_joint_velocities(self) -> None:
+        """Hold no joint velocities: the next :meth:`joint_acceleration` is zero (a reset, velocities not valid)."""
+        self.qdot_prev_stamp[0] = 0
 
     @property
     def weight_n(self) -> float:

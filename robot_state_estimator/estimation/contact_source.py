@@ -112,7 +112,7 @@ class ContactSource:
         self.schedule.clear()
         self.stale_wrench_feet: tuple[str, ...] = ()
         self.foot_sensor_stamp_ns: int | None = None
-        self._qdot_prev: tuple[int, FloatArray] | None = None
+        self.forces.forget_joint_velocities()
 
     def add_foot_forces(self, sample: FootForceSample) -> None:
         """Store foot sensor readings (matched by foot frame name); refused with an event: ``foot_force_shape``,
@@ -183,11 +183,12 @@ class ContactSource:
         ekf = self.ekf
         if (
             prepared.tau is not None
-            and not cs.use_full_dynamics
+            and not (cs.use_full_dynamics and prepared.qdot_valid and prepared.qdot_measured)
             and (cs.source == "torque" or (cs.source == "auto" and not sensor_fresh and not wrench_fresh))
             and forces.estimate_and_trigger(prepared.tau, ekf.R_world_base, self.torque_detector, stamp)
         ):
-            # the torque source in one call: forces, then the trigger on their vertical components
+            # the torque source in one call: forces (g(q)), then the trigger on their vertical components
+            forces.forget_joint_velocities()
             self.contacts = self.torque_detector.in_contact.copy()
             self.source = "torque"
             return
@@ -220,16 +221,22 @@ class ContactSource:
         self.source = source
 
     def _estimate_forces(self, prepared: PreparedJoints) -> None:
-        """The foot forces from the joint efforts (with the full dynamics: the base's and the joints' motion)."""
+        """The foot forces from the joint efforts: with ``contact.use_full_dynamics`` and the message's joint
+        velocities the bias torques are ``M a + h`` of the base's and the joints' motion (the joint accelerations:
+        the backward difference of the velocities), else ``g(q)``."""
         assert prepared.tau is not None
         ekf = self.ekf
+        forces = self.forces
         v = a = None
-        if self.settings.use_full_dynamics:
+        if self.settings.use_full_dynamics and prepared.qdot_valid and prepared.qdot_measured:
             v = np.concatenate([ekf.v_base_in_base, ekf.omega_base_in_base, prepared.qdot])
             a_lin = ekf.f_base_in_base + ekf.R_world_base.T @ ekf.g_world
             a_lin = a_lin - cross3(ekf.omega_base_in_base, ekf.v_base_in_base)
-            a = np.concatenate([a_lin, ekf.alpha_base_in_base, self._joint_acceleration(prepared)])
-        self.forces.estimate(prepared.q, prepared.tau, ekf.R_world_base, v=v, a=a)
+            qddot = forces.joint_acceleration(prepared.stamp_ns, prepared.qdot)
+            a = np.concatenate([a_lin, ekf.alpha_base_in_base, qddot])
+        else:
+            forces.forget_joint_velocities()
+        forces.estimate(prepared.q, prepared.tau, ekf.R_world_base, v=v, a=a)
 
     def _trigger(self, source: str, stamp: int, prepared: PreparedJoints) -> None:
         """The contacts from ``source``'s trigger."""
@@ -309,15 +316,6 @@ class ContactSource:
             on_speed_m_s=cs.kinematic_on_speed_m_s,
             off_speed_m_s=cs.kinematic_off_speed_m_s,
         )
-
-    def _joint_acceleration(self, prepared: PreparedJoints) -> FloatArray:
-        """(n,) rad/s^2, backward difference of consecutive joint velocities (zero on the first sample)."""
-        prev = self._qdot_prev
-        qddot = np.zeros(len(prepared.qdot))
-        if prev is not None and prepared.stamp_ns > prev[0]:
-            qddot = (prepared.qdot - prev[1]) / ((prepared.stamp_ns - prev[0]) * 1e-9)
-        self._qdot_prev = (prepared.stamp_ns, prepared.qdot)
-        return qddot
 
     def initial_support(
         self,

@@ -24,7 +24,13 @@ from numpy.typing import NDArray
 
 from robot_state_estimator.common.samples import JointSample
 from robot_state_estimator.estimation.ekf.backends import Backend, JointStep
-from robot_state_estimator.estimation.ekf.layout import GATHER_OK, PREPARE_FILTERED, PREPARE_MEASURED, PREPARE_WHOLE
+from robot_state_estimator.estimation.ekf.layout import (
+    GATHER_OK,
+    JOINT_NOT_PREPARED,
+    PREPARE_FILTERED,
+    PREPARE_MEASURED,
+    PREPARE_WHOLE,
+)
 from robot_state_estimator.estimation.events import EventLog
 from robot_state_estimator.estimation.joint_velocity import JointVelocityEstimator
 from robot_state_estimator.estimation.settings import EstimatorSettings
@@ -40,7 +46,7 @@ class PreparedJoints:
     """A validated joint sample in pinocchio order: stamp (ns); positions ``q`` (nj,) rad; the velocities in use
     ``qdot`` (nj,) rad/s (``qdot_valid``: measured, or a regular step of the estimate); efforts ``tau`` (nj,) N m or
     None; ``qtau`` the (3, nj) rows q, qdot, tau when the backend made them with efforts (for its joint step), else
-    None."""
+    None; ``qdot_measured``: the velocities in use are the message's (not differentiated positions)."""
 
     stamp_ns: int
     q: FloatArray
@@ -48,6 +54,7 @@ class PreparedJoints:
     qdot_valid: bool
     tau: FloatArray | None
     qtau: FloatArray | None = None
+    qdot_measured: bool = False
 
 
 class JointInput:
@@ -90,6 +97,8 @@ class JointInput:
         self._mode = 0 if self._ignore_unknown else PREPARE_WHOLE
         self._use_measured = bool(js.use_measured)
         self._n_joints = n_joints
+        #: whether the last sample :meth:`prepare_for_step` made ready uses the message's velocities
+        self.measured = False
 
     def prepare(self, sample: JointSample) -> PreparedJoints | None:
         """The sample checked and in model order, the joint velocity advanced; None (with an event) when refused."""
@@ -132,11 +141,8 @@ class JointInput:
         stamp = int(sample.stamp_ns)
         qdot_est = self.joint_velocity.update(stamp, q)
         if qdot_meas is not None and use_measured:
-            qdot = qdot_meas
-            valid = True
-        else:
-            qdot, valid = qdot_est, self.joint_velocity.valid
-        return PreparedJoints(stamp, q, qdot, valid, tau)
+            return PreparedJoints(stamp, q, qdot_meas, True, tau, qdot_measured=True)
+        return PreparedJoints(stamp, q, qdot_est, self.joint_velocity.valid, tau)
 
     def same_names(self, names: Sequence[str]) -> tuple[str, ...] | None:
         """``names`` as the tuple of the last sample's names when they are those (same order), else None."""
@@ -177,22 +183,27 @@ class JointInput:
             if code != GATHER_OK:
                 return None
             jv.stepped(stamp)
+            measured = bool(mode & PREPARE_MEASURED)
             if eff.size:
-                return PreparedJoints(stamp, out[0], out[1], True, out[2], out)
-            return PreparedJoints(stamp, out[0], out[1], True, None)
+                return PreparedJoints(stamp, out[0], out[1], True, out[2], out, measured)
+            return PreparedJoints(stamp, out[0], out[1], True, None, None, measured)
         if self._backend.gather_joints(pos, vel, eff, self.gather, not self._ignore_unknown, out) != GATHER_OK:
             return None
         q = out[0]
         jv.advance(stamp, q)
         if vel.size and self._use_measured:
-            return PreparedJoints(stamp, q, out[1], True, out[2] if eff.size else None)
+            return PreparedJoints(stamp, q, out[1], True, out[2] if eff.size else None, None, True)
         return PreparedJoints(stamp, q, jv.qdot.copy(), jv.valid, out[2] if eff.size else None)
 
-    def prepare_for_step(self, sample: JointSample, stamp: int, joint_step: JointStep) -> FloatArray | None:
-        """The usual sample with efforts prepared by the backend's joint step (``joint_step.prepare``: the positions
-        into the kinematics' configuration): the (3, nj) rows q, qdot, tau; None, with nothing changed, for any other
-        sample (names not the last sample's, wrong lengths, no efforts, no regular step of the joint velocity, a
-        NaN/Inf: the reference path then handles it, events included)."""
+    def prepare_for_step(
+        self, sample: JointSample, stamp: int, joint_step: JointStep
+    ) -> tuple[int, FloatArray, FloatArray] | None:
+        """The usual sample with efforts through the backend's joint step from its message arrays
+        (``joint_step.prepare_and_run``: the preparation, the positions into the kinematics' configuration, then the
+        step): the step's result, the (3, nj) rows q, qdot, tau and the step's buffer (:attr:`measured` says whether
+        the velocities are the message's); None, with nothing changed, for any other sample (names not the last
+        sample's, wrong lengths, no efforts, no regular step of the joint velocity, a NaN/Inf: the reference path
+        then handles it, events included)."""
         names = sample.names
         if names is not self._order_names and self.same_names(names) is None:
             return None
@@ -213,16 +224,17 @@ class JointInput:
             return None
         dt, alpha, filtered = coefficients
         mode = self._mode | (PREPARE_FILTERED if filtered else 0)
-        if vel.size and self._use_measured:
+        measured = bool(vel.size) and self._use_measured
+        if measured:
             mode |= PREPARE_MEASURED
-        qtau = np.empty((3, self._n_joints))
         assert jv._q_prev is not None  # (step_coefficients)
-        code = joint_step.prepare(pos, vel, eff, self.gather, mode, jv._q_prev, jv.qdot, dt, alpha, qtau,
-                                  self._configuration)  # fmt: skip
-        if code != GATHER_OK:
+        result, qtau, buf = joint_step.prepare_and_run(pos, vel, eff, self.gather, mode, jv._q_prev, jv.qdot, dt,
+                                                       alpha, self._configuration, stamp)  # fmt: skip
+        if result == JOINT_NOT_PREPARED:
             return None  # a NaN/Inf (nothing changed): the reference path reports it
         jv.stepped(stamp)
-        return qtau
+        self.measured = measured
+        return result, qtau, buf
 
     def _joint_order(self, names: tuple[str, ...]) -> NDArray[np.intp] | None:
         """Message index of each model joint (remembered for the next samples), or None with an event

@@ -4,15 +4,15 @@ filter (:mod:`.ekf.measurements`; flat feet also their orientation, :mod:`.flat_
 report (:mod:`.slip`) and the per-foot states.
 
 Cost per sample (the 1 kHz path): with the compiled backend a joint sample with efforts and the torque contact source
-is two calls around pinocchio's kinematics (``LegKinematics.foot_terms`` and ``jacobianCenterOfMass``): the backend's
-``prepare_joints`` (gather, check, the joint velocity's step, the positions into pinocchio's configuration) and its
-joint step (:class:`~.ekf.backends.base.JointStep`: the foot placements and Jacobians stored, forces, contact
-trigger, the stance feet's leg terms and filter update, outputs). Other joint samples (no efforts, another contact
-source, a held one) take the per-part operations (``gather_joints``, ``joint_velocity_step``, ``torque_contacts``,
-``BaseEkf.update_stance_feet``, the outputs). A sample that is not the common case (a new name order, a bad value, a
-gap, the trigger's first sample, a singular leg, a stacked innovation covariance that is not positive definite), or
-the numpy backend, takes the reference path, which also reports the events. The per-foot states (and the update
-results) are made when first read.
+is two compiled calls: the backend's ``prepare_joints`` (gather, check, the joint velocity's step, the positions into
+the kinematics' configuration) and its joint step (:class:`~.ekf.backends.base.JointStep`: the foot placements and
+Jacobians, the centre-of-mass Jacobian or the inverse dynamics computed from the constants pinocchio extracted once,
+stored in the kinematics' buffers; forces, contact trigger, the stance feet's leg terms and filter update, outputs).
+Other joint samples (no efforts, another contact source, a held one) take the per-part operations (``gather_joints``,
+``joint_velocity_step``, pinocchio's kinematics, ``torque_contacts``, ``BaseEkf.update_stance_feet``, the outputs).
+A sample that is not the common case (a new name order, a bad value, a gap, the trigger's first sample, a singular
+leg, a stacked innovation covariance that is not positive definite), or the numpy backend, takes the reference path,
+which also reports the events. The per-foot states (and the update results) are made when first read.
 """
 
 from __future__ import annotations
@@ -178,12 +178,11 @@ class LegOdometry:
         self.joint_input = JointInput(tuple(kin.model.names[2:]), settings, kin.configuration, backend, events)
         #: the slip report over the stance feet's leg-update NIS (:mod:`.slip`; episodes per foot, feet slipping now)
         self.slip = SlipDetector(self.foot_frames, es.slip_nis_window_s, es.slip_nis_fraction)
-        # The backend's one-call joint step: torque contacts with the point-foot forces, g(q) only, no static bias
-        # lock, no flat feet (the orientation update runs after the per-call leg update, _leg_step).
+        # The backend's one-call joint step: torque contacts with the point-foot forces (g(q) or the full dynamics),
+        # no static bias lock, no flat feet (the orientation update runs after the per-call leg update, _leg_step).
         self.joint_step = None
         if (
-            not cs.use_full_dynamics
-            and not es.static_bias_lock
+            not es.static_bias_lock
             and cs.source in ("torque", "auto")
             and n_feet <= JOINT_MAX_FEET
             and not self._any_flat
@@ -194,7 +193,7 @@ class LegOdometry:
         self._max_delay_s = settings.max_measurement_delay_s
         self._gate = float(es.foot_gate_nis)
         self._leg_offset = OUTPUT_SIZE + 9 * n_feet  # where the joint step's leg update output starts in its buffer
-        self._stance_by_mask: dict[int, tuple[list[int], list[str], int, slice, slice]] = {}
+        self._stance_by_mask: dict[int, tuple[list[int], list[str], int, slice, slice, NDArray[np.bool_]]] = {}
         self._stance_cache: dict[bytes, tuple[NDArray[np.intp], list[int], list[str], FloatArray]] = {}
         #: joint samples ahead of the filter, applied when an IMU sample reaches their stamp
         self.pending: deque[PreparedJoints] = deque()
@@ -233,7 +232,7 @@ class LegOdometry:
         """``add_joints`` for the usual sample in the backend's joint step: in order, applied now (at most
         ``max_measurement_delay_s`` behind the filter, nothing held), the names of the last sample, positions,
         efforts (and velocities) of the right lengths and finite, the joint velocity's regular step, the torque
-        contact source: the backend's ``prepare``, pinocchio's kinematics, its ``run`` (:meth:`_run_joint_step`).
+        contact source: the backend's ``prepare``, then its ``run`` (:meth:`_run_joint_step`).
         Returns the per-foot states and the outputs (as :meth:`apply`), or None, with nothing changed, for any
         other sample (the reference path then handles it, events included)."""
         if self.joint_step is None:
@@ -250,14 +249,15 @@ class LegOdometry:
             or not self.contact.torque_step_applies(self._auto_source)
         ):
             return None
-        qtau = self.joint_input.prepare_for_step(sample, stamp, self.joint_step)
-        if qtau is None:
+        step = self.joint_input.prepare_for_step(sample, stamp, self.joint_step)
+        if step is None:
             return None
+        result, qtau, buf = step
         self.last_joint_stamp_ns = stamp
         self.have_joints = True
         self.q_joints = qtau[0]
         self.qdot_joints = qtau[1]
-        return self._run_joint_step(qtau, stamp, None)  # the positions are in kin.configuration
+        return self._joint_step_done(result, buf, qtau, stamp, self.joint_input.measured)
 
     def apply(self, prepared: PreparedJoints) -> tuple[StepFeet, FloatArray | None]:
         """The kinematic update at the current filter time; returns the per-foot states (made when first read) and
@@ -282,37 +282,48 @@ class LegOdometry:
             return None
         self.q_joints = prepared.q
         self.qdot_joints = prepared.qdot
-        return self._run_joint_step(qtau, prepared.stamp_ns, prepared.q)
+        return self._run_joint_step(qtau, prepared.stamp_ns, prepared.q, prepared.qdot_measured)
 
     def _run_joint_step(
-        self, qtau: FloatArray, stamp: int, q_joints: FloatArray | None
+        self, qtau: FloatArray, stamp: int, q_joints: FloatArray | None, measured: bool
     ) -> tuple[StepFeet, FloatArray | None]:
         """The joint step of a prepared sample ``qtau`` (3, nj) (positions, the velocities in use, efforts; valid
-        velocities) at the filter time with the torque contact source, in the backend (``JointStep.run``: pinocchio's
-        kinematics of ``q_joints``, None: the positions already in ``kin.configuration``; forces, trigger, leg
-        update, outputs). Returns the per-foot states and the outputs (None when the state is not finite or the
-        reference leg update ran: the caller makes them)."""
+        velocities, ``measured`` when the message's) at the filter time with the torque contact source, in the backend
+        (``JointStep.run``: the compiled kinematics of the positions, ``q_joints`` also written into
+        ``kin.configuration`` (None: already there); forces, trigger, leg update, outputs). An unusual outcome
+        continues on the reference path after pinocchio's kinematics (``kin.update``). Returns the per-foot states
+        and the outputs (None when the state is not finite or the reference leg update ran: the caller makes
+        them)."""
         assert self.joint_step is not None
+        result, buf = self.joint_step.run(qtau, stamp, q_joints, measured)
+        return self._joint_step_done(result, buf, qtau, stamp, measured)
+
+    def _joint_step_done(
+        self, result: int, buf: FloatArray, qtau: FloatArray, stamp: int, measured: bool
+    ) -> tuple[StepFeet, FloatArray | None]:
+        """The rest of a joint step after the backend's call: its ``result`` (``JointStep.run``) and buffer read, the
+        contacts, the slip report, the gate's events and the per-foot states (made when read); an unusual outcome
+        continues on the reference path."""
         ekf = self.ekf
         contact = self.contact
         det = contact.torque_detector
-        result, buf = self.joint_step.run(qtau, stamp, q_joints)
         contact.forces_estimated = True
         if result < 0:
-            prepared = PreparedJoints(stamp, qtau[0], qtau[1], True, qtau[2], qtau)
+            prepared = PreparedJoints(stamp, qtau[0], qtau[1], True, qtau[2], qtau, measured)
+            self.kin.update(qtau[0])  # pinocchio's kinematics (and data) for the reference path
             if result == JOINT_FORCES_FAILED:  # nothing done: the reference forces (least squares) and trigger
                 contact.select(prepared)
             else:  # JOINT_NOT_PD: forces and trigger done; the reference leg update
                 contact.contacts = det.in_contact.copy()
                 contact.source = "torque"
             return self._leg_step(prepared), None
-        contact.contacts = det.in_contact.copy()
-        contact.source = "torque"
         mask = result & _MASK32
         stance = self._stance_by_mask.get(mask)
         if stance is None:
             stance = self._stance_by_mask[mask] = self._stance_of_mask(mask)
-        stance_list, names, k, leg_slice, nis_slice = stance
+        stance_list, names, k, leg_slice, nis_slice, contacts = stance
+        contact.contacts = contacts  # the trigger's contact state (read-only, one array per pattern)
+        contact.source = "torque"
         gate = self._gate
         nis = buf[nis_slice].tolist()
         slip_events = self.slip.update(stamp, stance_list, nis)
@@ -334,14 +345,18 @@ class LegOdometry:
             return feet, None
         return feet, buf[:OUTPUT_SIZE]
 
-    def _stance_of_mask(self, mask: int) -> tuple[list[int], list[str], int, slice, slice]:
-        """The feet in contact of a joint step's contact mask: indices, names, their number k, and where the leg
-        update's output (13 k) and its NIS (the last k of it) are in the step's buffer."""
-        stance_list = [i for i in range(len(self.foot_frames)) if mask >> i & 1]
+    def _stance_of_mask(self, mask: int) -> tuple[list[int], list[str], int, slice, slice, NDArray[np.bool_]]:
+        """The feet in contact of a joint step's contact mask: indices, names, their number k, where the leg
+        update's output (13 k) and its NIS (the last k of it) are in the step's buffer, and the contact flags
+        (n_feet,) bool, read-only (shared by every step of that pattern)."""
+        n = len(self.foot_frames)
+        stance_list = [i for i in range(n) if mask >> i & 1]
         k = len(stance_list)
         o = self._leg_offset
         names = [self.foot_frames[i] for i in stance_list]
-        return stance_list, names, k, slice(o, o + 13 * k), slice(o + 12 * k, o + 13 * k)
+        contacts = np.array([bool(mask >> i & 1) for i in range(n)])
+        contacts.flags.writeable = False
+        return stance_list, names, k, slice(o, o + 13 * k), slice(o + 12 * k, o + 13 * k), contacts
 
     def _stance_of(self, contacts: NDArray[np.bool_]) -> tuple[NDArray[np.intp], list[int], list[str], FloatArray]:
         """The stance feet of a contact pattern: indices (array and list), names, radii; cached per pattern

@@ -8,12 +8,11 @@ not compiles for about a minute on a shared 2-core machine. Without this step th
 ``estimator_node`` after an install, where ``ros2 launch`` and launch tests expect a node to answer in seconds.
 Building an estimator on a bundled robot runs every warm-up the node's construction runs (the EKF's kernels for
 their signatures, the joint path's kernels with the layouts of the real calls), so the same cache entries are
-written; the compiled kinematics (``kinematics_kernels``) is compiled for the bundled robot's feet too. The array
-shapes are run-time values, but two things of the robot are part of a kernel's signature: the number of feet (the
-joint step takes per-foot tuples: compiled for 4 feet, the quadrupeds, and for 2, a biped with point feet) and flat
-feet (the orientation update of humanoid soles, its own kernel). Each is compiled here, so
-``jit.kernels_need_compiling`` is False afterwards (it looks for a cache of every kernel module) and no node start
-says it compiles; another number of feet compiles its joint step at that robot's first start (seconds).
+written (the joint step with its compiled kinematics and dynamics, built from the robot's constants: its signature
+depends on no property of the robot, so one compilation serves every robot); the compiled kinematics' Python access
+(``kinematics_kernels.CompiledKinematics``, tests and benchmarks) is compiled for the bundled robot's feet too, and the
+flat feet's orientation update (humanoid soles: its own kernel) on the same robot. ``jit.kernels_need_compiling`` is
+False afterwards (numba's own cache test on every kernel) and no node start says it compiles.
 """
 
 from __future__ import annotations
@@ -49,8 +48,6 @@ def compile_kernels(robot: str = "go1") -> float:
     RobotStateEstimator.from_description(desc)
     compile_kinematics_kernels(desc.model, desc.foot_frames())
     defaults = EstimatorSettings()
-    two_feet = dataclasses.replace(defaults, foot_frames=tuple(desc.foot_frames()[:2]))  # a biped's joint step
-    RobotStateEstimator.from_description(desc, two_feet)
     flat = dataclasses.replace(defaults, ekf=dataclasses.replace(defaults.ekf, flat_foot_update="all"))
     RobotStateEstimator.from_description(desc, flat)  # the flat-foot orientation update
     return time.monotonic() - start

@@ -290,8 +290,11 @@ class ContactSettings:
         min_off_duration_s: s, a lift-off is reported only after the raw trigger has held "off" this long.
         foot_sensor_timeout_s: s, in ``auto`` mode foot sensors count as streaming when their last sample is
             at most this old.
-        use_full_dynamics: use ``M a + h`` (with the estimated base and joint accelerations) instead of the
-            gravity torques ``g(q)`` for the contact forces.
+        use_full_dynamics: use ``M a + h`` (with the estimated base motion and the joint accelerations, the
+            backward difference of the joint velocities) instead of the gravity torques ``g(q)`` for the contact
+            forces when the joint message carries velocities, so that swing-leg inertia does not read as foot
+            force; ``g(q)`` when the velocities are differentiated positions (their lag makes the accelerations
+            worse than none). False: always ``g(q)``.
         flat_feet: estimate a 6-D contact wrench per foot (least-norm when a leg has fewer than 6 joints)
             instead of a 3-D point-foot force.
         schedule_timeout_s: s, ``schedule`` source: a joint sample at stamp t uses the latest contact schedule
@@ -313,7 +316,7 @@ class ContactSettings:
     min_on_duration_s: float = 0.0
     min_off_duration_s: float = 0.0
     foot_sensor_timeout_s: float = 0.1
-    use_full_dynamics: bool = False
+    use_full_dynamics: bool = True
     flat_feet: bool = False
     schedule_timeout_s: float = 0.1
     schedule_disagreement_s: float = 0.1

@@ -449,13 +449,20 @@ def test_one_kernel_joint_step_hands_unusual_outcomes_to_the_reference(trot_run,
     compiled_step = ests[0].legs.joint_step
     assert compiled_step is not None and ests[1].legs.joint_step is None
     results: list[int] = []  # what the real kernel returned, to check that each outcome was reached
-    kernel = compiled_step.step  # kernels.joint_step.joint_step's entry point, called by the backend's joint step
+    # the entry points of kernels.joint_step.joint_step (a held sample) and prepared_joint_step (the usual one), called
+    # by the backend's joint step
+    kernels = (compiled_step.step, compiled_step.prepared_step)
 
     def joint_step(*args):  # type: ignore[no-untyped-def]
-        results.append(kernel(*args))
+        results.append(kernels[0](*args))
+        return results[-1]
+
+    def prepared_joint_step(*args):  # type: ignore[no-untyped-def]
+        results.append(kernels[1](*args))
         return results[-1]
 
     compiled_step.step = joint_step
+    compiled_step.prepared_step = prepared_joint_step
     names = tuple(run.joint_names)
     stamps = run.stamps_ns
     n = min(len(run.imu_index), len(run.joint_index), 900)
@@ -494,3 +501,36 @@ def test_one_kernel_joint_step_hands_unusual_outcomes_to_the_reference(trot_run,
     assert results.count(layout.JOINT_FORCES_FAILED) == len(straight)
     assert results.count(layout.JOINT_NOT_PD) >= 1
     assert sum(r >= 0 for r in results) > 600
+
+
+@pytest.mark.parametrize("robot_name", ["go1", "solo12", "anymal_c"])
+@pytest.mark.parametrize("use_velocity", [True, False])
+def test_compiled_step_equals_reference_on_every_bundled_robot(robot_name, use_velocity, monkeypatch) -> None:
+    """Each bundled robot's noisy simulated trot through both backends with the default settings: the compiled joint
+    step (its kinematics and dynamics from the constants pinocchio extracted, the full dynamics with the message's
+    joint velocities, ``g(q)`` with differentiated ones) gives the reference's estimates, contacts, forces and NIS
+    (numpy and pinocchio) to 1e-12."""
+    from robot_state_estimator.common.paths import BUNDLED_ROBOTS
+
+    assert robot_name in BUNDLED_ROBOTS
+    robot = simulation.load_sim_robot(robot_name)
+    sim = dict(robot=robot_name, gait="trot", duration_s=1.5, settle_s=0.3, ramp_s=0.3, seed=7)
+    run = simulation.simulate(simulation.SimulationSettings(**sim, noise=True), robot=robot)
+
+    def make() -> RobotStateEstimator:
+        return RobotStateEstimator(
+            robot.model, run.imu, run.feet, EstimatorSettings(), base_link=run.base_link, foot_radii=run.foot_radii
+        )
+
+    fast, ref = build(monkeypatch, True, make), build(monkeypatch, False, make)
+    assert fast.legs.joint_step is not None and ref.legs.joint_step is None
+    out_f = feed_run(fast, run, use_velocity=use_velocity)
+    out_r = feed_run(ref, run, use_velocity=use_velocity)
+    assert isinstance(fast.legs.step_feet, FeetOfJointStep)
+    assert len(out_f["contacts"]) > 1000 and out_f["contacts"].any() and not out_f["contacts"].all()
+    np.testing.assert_array_equal(out_f["contacts"], out_r["contacts"])
+    np.testing.assert_array_equal(out_f["accepted"], out_r["accepted"])
+    for key in ("v", "p", "quat", "P_twist", "P_pose", "forces", "nis"):
+        close(out_f[key], out_r[key])
+    # the compiled step keeps the previous velocities as the reference does (full dynamics: held; else dropped)
+    assert fast.forces.qdot_prev_stamp[0] == ref.forces.qdot_prev_stamp[0] == int(use_velocity)

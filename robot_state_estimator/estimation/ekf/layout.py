@@ -96,15 +96,19 @@ GATHER_OK, GATHER_NAN_POSITION, GATHER_NAN_VELOCITY, GATHER_NAN_EFFORT = 0, 1, 2
 PREPARE_WHOLE, PREPARE_FILTERED, PREPARE_MEASURED = 1, 2, 4
 
 #: the joint step's tables. Integers ``ti``: [JI_MIN_ON] and [JI_MIN_OFF] the trigger's hold times (ns),
-#: [JI_ROLLING] rolling feet (1) or point feet (0), [JI_USE_J] the encoder-noise term in use (1/0), then from
-#: [JI_LEGS] each foot's 3 leg joint columns (n, 3). Floats ``tf``: [JF_MASS] total mass (kg), [JF_G:+3] ``g_W``
-#: (m/s^2), [JF_SF2] foot velocity noise^2 ((m/s)^2), [JF_SE2] encoder velocity noise^2 ((rad/s)^2), [JF_GATE] the
-#: NIS gate per foot (<= 0: none), then from [JF_RADII] the foot radii (n,) m.
-JI_MIN_ON, JI_MIN_OFF, JI_ROLLING, JI_USE_J, JI_LEGS = 0, 1, 2, 3, 4
+#: [JI_ROLLING] rolling feet (1) or point feet (0), [JI_USE_J] the encoder-noise term in use (1/0), [JI_FULL] the
+#: full dynamics in the force estimate (1: ``M a + h``; 0: ``g(q)``), then from [JI_LEGS] each foot's 3 leg joint
+#: columns (n, 3). Floats ``tf``: [JF_MASS] total mass (kg), [JF_G:+3] ``g_W`` (m/s^2) of the force estimate, [JF_SF2]
+#: foot velocity noise^2 ((m/s)^2), [JF_SE2] encoder velocity noise^2 ((rad/s)^2), [JF_GATE] the NIS gate per foot
+#: (<= 0: none), then from [JF_RADII] the foot radii (n,) m.
+JI_MIN_ON, JI_MIN_OFF, JI_ROLLING, JI_USE_J, JI_FULL, JI_LEGS = 0, 1, 2, 3, 4, 5
 JF_MASS, JF_G, JF_SF2, JF_SE2, JF_GATE, JF_RADII = 0, 1, 4, 5, 6, 7
 #: the joint step's results: the forces failed the conditioning test (nothing changed); the stacked innovation
 #: covariance is not positive definite (forces and trigger done, the filter unchanged)
 JOINT_FORCES_FAILED, JOINT_NOT_PD = -1, -2
+#: the prepared joint step's result when the sample's values are not finite (nothing changed: the reference path
+#: reports it)
+JOINT_NOT_PREPARED = -3
 #: a joint step result >= 0 is ``mask | n_accepted << JOINT_ACCEPTED_SHIFT | not_finite << JOINT_NOT_FINITE_SHIFT``
 #: with ``mask`` bit i set when foot i is in contact (at most :data:`JOINT_MAX_FEET` feet)
 JOINT_ACCEPTED_SHIFT, JOINT_NOT_FINITE_SHIFT = 32, 48
@@ -116,3 +120,10 @@ def joint_buffer_size(n_feet: int) -> int:
     and wrenches (n, 6) of the step, then the leg update's output (13 k for the k feet in contact: innovations
     (k, 3), their covariances (k, 3, 3), NIS (k,))."""
     return OUT_SIZE + 22 * n_feet
+
+
+def dynamics_buffer_size(n_joints: int) -> int:
+    """Length of the joint step's dynamics work buffer for ``n_joints`` joints (``nv = n_joints + 6``): gravity in B
+    (3), the centre of mass (3) and its Jacobian (3, n_joints), then RNEA's torques, velocity and acceleration (nv
+    each)."""
+    return 6 + 3 * n_joints + 3 * (n_joints + 6)

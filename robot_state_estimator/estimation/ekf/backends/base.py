@@ -43,16 +43,17 @@ BoolArray = NDArray[np.bool_]
 
 
 class JointStep(Protocol):
-    """A joint sample's step in one call (a compiled shortcut): its preparation, then after pinocchio's kinematics the
-    foot forces, the contact trigger, the stance feet's leg update and the outputs (:meth:`Backend.joint_step`)."""
+    """A joint sample's step in one call (a compiled shortcut): its preparation, then the kinematics and dynamics
+    (compiled, from the constants pinocchio extracted once), the foot forces, the contact trigger, the stance feet's
+    leg update and the outputs (:meth:`Backend.joint_step`)."""
 
     def warm_up(self, prepare_args: tuple[Any, ...], q_joints: FloatArray, qtau: FloatArray) -> None:
-        """Compile now (or load from the cache) for the argument types of ``prepare_args`` (those of :meth:`prepare`)
-        and of a step of ``q_joints`` (nj,) and ``qtau`` (3, nj), running each once on scratch copies of the state;
-        the kinematics' and the forces' buffers are written (the caller resets them)."""
+        """Compile now (or load from the cache) for the argument types of ``prepare_args`` (those of
+        :meth:`Backend.prepare_joints`) and of a step of ``q_joints`` (nj,) and ``qtau`` (3, nj), running each once on
+        scratch copies of the state; the kinematics' and the forces' buffers are written (the caller resets them)."""
         ...
 
-    def prepare(
+    def prepare_and_run(
         self,
         position: FloatArray,
         velocity: FloatArray,
@@ -63,23 +64,38 @@ class JointStep(Protocol):
         qdot: FloatArray,
         dt: float,
         alpha: float,
-        out: FloatArray,
         q_full: FloatArray,
-    ) -> int:
-        """:meth:`Backend.prepare_joints` without the type checks: every array C-contiguous float64 (``gather``
-        intp) of the layouts the step was made for."""
+        stamp_ns: int,
+    ) -> tuple[int, FloatArray, FloatArray]:
+        """:meth:`Backend.prepare_joints` (without the type checks: every array C-contiguous float64, ``gather``
+        intp, of the layouts the step was made for) into a new (3, nj) ``qtau``, then :meth:`run` of it at
+        ``stamp_ns`` in the same call (the velocities ``measured`` when ``mode`` has ``PREPARE_MEASURED``).
+
+        Returns:
+            The result (:data:`~..layout.JOINT_NOT_PREPARED` when a used value is not finite: nothing changed;
+            else :meth:`run`'s), ``qtau`` and the step's buffer.
+        """
         ...
 
-    def run(self, qtau: FloatArray, stamp_ns: int, q_joints: FloatArray | None) -> tuple[int, FloatArray]:
+    def run(
+        self, qtau: FloatArray, stamp_ns: int, q_joints: FloatArray | None, measured: bool
+    ) -> tuple[int, FloatArray]:
         """The step of a prepared sample ``qtau`` (3, nj) (positions rad, the velocities in use rad/s, efforts N m)
-        at the filter's time: pinocchio's foot kinematics (of ``q_joints``; None: the positions already in the
-        kinematics' configuration), the point-foot forces and the torque trigger, the leg update, the outputs.
+        at the filter's time: the foot kinematics of ``qtau[0]`` stored in the kinematics' buffers (``q_joints``:
+        also written into its configuration; None: already there), the bias torques (``M a + h`` with the full
+        dynamics when the velocities are the message's, ``measured``; else ``g(q)``), the point-foot forces and the
+        torque trigger, the leg update, the outputs.
 
         Returns:
             The result (:data:`~..layout.JOINT_FORCES_FAILED`, :data:`~..layout.JOINT_NOT_PD`, or the contact
             mask, the number of accepted feet and whether the state is not finite: ``JOINT_ACCEPTED_SHIFT``) and
             the buffer (:func:`~..layout.joint_buffer_size`).
         """
+        ...
+
+    def part_costs(self, qtau: FloatArray, stamp_ns: int, repeats: int = 2000, batches: int = 5) -> dict[str, float]:
+        """The step's parts (propagation, kinematics, contact logic, update), each timed in a compiled loop from the
+        current state, nothing changed: us of CPU per repetition (``make bench``'s breakdown of the core step)."""
         ...
 
 

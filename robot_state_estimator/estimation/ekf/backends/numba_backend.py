@@ -12,6 +12,7 @@ with arguments made by the caller in the exact layouts (C-contiguous float64).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,17 +28,33 @@ from robot_state_estimator.estimation.ekf.layout import (
     C_R_BASE_IMU,
     C_SIZE,
     DECLINED,
+    JF_G,
+    JF_GATE,
+    JF_MASS,
+    JF_RADII,
     JF_SE2,
+    JF_SF2,
+    JI_FULL,
+    JI_LEGS,
+    JI_MIN_OFF,
+    JI_MIN_ON,
+    JI_ROLLING,
     JI_USE_J,
     JOINT_MAX_FEET,
     N_STATES,
     OUT_SIZE,
+    X_ACCEL,
+    X_GYRO,
     X_R,
     X_SIZE,
+    dynamics_buffer_size,
     joint_buffer_size,
 )
 from robot_state_estimator.estimation.ekf.measurements import Measurement, UpdateResult, leg_results
 from robot_state_estimator.estimation.ekf.numerics import _block_diag, _mat, _mat3, _vec
+from robot_state_estimator.estimation.errors import ModelError
+from robot_state_estimator.estimation.kinematics_kernels import make_work, pack_model
+from robot_state_estimator.estimation.model_constants import extract_model_constants
 
 if TYPE_CHECKING:
     from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator
@@ -329,12 +346,22 @@ class NumbaBackend(NumpyBackend):
     ) -> CompiledJointStep | None:
         if not forces.point_3x3 or kin.n_feet > JOINT_MAX_FEET:
             return None
-        return CompiledJointStep(ekf, kin, forces, detector, radii, rolling)
+        try:
+            return CompiledJointStep(ekf, kin, forces, detector, radii, rolling)
+        except ModelError:  # a joint the compiled kinematics does not support: the per-part operations
+            return None
 
 
 class CompiledJointStep:
-    """:class:`~.base.JointStep` by ``kernels.legs.prepare_joints`` and ``kernels.joint_step.joint_step``, called
-    through their entry points (resolved by :meth:`warm_up` with the layouts of the real calls)."""
+    """:class:`~.base.JointStep` by ``kernels.joint_step.prepared_joint_step`` (``kernels.legs.prepare_joints``, then
+    ``joint_step``: one call per usual joint sample) and ``kernels.joint_step.joint_step`` (a held sample), called
+    through their entry points (resolved by :meth:`warm_up` with the layouts of the real calls). The kinematics and
+    dynamics run inside the step, from the constants pinocchio extracted once (``model_constants``,
+    ``kinematics_kernels.pack_model``; tested equal to pinocchio to 1e-12).
+
+    Raises:
+        ModelError: a joint the compiled kinematics does not support (``extract_model_constants``).
+    """
 
     def __init__(
         self,
@@ -346,10 +373,14 @@ class CompiledJointStep:
         rolling: bool,
     ) -> None:
         self._ekf, self._kin, self._forces, self._detector = ekf, kin, forces, detector
+        constants = extract_model_constants(kin.model, kin.foot_frame_ids)
+        self._model = pack_model(constants)
+        self._work = make_work(constants)
+        self._dyn = np.zeros(dynamics_buffer_size(kin.n_joints))
         es = ekf.settings
         self._ints = np.array(
             [detector._min_on_ns, detector._min_off_ns, int(rolling), int(es.encoder_velocity_noise > 0.0),
-             *forces.leg_columns.ravel().tolist()],
+             int(forces.use_full_dynamics), *forces.leg_columns.ravel().tolist()],
             dtype=np.int64,
         )  # fmt: skip
         self._floats = np.array(
@@ -358,40 +389,155 @@ class CompiledJointStep:
         )  # fmt: skip
         self._noise_settings = es  # the settings the encoder-noise entries were taken from
         self.buffer_size = joint_buffer_size(kin.n_feet)
-        self.prepare: Any = None
+        self._n_joints = kin.n_joints
+        self.prepared_step: Any = None
         self.step: Any = None
+
+    def _step_args(self, qtau: FloatArray, stamp_ns: int, scratch: bool) -> tuple[Any, ...]:
+        """The step kernel's arguments; with ``scratch`` copies of the state it changes (the filter, the trigger,
+        the held joint velocities)."""
+        ekf, kin, det, forces = self._ekf, self._kin, self._detector, self._forces
+        m = self._model
+        x, P, flags, since = ekf._x, ekf._P, det._flags, det._since_ns
+        qdot_prev, prev_stamp = forces.qdot_prev, forces.qdot_prev_stamp
+        if scratch:
+            x, P, flags, since = x.copy(), P.copy(), flags.copy(), since.copy()
+            qdot_prev, prev_stamp = qdot_prev.copy(), prev_stamp.copy()
+        return (
+            x, P, ekf._c, m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, self._work, kin.X_base_foot,
+            kin.J6_base_foot, self._dyn, qtau, self._ints, self._floats, det.on_threshold, det.off_threshold, stamp_ns,
+            True, flags, since, qdot_prev, prev_stamp, forces.force_in_world, forces.wrench_in_foot,
+            np.empty(self.buffer_size),
+        )  # fmt: skip
 
     def warm_up(self, prepare_args: tuple[Any, ...], q_joints: FloatArray, qtau: FloatArray) -> None:
         """Resolve the entry points with arguments of the real calls' types and run each once on scratch copies of
         the state they change (the kinematics' and the forces' buffers are written: the caller resets them)."""
-        self.prepare = jit.entry_point(legs.prepare_joints, *prepare_args)
-        self.prepare(*prepare_args)
-        ekf, kin, det = self._ekf, self._kin, self._detector
-        placements, jacobians = kin.foot_terms(q_joints)
-        args = (
-            ekf._x.copy(), ekf._P.copy(), ekf._c, placements, jacobians, kin.X_base_foot, kin.J6_base_foot,
-            _jacobian_com(kin.model, kin.data), qtau, self._ints, self._floats, det.on_threshold, det.off_threshold,
-            3, det._flags.copy(), det._since_ns.copy(), self._forces.force_in_world, self._forces.wrench_in_foot,
-            np.empty(self.buffer_size),
-        )  # fmt: skip
+        qtau = np.array(qtau)
+        qtau[0] = q_joints
+        args = self._step_args(qtau, 3, True)
         self.step = jit.entry_point(joint_step_kernel.joint_step, *args)
         self.step(*args)
+        position, velocity, effort, gather, mode, q_prev, qdot, dt, alpha, out, q_full = prepare_args
+        first = (position, velocity, effort, gather, mode, q_prev.copy(), qdot.copy(), dt, alpha, q_full.copy())
+        step_args = self._step_args(out, 3, True)
+        merged = (*first, *step_args[:17], *step_args[18:])  # no ``measured``: from ``mode``
+        self.prepared_step = jit.entry_point(joint_step_kernel.prepared_joint_step, *merged)
+        self.prepared_step(*merged)
 
-    def run(self, qtau: FloatArray, stamp_ns: int, q_joints: FloatArray | None) -> tuple[int, FloatArray]:
+    def prepare_and_run(
+        self,
+        position: FloatArray,
+        velocity: FloatArray,
+        effort: FloatArray,
+        gather: IntArray,
+        mode: int,
+        q_prev: FloatArray,
+        qdot: FloatArray,
+        dt: float,
+        alpha: float,
+        q_full: FloatArray,
+        stamp_ns: int,
+    ) -> tuple[int, FloatArray, FloatArray]:
         ekf, kin, det, forces = self._ekf, self._kin, self._detector, self._forces
         s = ekf.settings
         if s is not self._noise_settings:  # the leg noise chosen at an initialisation (the filter's settings)
             self._ints[JI_USE_J] = int(s.encoder_velocity_noise > 0.0)
             self._floats[JF_SE2] = float(s.encoder_velocity_noise**2)
             self._noise_settings = s
-        placements, jacobians = kin.foot_terms(q_joints)  # pinocchio; the kernel stores them as kin.update does
+        m = self._model
+        qtau = np.empty((3, self._n_joints))
+        buf = np.empty(self.buffer_size)
+        result: int = self.prepared_step(
+            position, velocity, effort, gather, mode, q_prev, qdot, dt, alpha, q_full, ekf._x, ekf._P, ekf._c,
+            m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, self._work, kin.X_base_foot, kin.J6_base_foot,
+            self._dyn, qtau, self._ints, self._floats, det.on_threshold, det.off_threshold, stamp_ns, det._flags,
+            det._since_ns, forces.qdot_prev, forces.qdot_prev_stamp, forces.force_in_world, forces.wrench_in_foot,
+            buf,
+        )  # fmt: skip
+        return result, qtau, buf
+
+    def run(
+        self, qtau: FloatArray, stamp_ns: int, q_joints: FloatArray | None, measured: bool
+    ) -> tuple[int, FloatArray]:
+        ekf, kin, det, forces = self._ekf, self._kin, self._detector, self._forces
+        s = ekf.settings
+        if s is not self._noise_settings:  # the leg noise chosen at an initialisation (the filter's settings)
+            self._ints[JI_USE_J] = int(s.encoder_velocity_noise > 0.0)
+            self._floats[JF_SE2] = float(s.encoder_velocity_noise**2)
+            self._noise_settings = s
+        if q_joints is not None:  # as LegKinematics.update: the configuration holds the positions
+            kin.configuration[7:] = q_joints
+        m = self._model
         buf = np.empty(self.buffer_size)
         result: int = self.step(
-            ekf._x, ekf._P, ekf._c, placements, jacobians, kin.X_base_foot, kin.J6_base_foot,
-            _jacobian_com(kin.model, kin.data), qtau, self._ints, self._floats, det.on_threshold, det.off_threshold,
-            stamp_ns, det._flags, det._since_ns, forces.force_in_world, forces.wrench_in_foot, buf,
+            ekf._x, ekf._P, ekf._c, m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, self._work,
+            kin.X_base_foot, kin.J6_base_foot, self._dyn, qtau, self._ints, self._floats, det.on_threshold,
+            det.off_threshold, stamp_ns, measured, det._flags, det._since_ns, forces.qdot_prev, forces.qdot_prev_stamp,
+            forces.force_in_world, forces.wrench_in_foot, buf,
         )  # fmt: skip
         return result, buf
+
+    def part_costs(self, qtau: FloatArray, stamp_ns: int, repeats: int = 2000, batches: int = 5) -> dict[str, float]:
+        """The compiled step's parts, each repeated in a compiled loop from the current state (nothing changed):
+        us of CPU per repetition, the median of ``batches`` batches (``make bench``'s breakdown of the core step;
+        ``kernels/parts.py``, compiled at the first call). Keys: ``propagation`` (an IMU sample's kernel: check,
+        propagation, outputs), ``kinematics`` (foot placements and Jacobians, centre-of-mass Jacobian, the bias
+        torques: ``g(q)`` or RNEA), ``contact_logic`` (point-foot forces, Schmitt trigger), ``update`` (the stance
+        feet's stacked leg update, Joseph form, and the outputs), each less the loop's state restoring.
+
+        Args:
+            qtau: (3, nj) a prepared sample (positions, velocities, efforts); stamp_ns: its stamp (ns).
+            repeats: repetitions per batch. batches: batches per part.
+        """
+        from robot_state_estimator.estimation.ekf.backends.kernels import parts
+
+        ekf, kin, det, forces = self._ekf, self._kin, self._detector, self._forces
+        m, ti, tf = self._model, self._ints, self._floats
+        x0, P0, c = ekf._x.copy(), ekf._P.copy(), ekf._c
+        x, P = x0.copy(), P0.copy()
+        X, J6, dyn = kin.X_base_foot.copy(), kin.J6_base_foot.copy(), self._dyn.copy()
+        work = self._work.copy()
+        full = bool(ti[JI_FULL])  # with the message's velocities
+        qtau = np.ascontiguousarray(qtau, dtype=float)
+        g = tf[JF_G : JF_G + 3].copy()
+        n_feet = kin.n_feet
+        legs_cols = np.ascontiguousarray(ti[JI_LEGS : JI_LEGS + 3 * n_feet].reshape(n_feet, 3))
+        force, wrench = forces.force_in_world.copy(), forces.wrench_in_foot.copy()
+        flags, since = det._flags.copy(), det._since_ns.copy()
+        qdot_prev, prev_stamp = forces.qdot_prev.copy(), forces.qdot_prev_stamp.copy()
+        gyro, accel = x0[X_GYRO : X_GYRO + 3].copy(), x0[X_ACCEL : X_ACCEL + 3].copy()
+        contacts = det.in_contact.copy()
+        radii = tf[JF_RADII : JF_RADII + n_feet].copy()
+        parts.repeat_kinematics(1, x, c, m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, work, X, J6, dyn,
+                                qtau, tf[JF_MASS], g, full, stamp_ns, qdot_prev, prev_stamp)  # fmt: skip
+        bias = dyn[6 + 3 * kin.n_joints + 6 : 6 + 3 * kin.n_joints + 6 + kin.n_joints].copy()
+        calls = {
+            "copy": lambda n: parts.repeat_copy(n, x, P, x0, P0),
+            "propagation": lambda n: parts.repeat_propagation(n, x, P, c, x0, P0, gyro, accel, 1e-3),
+            "kinematics": lambda n: parts.repeat_kinematics(
+                n, x0, c, m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, work, X, J6, dyn, qtau,
+                tf[JF_MASS], g, full, stamp_ns, qdot_prev, prev_stamp),
+            "contact_logic": lambda n: parts.repeat_contacts(
+                n, x0, J6, legs_cols, bias, qtau, X, force, wrench, det.on_threshold, det.off_threshold,
+                int(ti[JI_MIN_ON]), int(ti[JI_MIN_OFF]), flags, since, stamp_ns),
+            "update": lambda n: parts.repeat_update(
+                n, x, P, c, x0, P0, contacts, qtau[1], radii, X, J6, bool(ti[JI_ROLLING]), bool(ti[JI_USE_J]),
+                float(tf[JF_SF2]), float(tf[JF_SE2]), float(tf[JF_GATE])),
+        }  # fmt: skip
+        costs = {}
+        for name, call in calls.items():
+            call(1)  # compiles
+            per_batch = []
+            for _ in range(batches):
+                t0 = time.process_time()
+                call(repeats)
+                per_batch.append((time.process_time() - t0) / repeats * 1e6)
+            costs[name] = float(np.median(per_batch))
+        copy = costs.pop("copy")
+        for name in ("propagation", "update"):
+            costs[name] = max(costs[name] - copy, 0.0)
+        return costs
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -1,21 +1,25 @@
-"""The compiled joint step: a joint sample's whole step after pinocchio's kinematics in one call (foot placements and
-Jacobians stored, point-foot forces, contact trigger, the stance feet's leg update, the outputs). No new maths: the
-kernels it calls are each checked against their references."""
+"""The compiled joint step: a joint sample's whole step in one call, its kinematics included (foot placements and
+Jacobians, the centre-of-mass Jacobian or the inverse dynamics, computed from the constants pinocchio extracted
+once: :mod:`robot_state_estimator.estimation.kinematics_kernels`), then the point-foot forces, the contact trigger,
+the stance feet's leg update and the outputs. No new maths: the kernels it calls are each checked against their
+references (pinocchio for the kinematics, the numpy backend for the rest)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from robot_state_estimator.estimation.ekf.backends.kernels.legs import point_foot_forces, schmitt_step
+from robot_state_estimator.estimation.ekf.backends.kernels.legs import forces_from_bias, prepare_joints, schmitt_step
 from robot_state_estimator.estimation.ekf.backends.kernels.outputs import finite_outputs
 from robot_state_estimator.estimation.ekf.backends.kernels.update import stance_update
 from robot_state_estimator.estimation.ekf.layout import (
+    C_G_WORLD,
+    GATHER_OK,
     JF_G,
     JF_GATE,
-    JF_MASS,
     JF_RADII,
     JF_SE2,
     JF_SF2,
+    JI_FULL,
     JI_LEGS,
     JI_MIN_OFF,
     JI_MIN_ON,
@@ -25,10 +29,85 @@ from robot_state_estimator.estimation.ekf.layout import (
     JOINT_FORCES_FAILED,
     JOINT_NOT_FINITE_SHIFT,
     JOINT_NOT_PD,
+    JOINT_NOT_PREPARED,
     OUT_SIZE,
+    PREPARE_MEASURED,
+    X_ALPHA,
+    X_F,
+    X_OMEGA,
     X_R,
+    X_V,
 )
 from robot_state_estimator.estimation.jit import kernel
+from robot_state_estimator.estimation.kinematics_kernels import foot_terms, gravity_torques, rnea
+
+
+@kernel
+def bias_torques(
+    x: np.ndarray,
+    c: np.ndarray,
+    joint_ints: np.ndarray,
+    joint_floats: np.ndarray,
+    work: np.ndarray,
+    dyn: np.ndarray,
+    total_mass: float,
+    g_world: np.ndarray,
+    qdot: np.ndarray,
+    full: bool,
+    stamp_ns: int,
+    qdot_prev: np.ndarray,
+    prev_stamp: np.ndarray,
+) -> np.ndarray:
+    """The bias torques of the force estimate on the joints (``ContactSource._estimate_forces``,
+    ``ContactForceEstimator.bias_torques``) after :func:`foot_terms` of the joint positions: ``g(q) = -M J_com^T
+    g_B``, or with ``full`` the joint rows of ``M a + h`` by RNEA with the filter's base motion (``v = [v_B, omega_B,
+    qdot]``, ``a = [f_B + R^T g_W - omega_B x v_B, alpha_B, qddot]``) and the joint accelerations ``qddot`` from the
+    previous joint velocities (``ContactForceEstimator.joint_acceleration``: zero without them).
+
+    Args:
+        x, c: the filter's buffers (``ekf.layout``).
+        joint_ints, joint_floats, work: the kinematics' model and work arrays (after :func:`foot_terms`).
+        dyn: (:func:`~...layout.dynamics_buffer_size`,) the dynamics buffer (its J_com written by
+            :func:`foot_terms`); its torque part written.
+        total_mass: kg. g_world: (3,) m/s^2, gravity in W of the force estimate.
+        qdot: (nj,) rad/s, the joint velocities in use. full: the full dynamics.
+        stamp_ns: the sample's stamp. qdot_prev: (nj,) rad/s, prev_stamp: (2,) int64 [held, stamp ns]: the previous
+            joint velocities (read; the caller records the new ones once the forces are solved).
+
+    Returns:
+        (nj,) N m, a view of ``dyn``.
+    """
+    nj = qdot.shape[0]
+    nv = nj + 6
+    R = x[X_R : X_R + 9]
+    gb = dyn[0:3]
+    for k in range(3):
+        gb[k] = R[k] * g_world[0] + R[3 + k] * g_world[1] + R[6 + k] * g_world[2]
+    o = 6 + 3 * nj
+    tau = dyn[o : o + nv]
+    if not full:
+        J_com = dyn[6 : 6 + 3 * nj].reshape((3, nj))
+        gravity_torques(J_com, total_mass, gb, tau[6:])
+        return tau[6:]
+    v = dyn[o + nv : o + 2 * nv]
+    a = dyn[o + 2 * nv : o + 3 * nv]
+    w0, w1, w2 = x[X_OMEGA], x[X_OMEGA + 1], x[X_OMEGA + 2]
+    v0, v1, v2 = x[X_V], x[X_V + 1], x[X_V + 2]
+    for k in range(3):
+        v[k] = x[X_V + k]
+        v[3 + k] = x[X_OMEGA + k]
+        a[3 + k] = x[X_ALPHA + k]
+        a[k] = x[X_F + k] + (R[k] * c[C_G_WORLD] + R[3 + k] * c[C_G_WORLD + 1] + R[6 + k] * c[C_G_WORLD + 2])
+    a[0] -= w1 * v2 - w2 * v1
+    a[1] -= w2 * v0 - w0 * v2
+    a[2] -= w0 * v1 - w1 * v0
+    held = prev_stamp[0] != 0 and stamp_ns > prev_stamp[1]
+    dt = (stamp_ns - prev_stamp[1]) * 1e-9
+    for j in range(nj):
+        v[6 + j] = qdot[j]
+        a[6 + j] = (qdot[j] - qdot_prev[j]) / dt if held else 0.0
+    rnea(v, a, gb, joint_ints, joint_floats, work, tau)
+    return tau[6:]
 
 
 @kernel
@@ -36,70 +115,81 @@ def joint_step(
     x: np.ndarray,
     P: np.ndarray,
     c: np.ndarray,
-    placements: tuple[np.ndarray, ...],
-    jacobians: tuple[np.ndarray, ...],
+    joint_ints: np.ndarray,
+    joint_floats: np.ndarray,
+    frame_ints: np.ndarray,
+    frame_floats: np.ndarray,
+    work: np.ndarray,
     X_base_foot: np.ndarray,
     J6: np.ndarray,
-    Jcom: np.ndarray,
+    dyn: np.ndarray,
     qtau: np.ndarray,
     ti: np.ndarray,
     tf: np.ndarray,
     on: float,
     off: float,
     stamp_ns: int,
+    measured: bool,
     flags: np.ndarray,
     since_ns: np.ndarray,
+    qdot_prev: np.ndarray,
+    prev_stamp: np.ndarray,
     force_in_world: np.ndarray,
     wrench_in_foot: np.ndarray,
     buf: np.ndarray,
 ) -> int:
-    """A joint sample's step after pinocchio's kinematics, in one call (``RobotStateEstimator._apply_joints`` with
-    the torque contact source, then ``BaseEkf.finite_output_vector``): pinocchio's foot placements and Jacobians
-    stored as ``LegKinematics.update`` stores them, the point-foot forces and the Schmitt trigger
-    on their vertical components (:func:`.legs.torque_contacts`), the leg
-    update of the feet in contact (:func:`stance_update`) and the outputs (:func:`finite_outputs`). No new maths:
-    the kernels it calls are each checked against their references.
+    """A joint sample's step in one call (``LegOdometry.apply`` with the torque contact source, then
+    ``BaseEkf.finite_output_vector``): the foot placements and Jacobians and the centre-of-mass Jacobian
+    (:func:`foot_terms`, stored as ``LegKinematics.update`` stores pinocchio's), the bias torques
+    (:func:`bias_torques`: ``g(q)`` or ``M a + h``), the point-foot forces and the Schmitt trigger on their vertical
+    components, the leg update of the feet in contact (:func:`stance_update`) and the outputs
+    (:func:`finite_outputs`).
 
     Args:
         x, P, c: the filter's buffers (``ekf.layout``).
-        placements, jacobians: per foot, pinocchio's placement (4, 4) and frame Jacobian (6, nv) in B
-            (``LegKinematics.foot_terms``, base at the identity).
-        X_base_foot: (n, 4, 4), J6: (n, 6, nj): written, the placements and the Jacobians' joint columns
-            (``LegKinematics``' buffers, as its ``update`` writes them).
-        Jcom: (3, nv) centre-of-mass Jacobian in B (pinocchio's ``jacobianCenterOfMass`` after ``foot_terms``).
+        joint_ints, joint_floats, frame_ints, frame_floats: the kinematics' model arrays (``kinematics_kernels.
+            pack_model`` of the feet); work: its work array.
+        X_base_foot: (n, 4, 4), J6: (n, 6, nj): written, the foot placements and Jacobians in B (``LegKinematics``'
+            buffers, as its ``update`` writes them).
+        dyn: (:func:`~...layout.dynamics_buffer_size`,) the dynamics work buffer.
         qtau: (3, nj) joint positions (rad), the velocities in use (rad/s), the measured torques (N m).
         ti, tf: the integer and float tables (:data:`JI_MIN_ON`, :data:`JF_MASS`, ...).
         on, off: the trigger's thresholds (N, on the vertical force in W). stamp_ns: the sample's stamp (ns).
+        measured: the velocities are the message's (the full dynamics, when ``ti[JI_FULL]``, needs them).
         flags: (3, n) bool, the trigger's raw state, contact state and pending changes; since_ns: (n,) int64
             (``ContactDetector``; updated in place).
+        qdot_prev: (nj,), prev_stamp: (2,) int64: the previous joint velocities of the full dynamics
+            (``ContactForceEstimator``'s; once the forces are solved: updated with the full dynamics, else dropped).
         force_in_world: (n, 3) N, wrench_in_foot: (n, 6) (``ContactForceEstimator``'s; written).
         buf: (:func:`joint_buffer_size`,) written: ``[0:OUT_SIZE]`` the outputs (when finite), then the forces
             (n, 3) and wrenches (n, 6), then the leg update's output (13 k for the k feet in contact, as
             :func:`leg_update`).
 
     Returns:
-        :data:`JOINT_FORCES_FAILED` (a leg's 3 x 3 system is ill-conditioned; nothing changed),
-        :data:`JOINT_NOT_PD` (forces and trigger done, filter unchanged), else the contact mask, the number of
-        accepted feet and whether the state is not finite (:data:`JOINT_ACCEPTED_SHIFT`).
+        :data:`JOINT_FORCES_FAILED` (a leg's 3 x 3 system is ill-conditioned; only the kinematics' buffers
+        changed), :data:`JOINT_NOT_PD` (forces and trigger done, filter unchanged), else the contact mask, the
+        number of accepted feet and whether the state is not finite (:data:`JOINT_ACCEPTED_SHIFT`).
     """
     n = J6.shape[0]
     nj = J6.shape[2]
-    for i in range(n):
-        Xi = placements[i]
-        Ji = jacobians[i]
-        for a in range(4):
-            for b in range(4):
-                X_base_foot[i, a, b] = Xi[a, b]
-        for a in range(6):
-            for j in range(nj):
-                J6[i, a, j] = Ji[a, 6 + j]
+    qdot = qtau[1]
+    J_com = dyn[6 : 6 + 3 * nj].reshape((3, nj))
+    total_mass = foot_terms(qtau[0], joint_ints, joint_floats, frame_ints, frame_floats, work, X_base_foot, J6,
+                            dyn[3:6], J_com)  # fmt: skip
+    full = ti[JI_FULL] != 0 and measured
+    bias = bias_torques(x, c, joint_ints, joint_floats, work, dyn, total_mass, tf[JF_G : JF_G + 3], qdot, full,
+                        stamp_ns, qdot_prev, prev_stamp)  # fmt: skip
     legs = ti[JI_LEGS : JI_LEGS + 3 * n].reshape((n, 3))
     R = x[X_R : X_R + 9].reshape((3, 3))
-    failed = point_foot_forces(
-        J6, legs, Jcom, tf[JF_MASS], tf[JF_G : JF_G + 3], qtau[2], R, X_base_foot, force_in_world, wrench_in_foot
-    )
-    if failed != 0:
+    if forces_from_bias(J6, legs, bias, qtau[2], R, X_base_foot, force_in_world, wrench_in_foot) != 0:
         return JOINT_FORCES_FAILED
+    if full:
+        for j in range(nj):
+            qdot_prev[j] = qdot[j]
+        prev_stamp[0] = 1
+        prev_stamp[1] = stamp_ns
+    else:
+        prev_stamp[0] = 0
     in_contact = flags[1]
     schmitt_step(force_in_world[:, 2], stamp_ns, on, off, ti[JI_MIN_ON], ti[JI_MIN_OFF], flags[0], in_contact,
                  flags[2], since_ns)  # fmt: skip
@@ -115,7 +205,7 @@ def joint_step(
             mask |= 1 << i
             k += 1
     lo = o + 9 * n
-    n_acc = stance_update(x, P, c, in_contact, qtau[1], tf[JF_RADII : JF_RADII + n], X_base_foot[:, :3, 3], J6,
+    n_acc = stance_update(x, P, c, in_contact, qdot, tf[JF_RADII : JF_RADII + n], X_base_foot[:, :3, 3], J6,
                           ti[JI_ROLLING] != 0, ti[JI_USE_J] != 0, tf[JF_SF2], tf[JF_SE2], tf[JF_GATE],
                           buf[lo : lo + 13 * k])  # fmt: skip
     if n_acc < 0:
@@ -124,3 +214,54 @@ def joint_step(
     if not finite_outputs(x, P, c, buf[:OUT_SIZE]):
         result |= 1 << JOINT_NOT_FINITE_SHIFT
     return result
+
+
+@kernel
+def prepared_joint_step(
+    position: np.ndarray,
+    velocity: np.ndarray,
+    effort: np.ndarray,
+    gather: np.ndarray,
+    mode: int,
+    q_prev: np.ndarray,
+    qdot_est: np.ndarray,
+    dt: float,
+    alpha: float,
+    q_full: np.ndarray,
+    x: np.ndarray,
+    P: np.ndarray,
+    c: np.ndarray,
+    joint_ints: np.ndarray,
+    joint_floats: np.ndarray,
+    frame_ints: np.ndarray,
+    frame_floats: np.ndarray,
+    work: np.ndarray,
+    X_base_foot: np.ndarray,
+    J6: np.ndarray,
+    dyn: np.ndarray,
+    qtau: np.ndarray,
+    ti: np.ndarray,
+    tf: np.ndarray,
+    on: float,
+    off: float,
+    stamp_ns: int,
+    flags: np.ndarray,
+    since_ns: np.ndarray,
+    qdot_prev: np.ndarray,
+    prev_stamp: np.ndarray,
+    force_in_world: np.ndarray,
+    wrench_in_foot: np.ndarray,
+    buf: np.ndarray,
+) -> int:
+    """A joint sample from its message arrays to the outputs in one call: :func:`.legs.prepare_joints` (gather,
+    finiteness, the joint velocity's regular step, the positions into ``q_full``) into ``qtau``, then
+    :func:`joint_step` (``measured`` from ``mode``'s :data:`PREPARE_MEASURED`). Arguments as those two.
+
+    Returns:
+        :data:`JOINT_NOT_PREPARED` when a used value is not finite (nothing changed), else :func:`joint_step`'s.
+    """
+    if prepare_joints(position, velocity, effort, gather, mode, q_prev, qdot_est, dt, alpha, qtau, q_full) != GATHER_OK:
+        return JOINT_NOT_PREPARED
+    return joint_step(x, P, c, joint_ints, joint_floats, frame_ints, frame_floats, work, X_base_foot, J6, dyn, qtau,
+                      ti, tf, on, off, stamp_ns, (mode & PREPARE_MEASURED) != 0, flags, since_ns, qdot_prev,
+                      prev_stamp, force_in_world, wrench_in_foot, buf)  # fmt: skip

@@ -31,6 +31,7 @@ from robot_state_estimator.estimation.jit import kernel
 FloatArray = NDArray[np.float64]
 
 __all__ = [
+    "forces_from_bias",
     "gather_joints",
     "joint_velocity_step",
     "leg_velocity_terms",
@@ -149,6 +150,84 @@ def prepare_joints(
 
 
 @kernel
+def _leg_force(
+    J6: FloatArray,
+    leg_cols: NDArray[np.intp],
+    i: int,
+    x: float,
+    y: float,
+    z: float,
+    R_world_base: FloatArray,
+    X_base_foot: FloatArray,
+    force_in_world: FloatArray,
+    wrench_in_foot: FloatArray,
+) -> bool:
+    """Foot i's point force from its leg's 3 x 3 system ``J_leg^T f_B = (x, y, z)`` (the bias torques minus the
+    measured ones on the leg's joints) by the adjugate, when the Hadamard ratio test of ``contact._solve3`` passes:
+    ``force_in_world[i] = R_WB f_B``, ``wrench_in_foot[i] = [R_base_foot^T f_B, 0]``. False (outputs untouched)
+    when the system is ill-conditioned."""
+    # A = J_leg^T: A[r, k] = J6[i, k, cols[r]] (the naming of contact._solve3)
+    c0_, c1_, c2_ = leg_cols[i, 0], leg_cols[i, 1], leg_cols[i, 2]
+    a, b_, c = J6[i, 0, c0_], J6[i, 1, c0_], J6[i, 2, c0_]
+    d, e, f = J6[i, 0, c1_], J6[i, 1, c1_], J6[i, 2, c1_]
+    g, h, ii = J6[i, 0, c2_], J6[i, 1, c2_], J6[i, 2, c2_]
+    c0 = e * ii - f * h
+    c1 = f * g - d * ii
+    c2 = d * h - e * g
+    det = a * c0 + b_ * c1 + c * c2
+    hadamard = (
+        math.sqrt(a * a + d * d + g * g) * math.sqrt(b_ * b_ + e * e + h * h) * math.sqrt(c * c + f * f + ii * ii)
+    )
+    if not (hadamard > 0.0 and abs(det) > 1e-6 * hadamard):
+        return False
+    inv = 1.0 / det
+    f0 = (c0 * x + (c * h - b_ * ii) * y + (b_ * f - c * e) * z) * inv
+    f1 = (c1 * x + (a * ii - c * g) * y + (c * d - a * f) * z) * inv
+    f2 = (c2 * x + (b_ * g - a * h) * y + (a * e - b_ * d) * z) * inv
+    R = R_world_base
+    for k in range(3):
+        force_in_world[i, k] = R[k, 0] * f0 + R[k, 1] * f1 + R[k, 2] * f2
+        wrench_in_foot[i, k] = X_base_foot[i, 0, k] * f0 + X_base_foot[i, 1, k] * f1 + X_base_foot[i, 2, k] * f2
+        wrench_in_foot[i, 3 + k] = 0.0
+    return True
+
+
+@kernel
+def forces_from_bias(
+    J6: FloatArray,
+    leg_cols: NDArray[np.intp],
+    bias: FloatArray,
+    tau: FloatArray,
+    R_world_base: FloatArray,
+    X_base_foot: FloatArray,
+    force_in_world: FloatArray,
+    wrench_in_foot: FloatArray,
+) -> int:
+    """Point-foot contact forces of 3-joint legs, all feet in one call, from the bias torques ``bias`` on the joints:
+    ``g(q)`` (quasi-static) or the joint rows of ``M a + h`` (full dynamics). Per leg ``f_B = (J_leg^T)^-1 (bias_leg
+    - tau_leg)`` (``ContactForceEstimator.estimate`` with ``_estimate_point_3x3``).
+
+    Args:
+        J6: (n, 6, nj) foot Jacobians in B. leg_cols: (n, 3) joint columns of each leg.
+        bias: (nj,) N m, the bias torques. tau: (nj,) N m, measured joint torques.
+        R_world_base: (3, 3). X_base_foot: (n, 4, 4) foot placements in B.
+        force_in_world: (n, 3) N, wrench_in_foot: (n, 6): written (as :func:`point_foot_forces`).
+
+    Returns:
+        As :func:`point_foot_forces`: bit i set when foot i's system failed the conditioning test.
+    """
+    failed = 0
+    for i in range(J6.shape[0]):
+        c0_, c1_, c2_ = leg_cols[i, 0], leg_cols[i, 1], leg_cols[i, 2]
+        x = bias[c0_] - tau[c0_]
+        y = bias[c1_] - tau[c1_]
+        z = bias[c2_] - tau[c2_]
+        if not _leg_force(J6, leg_cols, i, x, y, z, R_world_base, X_base_foot, force_in_world, wrench_in_foot):
+            failed |= 1 << i
+    return failed
+
+
+@kernel
 def point_foot_forces(
     J6: FloatArray,
     leg_cols: NDArray[np.intp],
@@ -185,38 +264,18 @@ def point_foot_forces(
         Bit i set when foot i's 3 x 3 system failed the conditioning test (its outputs are then untouched; the
         caller solves it by least squares); 0 when all were solved.
     """
-    failed = 0
     R = R_world_base
     gb0 = R[0, 0] * g_world[0] + R[1, 0] * g_world[1] + R[2, 0] * g_world[2]
     gb1 = R[0, 1] * g_world[0] + R[1, 1] * g_world[1] + R[2, 1] * g_world[2]
     gb2 = R[0, 2] * g_world[0] + R[1, 2] * g_world[1] + R[2, 2] * g_world[2]
+    failed = 0
     for i in range(J6.shape[0]):
-        # A = J_leg^T: A[r, k] = J6[i, k, cols[r]] (the naming of contact._solve3); right-hand side g - tau
         c0_, c1_, c2_ = leg_cols[i, 0], leg_cols[i, 1], leg_cols[i, 2]
         x = -total_mass * (Jcom[0, 6 + c0_] * gb0 + Jcom[1, 6 + c0_] * gb1 + Jcom[2, 6 + c0_] * gb2) - tau[c0_]
         y = -total_mass * (Jcom[0, 6 + c1_] * gb0 + Jcom[1, 6 + c1_] * gb1 + Jcom[2, 6 + c1_] * gb2) - tau[c1_]
         z = -total_mass * (Jcom[0, 6 + c2_] * gb0 + Jcom[1, 6 + c2_] * gb1 + Jcom[2, 6 + c2_] * gb2) - tau[c2_]
-        a, b_, c = J6[i, 0, c0_], J6[i, 1, c0_], J6[i, 2, c0_]
-        d, e, f = J6[i, 0, c1_], J6[i, 1, c1_], J6[i, 2, c1_]
-        g, h, ii = J6[i, 0, c2_], J6[i, 1, c2_], J6[i, 2, c2_]
-        c0 = e * ii - f * h
-        c1 = f * g - d * ii
-        c2 = d * h - e * g
-        det = a * c0 + b_ * c1 + c * c2
-        hadamard = (
-            math.sqrt(a * a + d * d + g * g) * math.sqrt(b_ * b_ + e * e + h * h) * math.sqrt(c * c + f * f + ii * ii)
-        )
-        if not (hadamard > 0.0 and abs(det) > 1e-6 * hadamard):
+        if not _leg_force(J6, leg_cols, i, x, y, z, R, X_base_foot, force_in_world, wrench_in_foot):
             failed |= 1 << i
-            continue
-        inv = 1.0 / det
-        f0 = (c0 * x + (c * h - b_ * ii) * y + (b_ * f - c * e) * z) * inv
-        f1 = (c1 * x + (a * ii - c * g) * y + (c * d - a * f) * z) * inv
-        f2 = (c2 * x + (b_ * g - a * h) * y + (a * e - b_ * d) * z) * inv
-        for k in range(3):
-            force_in_world[i, k] = R[k, 0] * f0 + R[k, 1] * f1 + R[k, 2] * f2
-            wrench_in_foot[i, k] = X_base_foot[i, 0, k] * f0 + X_base_foot[i, 1, k] * f1 + X_base_foot[i, 2, k] * f2
-            wrench_in_foot[i, 3 + k] = 0.0
     return failed
 
 
