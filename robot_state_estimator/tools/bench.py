@@ -9,6 +9,9 @@ Writes one JSON file per run into ``--output`` (default ``bench/results/``), nam
   core and writing, for the simulated trot above (IMU 1 kHz + joints 1 kHz) and the real Go1 recording, each with
   the TUM output only and with the full output bag (``tools/bench_replay.py``). Before 2026-12-04 ``replay`` was
   one wall-time entry of the simulated run with the output bag and ``replay_no_bag`` the same without;
+- ``core``: the IMU + 4-foot core step of a standing Go1, CPU per sample pair, its compiled parts (propagation,
+  kinematics, contact logic, update) and the rest, and the RSS growth per 100,000 samples over a long feed
+  (``tools/bench_core.py``);
 - ``step_cost``: per-call cost of ``add_imu`` (propagation) and of ``add_joints`` while standing (4 feet in
   contact: 4 leg-kinematics updates) and while trotting (2 feet), median and p99 in microseconds;
 - ``node``: the node (``robot_state_estimator.ros.node`` as its own process, ``ROS_AUTOMATIC_DISCOVERY_RANGE
@@ -95,6 +98,9 @@ def run_bench(
     doc["simulation_wall_s"] = time.perf_counter() - t
     doc["offline"] = bench_offline(trot, repeats=1 if short else OFFLINE_REPEATS)
     doc["offline_stand"] = bench_offline(stand, repeats=1 if short else OFFLINE_REPEATS)
+    from robot_state_estimator.tools.bench_core import bench_core
+
+    doc["core"] = bench_core(stand, trot, short=short)
     doc["step_cost"] = {
         "propagation_add_imu": doc["offline"]["imu_step"],
         "update_4_feet_add_joints": doc["offline_stand"]["joint_step_by_feet_in_contact"].get("4"),
@@ -144,6 +150,7 @@ def run_bench(
     doc["memory"] = {
         "bench_process_peak_rss_kb": int(ru.ru_maxrss),
         "offline_rss_growth_kb": doc["offline"]["rss_growth_kb"],
+        "core_rss_growth_kb_per_100k_samples": doc["core"]["memory"]["rss_growth_kb_per_100k_samples"],
     }
     return doc
 
@@ -157,6 +164,10 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
         f"offline core: {o['samples_per_s']:.0f} samples/s = {o['realtime_factor']:.1f}x real time "
         f"(Go1 trot, IMU 1 kHz + joints 1 kHz{spread})",
     ]
+    if doc.get("core"):
+        from robot_state_estimator.tools import bench_core
+
+        lines += bench_core.summary_lines(doc["core"])
     if doc.get("replay"):
         lines += bench_replay_summary(doc["replay"])
     if doc.get("decode"):

@@ -38,6 +38,14 @@ def test_bench_short_mode(tmp_path, capsys):
     assert doc["offline"]["samples_per_s"] > 0 and doc["offline"]["realtime_factor"] > 0
     assert doc["step_cost"]["propagation_add_imu"]["n"] > 0
     assert doc["step_cost"]["update_4_feet_add_joints"]["n"] > 0
+    core = doc["core"]
+    assert core["pair_cpu_us"] > 0 and core["feet_in_contact_at_end"] == 4 and core["full_dynamics"]
+    parts = core["parts_us"]
+    assert set(parts) == {"propagation", "kinematics", "contact_logic", "update"}
+    # the compiled parts are each a share of the measured step (the rest is the Python around the calls)
+    assert all(0 < v < core["pair_cpu_us"] for v in parts.values()) and core["rest_us"] > 0
+    assert core["memory"]["samples"] >= 20_000 and core["memory"]["initialized_at_end"]
+    assert "core step, IMU + 4-foot joint sample" in out
     sim = doc["replay"]["simulated_1k_1k"]
     assert sim["tum"]["realtime_factor_cpu"] > 0 and sim["full_bag"]["output_messages"] > sim["input_messages"] > 0
     assert doc["replay"]["go1_real"] == {"skipped": "--short"}
