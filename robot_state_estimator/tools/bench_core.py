@@ -138,8 +138,9 @@ def memory_growth(est: Any, pairs: list[tuple[ImuSample, JointSample]], n_sample
 
 
 def bench_core(stand: Any, trot: Any, *, short: bool = False) -> dict[str, Any]:
-    """The section (module docstring) on a simulated standing Go1 and trot (``bench.simulated_run``)."""
-    from robot_state_estimator.tools.bench import _estimator, samples_of
+    """The section (module docstring) on a simulated standing Go1 and trot (``bench_common.simulated_run``)."""
+    from robot_state_estimator.tools.bench_common import samples_of
+    from robot_state_estimator.tools.bench_offline import _estimator
 
     pairs = _pairs(samples_of(stand))
     est = _estimator(stand)
