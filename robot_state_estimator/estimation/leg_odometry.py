@@ -4,8 +4,8 @@ filter (:mod:`.ekf.measurements`; flat feet also their orientation, :mod:`.flat_
 report (:mod:`.slip`) and the per-foot states.
 
 Cost per sample (the 1 kHz path): with the compiled backend a joint sample with efforts and the torque contact source
-is two compiled calls: the backend's ``prepare_joints`` (gather, check, the joint velocity's step, the positions into
-the kinematics' configuration) and its joint step (:class:`~.ekf.backends.base.JointStep`: the foot placements and
+is one compiled call, the backend's joint step (:class:`~.ekf.backends.base.JointStep`, ``prepare_and_run``: gather,
+check, the joint velocity's step, the positions into the kinematics' configuration; then the foot placements and
 Jacobians, the centre-of-mass Jacobian or the inverse dynamics computed from the constants pinocchio extracted once,
 stored in the kinematics' buffers; forces, contact trigger, the stance feet's leg terms and filter update, outputs).
 Other joint samples (no efforts, another contact source, a held one) take the per-part operations (``gather_joints``,
