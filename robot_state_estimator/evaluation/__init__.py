@@ -10,6 +10,7 @@ modules that need more (``ground_truth``: bags through ``io``; ``plots``, ``plot
 Modules:
     trajectory: :class:`Trajectory` (timed base poses, velocities, covariances) and rotation helpers.
     time_alignment: ground truth on the estimate's clock (offset, offset + rate, warp) from yaw rates.
+    time_warp: the least squares of the warp (a piecewise-linear clock fitted on yaw).
     alignment: pairing samples (:func:`associate`) and spatial alignment (4-DoF, SE(3), Sim(3), origin).
     metrics: ATE, RPE, drift, velocity RMSE, contact precision/recall; :func:`evaluate` runs them all.
     consistency: NEES of one run and Bar-Shalom's Monte Carlo test over runs.

@@ -246,10 +246,45 @@ def evaluate(
     Raises:
         MetricsError: no overlap, bad names.
     """
+    ta = _align_clocks(
+        est,
+        gt,
+        time_alignment,
+        max_offset_s=max_offset_s,
+        max_rate_deviation=max_rate_deviation,
+        reference_yaw_rate=reference_yaw_rate,
+    )
+    at_bound = _at_search_bound_of(ta, time_alignment, max_offset_s, max_rate_deviation)
+    gt_t = ta.apply(gt) if time_alignment != "none" else gt
+    e, g = associate(est, gt_t)
+    out: dict[str, Any] = {
+        "time_alignment": {"mode": time_alignment, **ta.as_dict(), "at_search_bound": at_bound},
+        **_pair_metrics(e, g, rpe_distances_m=rpe_distances_m, rpe_windows_s=rpe_windows_s),
+    }
+    if with_nees:
+        out["nees"] = state_nees(e, g)
+    return out
+
+
+def _align_clocks(
+    est: Trajectory,
+    gt: Trajectory,
+    time_alignment: str,
+    *,
+    max_offset_s: float,
+    max_rate_deviation: float,
+    reference_yaw_rate: tuple[FloatArray, FloatArray] | None,
+) -> TimeAlignment:
+    """The time alignment of ``gt`` to ``est`` that ``time_alignment`` asks for (see :func:`evaluate`; "none": the
+    identity).
+
+    Raises:
+        MetricsError: an unknown mode; the search found no overlap (:func:`align_time`).
+    """
     if time_alignment == "none":
-        ta = TimeAlignment(offset_s=0.0)
-    elif time_alignment in TIME_ALIGNMENTS:
-        ta = align_time(
+        return TimeAlignment(offset_s=0.0)
+    if time_alignment in TIME_ALIGNMENTS:
+        return align_time(
             est,
             gt,
             estimate_rate=time_alignment == "offset+rate",
@@ -258,30 +293,39 @@ def evaluate(
             max_rate_deviation=max_rate_deviation,
             reference_yaw_rate=reference_yaw_rate,
         )
-    else:
-        raise MetricsError(f"unknown time alignment {time_alignment!r}; use none, {', '.join(TIME_ALIGNMENTS)}")
-    # a search that ends on the edge of its range has probably not found the clock: say so with the metrics
-    at_bound = time_alignment in ("offset", "offset+rate") and _at_search_bound(
-        ta.offset_s, ta.scale if time_alignment == "offset+rate" else 1.0, max_offset_s, max_rate_deviation
-    )
+    raise MetricsError(f"unknown time alignment {time_alignment!r}; use none, {', '.join(TIME_ALIGNMENTS)}")
+
+
+def _at_search_bound_of(ta: TimeAlignment, time_alignment: str, max_offset_s: float, max_rate_deviation: float) -> bool:
+    """Whether the time alignment ``ta`` (of mode ``time_alignment``) ended on the edge of its search range (s,
+    rate factor): a search that ends there has probably not found the clock, which the metrics then say."""
     if time_alignment == "warp" and ta.knots_s is not None:
         # a warp started from an offset+rate search on its edge, or whose local rates all sit on the edge (the
         # prior held them at such a start), has not found the clock either
         kn, km = ta.knots_s
         rates = np.diff(km) / np.diff(kn)
         edge = 1.0 + np.sign(rates - 1.0) * max_rate_deviation
-        at_bound = bool(np.all(np.abs(rates - edge) <= 1e-3 * max_rate_deviation)) or (
+        return bool(np.all(np.abs(rates - edge) <= 1e-3 * max_rate_deviation)) or (
             ta.warp_start is not None and _at_search_bound(*ta.warp_start, max_offset_s, max_rate_deviation)
         )
-    gt_t = ta.apply(gt) if time_alignment != "none" else gt
-    e, g = associate(est, gt_t)
+    return time_alignment in ("offset", "offset+rate") and _at_search_bound(
+        ta.offset_s, ta.scale if time_alignment == "offset+rate" else 1.0, max_offset_s, max_rate_deviation
+    )
+
+
+def _pair_metrics(
+    e: Trajectory, g: Trajectory, *, rpe_distances_m: tuple[float, ...], rpe_windows_s: tuple[float, ...]
+) -> dict[str, Any]:
+    """The metrics of paired, time-aligned poses (``e[i]`` and ``g[i]`` at one time; positions in m, in the world
+    frame W): ATE after 4-DoF and 6-DoF alignment, the 7-DoF scale, the final error and drift, the RPE over
+    ``rpe_distances_m`` (m) and ``rpe_windows_s`` (s), the velocity RMSE; the keys of :func:`evaluate` after
+    ``time_alignment``, in its order."""
     a4 = align_trajectory(e, g, dof="4dof")
     a6 = align_trajectory(e, g, dof="6dof")
     e4 = a4.apply(e)
     L = path_length(g.p_world_base)
     ate4 = ate(e4, g)
-    out: dict[str, Any] = {
-        "time_alignment": {"mode": time_alignment, **ta.as_dict(), "at_search_bound": at_bound},
+    return {
         "n_pairs": len(g),
         "duration_s": g.duration_s,
         "path_length_m": L,
@@ -296,9 +340,6 @@ def evaluate(
         + [rpe(e, g, delta=d, unit="s") for d in rpe_windows_s],
         "velocity": velocity_rmse(e, g),
     }
-    if with_nees:
-        out["nees"] = state_nees(e, g)
-    return out
 
 
 def _at_search_bound(offset_s: float, scale: float, max_offset_s: float, max_rate_deviation: float) -> bool:

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from scipy import optimize
 
 from robot_state_estimator.evaluation.errors import MetricsError
+from robot_state_estimator.evaluation.time_warp import solve_warp, warp_problem
 from robot_state_estimator.evaluation.trajectory import Trajectory, yaw_of
 
 FloatArray = NDArray[np.float64]
@@ -405,72 +406,22 @@ def fit_time_warp(
     Raises:
         MetricsError: fewer than ``min_rows`` rows map inside the reference span.
     """
-    t_ref = np.asarray(t_ref, dtype=float)
-    yaw_ref = np.asarray(yaw_ref, dtype=float)
     tn = gt.t_s
-    yaw_gt = np.unwrap(yaw_of(gt.quat_world_base_xyzw))
-    n_seg = max(1, math.ceil((tn[-1] - tn[0]) / knot_spacing_s - 1e-9))
-    kn = np.linspace(tn[0], tn[-1], n_seg + 1)
-    dkn = np.diff(kn)
-    km0 = initial.map_time(kn, float(tn[0]))
-    rho0 = np.log(np.maximum(np.diff(km0) / dkn, 1e-3))
-    x0 = np.concatenate([[km0[0]], rho0])
-    t_mid = 0.5 * (t_ref[0] + t_ref[-1])
-
-    def knots(x: FloatArray) -> FloatArray:
-        k: FloatArray = x[0] + np.concatenate([[0.0], np.cumsum(np.exp(x[1:]) * dkn)])
-        return k
-
-    def mapped(x: FloatArray) -> FloatArray:
-        return np.interp(tn, kn, knots(x))
-
-    def inside(tau: FloatArray) -> NDArray[np.bool_]:
-        m: NDArray[np.bool_] = (tau >= t_ref[0]) & (tau <= t_ref[-1])
-        return m
-
-    def yaw_residuals(x: FloatArray, m: NDArray[np.bool_]) -> FloatArray:
-        # rows of the fixed set ``m``; np.interp holds the reference's end values for a row moved outside
-        tau = mapped(x)[m]
-        d = yaw_gt[m] - np.interp(tau, t_ref, yaw_ref)
-        A = np.column_stack([np.ones(len(tau)), tau - t_mid])
-        c, *_ = np.linalg.lstsq(A, d, rcond=None)
-        residuals: FloatArray = d - A @ c
-        return residuals
-
-    m = inside(mapped(x0))
-    if np.count_nonzero(m) < min_rows:
-        raise MetricsError(
-            f"fewer than {min_rows} ground-truth rows map into the reference span "
-            f"[{t_ref[0]:.3f}, {t_ref[-1]:.3f}] s; cannot fit a time warp"
-        )
-    x = x0
-    # the rows compared stay fixed during a solve (a smooth problem); a few passes update them
-    for _ in range(3):
-
-        def residuals(x: FloatArray, m: NDArray[np.bool_] = m) -> FloatArray:
-            rho = x[1:]
-            return np.concatenate(
-                [yaw_residuals(x, m) / sigma_yaw_rad, np.diff(rho) / sigma_rate_change, (rho - rho0) / sigma_rate_prior]
-            )
-
-        x = optimize.least_squares(
-            residuals,
-            x,
-            loss="soft_l1",
-            f_scale=3.0,
-            x_scale=0.05,
-            diff_step=1e-4,
-            max_nfev=200,
-            tr_solver="lsmr",
-        ).x
-        m_new = inside(mapped(x))
-        if np.count_nonzero(m_new) < min_rows:
-            raise MetricsError(f"the time warp maps fewer than {min_rows} ground-truth rows into the reference span")
-        if np.array_equal(m_new, m):
-            break
-        m = m_new
-    r = yaw_residuals(x, m)
-    km = knots(x)
+    t0 = float(tn[0])
+    problem = warp_problem(
+        t_ref,
+        yaw_ref,
+        tn,
+        np.unwrap(yaw_of(gt.quat_world_base_xyzw)),
+        lambda t: initial.map_time(t, t0),
+        knot_spacing_s=knot_spacing_s,
+        sigma_yaw_rad=sigma_yaw_rad,
+        sigma_rate_change=sigma_rate_change,
+        sigma_rate_prior=sigma_rate_prior,
+    )
+    x, m = solve_warp(problem, min_rows)
+    r = problem.yaw_residuals(x, m)
+    kn, km = problem.kn, problem.knots(x)
     tau = np.interp(tn, kn, km)
     return TimeAlignment(
         offset_s=float(km[0] - tn[0]),

@@ -98,6 +98,111 @@ class CsvMapping:
         return cols
 
 
+class _MappingKeys:
+    """Reads the keys of a mapping YAML with checks; each error names the file, the key, what it must be and what
+    it is.
+
+    Args:
+        path: the mapping file (for the messages).
+    """
+
+    #: a header name YAML reads as a number (e.g. 1) is the same column name
+    COLUMN_TYPES = (str, int)
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, key: str, what: str, value: Any) -> CsvImportError:
+        """The error for ``key`` whose ``value`` is not ``what`` it must be."""
+        return CsvImportError(f"{self.path}: {key} must be {what}, got {value!r}")
+
+    def section(self, parent: Any, key: str, *, required: bool = True) -> dict[str, Any]:
+        """The mapping under ``key`` ({} for an optional section that is absent)."""
+        value = parent.get(key) if isinstance(parent, dict) else None
+        if value is None and not required:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key, "a mapping of keys", value)
+        return value
+
+    def column_list(self, sec: dict[str, Any], key: str, sizes: tuple[int, ...]) -> tuple[str, ...]:
+        """The column names listed under ``imu.<key>``, as many as one of ``sizes``."""
+        value = sec.get(key)
+        if (
+            not isinstance(value, list)
+            or len(value) not in sizes
+            or not all(isinstance(c, self.COLUMN_TYPES) for c in value)
+        ):
+            raise self.fail(f"imu.{key}", f"a list of {' or '.join(map(str, sizes))} column names", value)
+        return tuple(str(c) for c in value)
+
+    def name_map(self, sec: dict[str, Any], key: str, section_name: str) -> dict[str, str]:
+        """Name -> column under ``<section_name>.<key>`` ({} when absent)."""
+        value = sec.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict) or not all(isinstance(c, self.COLUMN_TYPES) for c in value.values()):
+            raise self.fail(f"{section_name}.{key}", "a mapping of name: column", value)
+        return {str(k): str(v) for k, v in value.items()}
+
+    def number(self, sec: dict[str, Any], key: str) -> float:
+        """The finite number at the dotted ``key`` (its last part read from ``sec``; 0 when absent)."""
+        value = sec.get(key.rsplit(".", 1)[-1], 0.0)
+        try:  # a string too: YAML 1.1 reads 1e-3 (no dot) as one
+            number = float(value) if not isinstance(value, bool) else float("nan")
+        except (TypeError, ValueError):
+            number = float("nan")
+        if not np.isfinite(number):
+            raise self.fail(key, "a finite number", value)
+        return number
+
+
+def _time_section(keys: _MappingKeys, doc: dict[str, Any]) -> dict[str, Any]:
+    """The ``time`` section, checked: a known ``unit`` (default s) and a ``column`` name."""
+    t = keys.section(doc, "time")
+    unit = t.get("unit", "s")
+    if unit not in UNITS_NS:
+        raise CsvImportError(f"{keys.path}: time.unit {unit!r} not one of {sorted(UNITS_NS)}")
+    if not isinstance(t.get("column"), keys.COLUMN_TYPES):
+        raise keys.fail("time.column", "a column name", t.get("column"))
+    return t
+
+
+def _imu_columns(keys: _MappingKeys, doc: dict[str, Any]) -> ImuColumns:
+    """The ``imu`` section: 3 angular velocity columns (rad/s), 3 specific force columns (m/s^2), optionally 4
+    orientation columns (xyzw), all in the IMU frame; the noise standard deviations (0 = unknown)."""
+    im = keys.section(doc, "imu")
+    av = keys.column_list(im, "angular_velocity", (3,))
+    la = keys.column_list(im, "linear_acceleration", (3,))
+    ori = keys.column_list(im, "orientation", (4,)) if im.get("orientation") is not None else None
+    return ImuColumns(
+        topic=str(im.get("topic", "/imu/data")),
+        frame_id=str(im.get("frame_id", "")),
+        angular_velocity=av,  # type: ignore[arg-type]
+        linear_acceleration=la,  # type: ignore[arg-type]
+        orientation=ori,  # type: ignore[arg-type]
+        angular_velocity_stddev=keys.number(im, "imu.angular_velocity_stddev"),
+        linear_acceleration_stddev=keys.number(im, "imu.linear_acceleration_stddev"),
+    )
+
+
+def _joint_columns(
+    keys: _MappingKeys, doc: dict[str, Any]
+) -> tuple[str, dict[str, str], dict[str, str], dict[str, str]]:
+    """The ``joints`` section: its topic and joint name -> column of the positions (at least one joint), the
+    velocities and the efforts (each empty, or the same joints as the positions)."""
+    j = keys.section(doc, "joints")
+    position = keys.name_map(j, "position", "joints")
+    if not position:
+        raise keys.fail("joints.position", "a mapping of at least one joint name: column", j.get("position"))
+    velocity = keys.name_map(j, "velocity", "joints")
+    effort = keys.name_map(j, "effort", "joints")
+    for name, d in (("velocity", velocity), ("effort", effort)):
+        if d and set(d) != set(position):
+            raise CsvImportError(f"{keys.path}: joints.{name} must map the same joints as joints.position")
+    return str(j.get("topic", "/joint_states")), position, velocity, effort
+
+
 def load_mapping(path: str | Path) -> CsvMapping:
     """Parse a mapping YAML.
 
@@ -111,91 +216,25 @@ def load_mapping(path: str | Path) -> CsvMapping:
         doc = yaml.safe_load(path.read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise CsvImportError(f"cannot read mapping {path}: {exc}") from exc
-
-    column_types = (str, int)  # a header name YAML reads as a number (e.g. 1) is the same column name
-
-    def fail(key: str, what: str, value: Any) -> CsvImportError:
-        return CsvImportError(f"{path}: {key} must be {what}, got {value!r}")
-
-    def section(parent: Any, key: str, *, required: bool = True) -> dict[str, Any]:
-        value = parent.get(key) if isinstance(parent, dict) else None
-        if value is None and not required:
-            return {}
-        if not isinstance(value, dict):
-            raise fail(key, "a mapping of keys", value)
-        return value
-
-    def column_list(sec: dict[str, Any], key: str, sizes: tuple[int, ...]) -> tuple[str, ...]:
-        value = sec.get(key)
-        if (
-            not isinstance(value, list)
-            or len(value) not in sizes
-            or not all(isinstance(c, column_types) for c in value)
-        ):
-            raise fail(f"imu.{key}", f"a list of {' or '.join(map(str, sizes))} column names", value)
-        return tuple(str(c) for c in value)
-
-    def name_map(sec: dict[str, Any], key: str, section_name: str) -> dict[str, str]:
-        value = sec.get(key)
-        if value is None:
-            return {}
-        if not isinstance(value, dict) or not all(isinstance(c, column_types) for c in value.values()):
-            raise fail(f"{section_name}.{key}", "a mapping of name: column", value)
-        return {str(k): str(v) for k, v in value.items()}
-
-    def number(sec: dict[str, Any], key: str) -> float:
-        value = sec.get(key.rsplit(".", 1)[-1], 0.0)
-        try:  # a string too: YAML 1.1 reads 1e-3 (no dot) as one
-            number = float(value) if not isinstance(value, bool) else float("nan")
-        except (TypeError, ValueError):
-            number = float("nan")
-        if not np.isfinite(number):
-            raise fail(key, "a finite number", value)
-        return number
-
+    keys = _MappingKeys(path)
     if not isinstance(doc, dict):
-        raise fail("the mapping", "a YAML mapping with time, imu and joints", doc)
-    t = section(doc, "time")
-    unit = t.get("unit", "s")
-    if unit not in UNITS_NS:
-        raise CsvImportError(f"{path}: time.unit {unit!r} not one of {sorted(UNITS_NS)}")
-    if not isinstance(t.get("column"), column_types):
-        raise fail("time.column", "a column name", t.get("column"))
-    im = section(doc, "imu")
-    av = column_list(im, "angular_velocity", (3,))
-    la = column_list(im, "linear_acceleration", (3,))
-    ori = column_list(im, "orientation", (4,)) if im.get("orientation") is not None else None
-    imu = ImuColumns(
-        topic=str(im.get("topic", "/imu/data")),
-        frame_id=str(im.get("frame_id", "")),
-        angular_velocity=av,  # type: ignore[arg-type]
-        linear_acceleration=la,  # type: ignore[arg-type]
-        orientation=ori,  # type: ignore[arg-type]
-        angular_velocity_stddev=number(im, "imu.angular_velocity_stddev"),
-        linear_acceleration_stddev=number(im, "imu.linear_acceleration_stddev"),
-    )
-    j = section(doc, "joints")
-    position = name_map(j, "position", "joints")
-    if not position:
-        raise fail("joints.position", "a mapping of at least one joint name: column", j.get("position"))
-    velocity = name_map(j, "velocity", "joints")
-    effort = name_map(j, "effort", "joints")
-    for name, d in (("velocity", velocity), ("effort", effort)):
-        if d and set(d) != set(position):
-            raise CsvImportError(f"{path}: joints.{name} must map the same joints as joints.position")
-    ff = section(doc, "foot_forces", required=False)
+        raise keys.fail("the mapping", "a YAML mapping with time, imu and joints", doc)
+    t = _time_section(keys, doc)
+    imu = _imu_columns(keys, doc)
+    joints_topic, position, velocity, effort = _joint_columns(keys, doc)
+    ff = keys.section(doc, "foot_forces", required=False)
     return CsvMapping(
         time_column=str(t["column"]),
-        time_scale_ns=UNITS_NS[unit],
-        time_offset_s=number(t, "time.offset_s"),
+        time_scale_ns=UNITS_NS[t.get("unit", "s")],
+        time_offset_s=keys.number(t, "time.offset_s"),
         imu=imu,
-        joints_topic=str(j.get("topic", "/joint_states")),
+        joints_topic=joints_topic,
         position=position,
         velocity=velocity,
         effort=effort,
         foot_topic=str(ff.get("topic", "/foot_forces")),
-        feet=name_map(ff, "feet", "foot_forces"),
-        delimiter=str(section(doc, "csv", required=False).get("delimiter", ",")),
+        feet=keys.name_map(ff, "feet", "foot_forces"),
+        delimiter=str(keys.section(doc, "csv", required=False).get("delimiter", ",")),
     )
 
 

@@ -119,93 +119,93 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--go1-data", help=f"folder of the real Go1 trot; default: found as {GO1_DATA_REL}")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the demo; returns 0, or 1 when a step failed (the message says which)."""
+def _replay_errors() -> tuple[type[Exception], ...]:
+    """The errors a demo step reports and survives: bad input, the estimator, the ground truth, the metrics."""
     from robot_state_estimator.estimation.errors import EstimationError
     from robot_state_estimator.evaluation.errors import GroundTruthError, MetricsError
-    from robot_state_estimator.tools.replay import ReplayError, to_jsonable
+    from robot_state_estimator.tools.replay import ReplayError
 
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    summary: dict[str, Any] = {}
-    status = 0
+    return (ReplayError, EstimationError, GroundTruthError, MetricsError)
 
-    # 1. simulated Go1 trot
-    run_dir = simulated_go1(out, duration_s=args.duration, seed=args.seed, fresh=args.fresh)
-    sim_out = out / "sim_results"
-    if (sim_out / "odometry").exists():
+
+def _results_folder(out: Path, name: str) -> Path:
+    """``out/name``, made, without the output bag of an earlier run (replay refuses to overwrite one)."""
+    folder = out / name
+    if (folder / "odometry").exists():
         import shutil
 
-        shutil.rmtree(sim_out / "odometry")
-    sim_out.mkdir(parents=True, exist_ok=True)
-    print("[demo] replaying the simulated run with its ground truth", flush=True)
-    errors = (ReplayError, EstimationError, GroundTruthError, MetricsError)
+        shutil.rmtree(folder / "odometry")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _output_arguments(folder: Path, title: str) -> list[str]:
+    """The replay options that write a demo run's outputs into ``folder``: output bag, TUM file, plots, metrics."""
+    return [
+        "--output",
+        str(folder / "odometry"),
+        "--tum",
+        str(folder / "estimate.tum"),
+        "--plots",
+        str(folder / "plots"),
+        "--json",
+        str(folder / "metrics.json"),
+        "--title",
+        title,
+    ]
+
+
+def _replay_part(summary: dict[str, Any], name: str, argv: list[str], folder: Path, *, label: str) -> int:
+    """Replay with ``argv`` and put the run's summary and metrics in ``summary[name]``; returns 0, or 1 when the
+    replay failed (the message, naming the ``label`` run, printed on stderr)."""
     try:
-        result, res = _replay_cli(
-            [
-                str(run_dir / "bag"),
-                "--description",
-                str(run_dir / "robot_description.urdf"),
-                "--robot",
-                "go1",
-                "--output",
-                str(sim_out / "odometry"),
-                "--tum",
-                str(sim_out / "estimate.tum"),
-                "--plots",
-                str(sim_out / "plots"),
-                "--json",
-                str(sim_out / "metrics.json"),
-                "--title",
-                "simulated Go1 trot",
-            ]
-        )
-        summary["simulated"] = {"run": result.summary(), "metrics": res, "folder": str(sim_out)}
-    except errors as exc:
-        print(f"[demo] simulated replay failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        status = 1
+        result, res = _replay_cli(argv)
+        summary[name] = {"run": result.summary(), "metrics": res, "folder": str(folder)}
+    except _replay_errors() as exc:
+        print(f"[demo] {label} replay failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
-    # 2. the real Go1 trot
+
+def _simulated_step(out: Path, args: argparse.Namespace, summary: dict[str, Any]) -> int:
+    """Step 1: the simulated Go1 trot (generated or reused), replayed with its exact ground truth."""
+    run_dir = simulated_go1(out, duration_s=args.duration, seed=args.seed, fresh=args.fresh)
+    sim_out = _results_folder(out, "sim_results")
+    print("[demo] replaying the simulated run with its ground truth", flush=True)
+    argv = [
+        str(run_dir / "bag"),
+        "--description",
+        str(run_dir / "robot_description.urdf"),
+        "--robot",
+        "go1",
+        *_output_arguments(sim_out, "simulated Go1 trot"),
+    ]
+    return _replay_part(summary, "simulated", argv, sim_out, label="simulated")
+
+
+def _real_step(out: Path, args: argparse.Namespace, summary: dict[str, Any]) -> int:
+    """Step 2: the real Go1 trot (its CSV imported or reused) replayed with the motion capture, when found."""
     data = Path(args.go1_data) if args.go1_data else find_go1_data()
-    if args.no_real:
-        pass
-    elif data is None or not (data / "go1.csv").is_file():
+    if data is None or not (data / "go1.csv").is_file():
         print(f"[demo] real Go1 data not found (looked for {GO1_DATA_REL} from {Path.cwd()} and the package); skipped")
-    else:
-        bag = imported_go1(out, data, fresh=args.fresh)
-        real_out = out / "real_results"
-        if (real_out / "odometry").exists():
-            import shutil
+        return 0
+    bag = imported_go1(out, data, fresh=args.fresh)
+    real_out = _results_folder(out, "real_results")
+    print(f"[demo] replaying the real Go1 trot with motion capture ({data / 'go1_ground_truth.csv'})", flush=True)
+    argv = [
+        str(bag),
+        "--robot",
+        "go1",
+        "--ground-truth",
+        str(data / "go1_ground_truth.csv"),
+        *_output_arguments(real_out, "real Go1 trot"),
+    ]
+    return _replay_part(summary, "real", argv, real_out, label="real Go1")
 
-            shutil.rmtree(real_out / "odometry")
-        real_out.mkdir(parents=True, exist_ok=True)
-        print(f"[demo] replaying the real Go1 trot with motion capture ({data / 'go1_ground_truth.csv'})", flush=True)
-        try:
-            result, res = _replay_cli(
-                [
-                    str(bag),
-                    "--robot",
-                    "go1",
-                    "--ground-truth",
-                    str(data / "go1_ground_truth.csv"),
-                    "--output",
-                    str(real_out / "odometry"),
-                    "--tum",
-                    str(real_out / "estimate.tum"),
-                    "--plots",
-                    str(real_out / "plots"),
-                    "--json",
-                    str(real_out / "metrics.json"),
-                    "--title",
-                    "real Go1 trot",
-                ]
-            )
-            summary["real"] = {"run": result.summary(), "metrics": res, "folder": str(real_out)}
-        except errors as exc:
-            print(f"[demo] real Go1 replay failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            status = 1
 
-    (out / "summary.json").write_text(json.dumps(to_jsonable(summary), indent=2))
+def _print_summary(summary: dict[str, Any]) -> None:
+    """One line per run: replay speed; with metrics, the 4-DoF ATE and the final drift (m and % of the path) and
+    the velocity RMSE (m/s); then where its plots are."""
     print()
     print("[demo] summary")
     for name, part in summary.items():
@@ -222,5 +222,19 @@ def run(args: argparse.Namespace) -> int:
                 line += f"; velocity RMSE {m['velocity']['norm']['rmse']:.3f} m/s"
         print(line)
         print(f"            plots in {part['folder']}/plots")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo; returns 0, or 1 when a step failed (the message says which)."""
+    from robot_state_estimator.tools.replay import to_jsonable
+
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {}
+    status = _simulated_step(out, args, summary)
+    if not args.no_real:
+        status = max(status, _real_step(out, args, summary))
+    (out / "summary.json").write_text(json.dumps(to_jsonable(summary), indent=2))
+    _print_summary(summary)
     print(f"[demo] wrote {out / 'summary.json'}")
     return status

@@ -20,10 +20,11 @@ joint message without efforts is skipped; a non-finite estimate resets; odometry
 increasing order (and decimated by ``odometry_rate_hz``), wrenches and contact states per joint update
 (decimated by ``contacts_rate_hz``).
 
-Modules: ``options`` (node parameters, :class:`ReplayOptions`, settings and overrides), ``driver`` (:func:`replay`:
-the loop over the input, :class:`ReplayDriver`), ``log`` (:class:`EstimateLog`), ``output_bag``
-(:class:`OutputBag`), ``result`` (:class:`ReplayResult`), ``truth`` (metrics against ground truth), ``cli`` (the
-command line: ``add_arguments``, ``run``). The names below are re-exported from them.
+Modules: ``options`` (node parameters, :class:`ReplayOptions`, settings and overrides), ``inputs`` (the topics a
+replay reads, their types, the bulk converters), ``driver`` (:func:`replay`: the loop over the input,
+:class:`ReplayDriver`), ``log`` (:class:`EstimateLog`), ``output_bag`` (:class:`OutputBag`), ``result``
+(:class:`ReplayResult`), ``truth`` (metrics against ground truth), ``cli`` (the command line: ``add_arguments``,
+``run``). The names below are re-exported from them.
 """
 
 from robot_state_estimator.io.node_params import NODE_ONLY_PARAMETERS

@@ -26,6 +26,7 @@ from robot_state_estimator.common.samples import (
 )
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.tools.replay.errors import ReplayError
+from robot_state_estimator.tools.replay.inputs import ReplayInputs, bulk_converters, plan_inputs
 from robot_state_estimator.tools.replay.log import EstimateLog
 from robot_state_estimator.tools.replay.options import NODE_DEFAULTS, ReplayOptions
 from robot_state_estimator.tools.replay.output_bag import OutputBag
@@ -277,87 +278,66 @@ def replay(
         raise
 
 
-def _main_topics(present: dict[str, str], input_path: str | Path, opts: ReplayOptions) -> tuple[list[str], bool]:
-    """The IMU topic and, when read, the foot-sensor topic (in that order), and whether foot sensors are read.
+def _open_output_bag(output_bag: str | Path | None, inputs: ReplayInputs, opts: ReplayOptions) -> OutputBag | None:
+    """The output bag at ``output_bag`` with the node's frames (``base_frame`` "" = the description's base link),
+    or None when none is asked for.
 
     Raises:
-        ReplayError: the bag lacks the IMU or joint topic, or the foot-sensor topic that ``opts`` asks for.
+        ReplayError: unknown output topics; ``io.bags.BagError``: the path exists or a bad compression.
     """
-    missing = [t for t in (opts.imu_topic, opts.joints_topic) if t not in present]
-    if missing:
-        options = ", ".join(f"{t} (--{'imu' if t == opts.imu_topic else 'joints'}-topic)" for t in missing)
-        raise ReplayError(f"{input_path} lacks the input topics {options}; it has {sorted(present)}")
-    topics = [opts.imu_topic]
-    use_ff = opts.use_foot_forces == "yes" or (
-        opts.use_foot_forces == "auto"
-        and (opts.foot_forces_topic in present or bool(opts.node_params.get("use_foot_forces")))
+    if output_bag is None:
+        return None
+    params = inputs.params
+    return OutputBag(
+        output_bag,
+        odom_frame=params["odom_frame"],
+        base_frame=params["base_frame"] or inputs.desc.base_link,
+        tf_child_frame=params["tf_child_frame"],
+        groups=opts.output_topics,
+        compression=opts.output_compression,
     )
-    if use_ff:
-        if opts.foot_forces_topic not in present:
-            raise ReplayError(f"{input_path} has no foot-sensor topic {opts.foot_forces_topic}")
-        topics.append(opts.foot_forces_topic)
-    return topics, use_ff
 
 
-def _contact_topics(
-    present: dict[str, str],
-    input_path: str | Path,
-    opts: ReplayOptions,
-    params: dict[str, Any],
-    settings: Any,
-    feet: tuple[str, ...],
-) -> tuple[dict[str, str], bool]:
-    """The foot wrench topics (foot -> topic, absolute) when they are read, and whether the contact schedule is.
-
-    Raises:
-        ReplayError: a bad ``foot_wrench_topics``; wrench topics asked for but missing; ``contact.source`` schedule
-            without the schedule topic.
-    """
-    from robot_state_estimator.io.stream import foot_wrench_topics
-
+def _read_messages(bag: Any, inputs: ReplayInputs, opts: ReplayOptions, out: OutputBag | None) -> Any:
+    """The input messages in stamp order (``io.bags.StampOrdered``; core samples straight from the decoded arrays
+    with ``opts.bulk_decode``); the output bag is closed when reading fails."""
+    converters = bulk_converters(opts, inputs.topics, inputs.wrench_topics) if opts.bulk_decode else None
     try:
-        wrench_topics = {
-            foot: topic if topic.startswith("/") else "/" + topic
-            for foot, topic in foot_wrench_topics(params["foot_wrench_topics"], feet).items()
-        }
-    except ValueError as exc:
-        raise ReplayError(str(exc)) from exc
-    have_wrenches = all(t in present for t in wrench_topics.values())
-    use_fw = opts.use_foot_wrenches == "yes" or (
-        opts.use_foot_wrenches == "auto" and (have_wrenches or bool(params.get("use_foot_wrenches")))
-    )
-    if use_fw:
-        lacking = [t for t in wrench_topics.values() if t not in present]
-        if lacking:
-            raise ReplayError(
-                f"{input_path} lacks the foot wrench topics {lacking} (node parameter foot_wrench_topics; "
-                "--use-foot-wrenches no reads none)"
-            )
-    use_schedule = settings.contact.source == "schedule"
-    if use_schedule and opts.contact_schedule_topic not in present:
-        raise ReplayError(
-            f"contact.source is schedule but {input_path} has no contact schedule topic "
-            f"{opts.contact_schedule_topic} (--contact-schedule-topic); it has {sorted(present)}"
-        )
-    return (wrench_topics if use_fw else {}), use_schedule
+        return bag.stamp_ordered(inputs.topics, bulk=opts.bulk_decode, samples=converters)
+    except BaseException:
+        if out is not None:
+            out.close()
+        raise
 
 
-def _expected_types(
-    opts: ReplayOptions, use_ff: bool, wrench_topics: dict[str, str], use_schedule: bool
-) -> dict[str, tuple[str, str]]:
-    """Input topic -> (its message type, the option that chooses it), for ``io.bags.check_topic_types``."""
-    joint_state = "sensor_msgs/msg/JointState"
-    expected = {
-        opts.imu_topic: ("sensor_msgs/msg/Imu", "--imu-topic"),
-        opts.joints_topic: (joint_state, "--joints-topic"),
+def _refuse_empty_inputs(msgs: Any, input_path: str | Path, opts: ReplayOptions, out: OutputBag | None) -> None:
+    """Refuse a bag without IMU or joint messages (the output bag closed first).
+
+    Raises:
+        ReplayError: naming the empty topics and their options.
+    """
+    counts = Counter(msgs.topic_index)
+    empty = [t for t in (opts.imu_topic, opts.joints_topic) if not counts[msgs.topics.index(t)]]
+    if empty:
+        if out is not None:
+            out.close()
+        options = ", ".join(f"{t} (--{'imu' if t == opts.imu_topic else 'joints'}-topic)" for t in empty)
+        raise ReplayError(f"{input_path} has no messages on {options}")
+
+
+def _handlers(
+    driver: ReplayDriver, opts: ReplayOptions, inputs: ReplayInputs, topics: list[str]
+) -> list[Callable[[Any], None]]:
+    """The driver's entry point for each of ``topics`` (``io.bags.StampOrdered.topics``), in that order."""
+    by_topic: dict[str, Callable[[Any], None]] = {
+        opts.imu_topic: driver.imu,
+        opts.joints_topic: driver.joints,
+        opts.foot_forces_topic: driver.foot_forces,
+        opts.contact_schedule_topic: driver.contact_schedule,
     }
-    if use_ff:
-        expected[opts.foot_forces_topic] = (joint_state, "--foot-forces-topic or --use-foot-forces no")
-    for topic in wrench_topics.values():
-        expected[topic] = ("geometry_msgs/msg/WrenchStamped", "foot_wrench_topics or --use-foot-wrenches no")
-    if use_schedule:
-        expected[opts.contact_schedule_topic] = (joint_state, "--contact-schedule-topic")
-    return expected
+    for foot, topic in inputs.wrench_topics.items():
+        by_topic[topic] = functools.partial(driver.foot_wrench, foot=foot)
+    return [by_topic[t] for t in topics]
 
 
 def _replay_bag(
@@ -373,40 +353,20 @@ def _replay_bag(
     open_cpu_s: float,
 ) -> ReplayResult:
     """:func:`replay` on an opened ``io.bags.BagReader`` (``open_s``, ``open_cpu_s``: the wall and CPU s it took to
-    open)."""
-    from robot_state_estimator.description import load_description
+    open): the inputs planned, the estimator and the output bag made, the messages read and fed, the result
+    gathered with the wall and CPU times of each part."""
     from robot_state_estimator.estimation import RobotStateEstimator
-    from robot_state_estimator.estimation.imu_setup import apply_imu_settings
-    from robot_state_estimator.io import bags
     from robot_state_estimator.io.stream import output_frame_problem
 
     present = bag.topics
-    topics, use_ff = _main_topics(present, input_path, opts)
-    params = {**NODE_DEFAULTS, **opts.node_params}
-    desc = apply_imu_settings(load_description(description), settings)  # the IMU of imu_name / declared_imu
-    feet = settings.foot_frames or tuple(desc.foot_frames())
-    wrench_topics, use_schedule = _contact_topics(present, input_path, opts, params, settings, feet)
-    topics += list(wrench_topics.values())
-    if use_schedule:
-        topics.append(opts.contact_schedule_topic)
-    topics.append(opts.joints_topic)
-    bags.check_topic_types(input_path, present, _expected_types(opts, use_ff, wrench_topics, use_schedule))
-
+    inputs = plan_inputs(present, input_path, description=description, settings=settings, opts=opts)
+    desc, params = inputs.desc, inputs.params
     est = RobotStateEstimator.from_description(desc, settings)
     problem = output_frame_problem(desc, params)  # as the node: B's names in the outputs, no other robot frame
     if problem:
         raise ReplayError(problem)
     log = EstimateLog()
-    out = None
-    if output_bag is not None:
-        out = OutputBag(
-            output_bag,
-            odom_frame=params["odom_frame"],
-            base_frame=params["base_frame"] or desc.base_link,
-            tf_child_frame=params["tf_child_frame"],
-            groups=opts.output_topics,
-            compression=opts.output_compression,
-        )
+    out = _open_output_bag(output_bag, inputs, opts)
     write_s = 0.0
     clock = time.perf_counter
 
@@ -421,35 +381,15 @@ def _replay_bag(
             on_estimate(e, odometry, contacts)
 
     driver = ReplayDriver(est, desc, settings, params, sink)
-    converters = _converters(opts, topics, wrench_topics) if opts.bulk_decode else None
     cpu = time.process_time
-    t_start = t0 = clock()
+    t_start = clock()
     cpu_start = cpu()
-    try:
-        msgs = bag.stamp_ordered(topics, bulk=opts.bulk_decode, samples=converters)
-    except BaseException:
-        if out is not None:
-            out.close()
-        raise
-    read_s = open_s + clock() - t0
+    msgs = _read_messages(bag, inputs, opts, out)
+    read_s = open_s + clock() - t_start
     cpu_read = cpu()
-    counts = Counter(msgs.topic_index)
-    empty = [t for t in (opts.imu_topic, opts.joints_topic) if not counts[msgs.topics.index(t)]]
-    if empty:
-        if out is not None:
-            out.close()
-        options = ", ".join(f"{t} (--{'imu' if t == opts.imu_topic else 'joints'}-topic)" for t in empty)
-        raise ReplayError(f"{input_path} has no messages on {options}")
-    by_topic = {
-        opts.imu_topic: driver.imu,
-        opts.joints_topic: driver.joints,
-        opts.foot_forces_topic: driver.foot_forces,
-        opts.contact_schedule_topic: driver.contact_schedule,
-    }
-    for foot, topic in wrench_topics.items():
-        by_topic[topic] = functools.partial(driver.foot_wrench, foot=foot)
+    _refuse_empty_inputs(msgs, input_path, opts, out)
     try:
-        wall = _feed(msgs, [by_topic[t] for t in msgs.topics], opts.progress)
+        wall = _feed(msgs, _handlers(driver, opts, inputs, msgs.topics), opts.progress)
     finally:
         cpu_loop = cpu()
         written_in_loop = out.cpu_s if out is not None else 0.0
@@ -468,13 +408,33 @@ def _replay_bag(
         output_messages=out.n_messages if out is not None else 0,
     )
     _check_inputs_reached(driver, opts)
+    return _replay_result(
+        driver, msgs, log, desc, present, wall_s=wall, read_s=read_s, write_s=write_s, total_s=total_s, cpu=cpu_times
+    )
+
+
+def _replay_result(
+    driver: ReplayDriver,
+    msgs: Any,
+    log: EstimateLog,
+    desc: RobotDescription,
+    present: dict[str, str],
+    *,
+    wall_s: float,
+    read_s: float,
+    write_s: float,
+    total_s: float,
+    cpu: ReplayCpu,
+) -> ReplayResult:
+    """The :class:`ReplayResult` of a finished loop: the driver's counts and notes, the input's span (s, from the
+    messages' stamps in ns), the timings (s)."""
     stamps = msgs.stamp_ns
     span = (stamps[-1] - stamps[0]) / NS_PER_S if stamps else 0.0
     return ReplayResult(
         log=log,
         n_inputs=len(msgs),
         input_duration_s=span,
-        wall_s=wall,
+        wall_s=wall_s,
         read_s=read_s,
         write_s=write_s,
         total_s=total_s,
@@ -490,24 +450,8 @@ def _replay_bag(
         stream_counts={k: (r, n) for k, (r, n) in driver.stream_counts.items()},
         steps_back={t: (n, ns / NS_PER_S) for t, (n, ns) in msgs.steps_back.items()},
         bulk_refused=dict(msgs.bulk_refused),
-        cpu=cpu_times,
+        cpu=cpu,
     )
-
-
-def _converters(opts: ReplayOptions, topics: list[str], wrench_topics: dict[str, str]) -> dict[str, Any]:
-    """Input topic -> the ``io.bulk_samples`` converter that makes its core samples straight from the decoded arrays
-    (the bulk path: no message object per message)."""
-    from robot_state_estimator.io import bulk_samples
-
-    converters: dict[str, Any] = {
-        opts.imu_topic: bulk_samples.imu_samples,
-        opts.joints_topic: bulk_samples.joint_samples,
-        opts.foot_forces_topic: bulk_samples.foot_force_samples,
-        opts.contact_schedule_topic: bulk_samples.contact_schedule_samples,
-    }
-    for foot, topic in wrench_topics.items():
-        converters[topic] = functools.partial(bulk_samples.foot_wrench_samples, foot=foot)
-    return {t: converters[t] for t in topics}
 
 
 def _feed(msgs: Any, handlers: list[Callable[[Any], None]], progress: bool | None) -> float:
