@@ -198,6 +198,105 @@ def _legacy_axes(
     return (spec, spec, spec)
 
 
+@dataclass(frozen=True)
+class _OrientationReference:
+    """``//imu/orientation_reference_frame`` as read (spec defaults for what is absent; see :class:`ImuFields`)."""
+
+    localization: Localization = Localization.CUSTOM
+    custom_rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    custom_rpy_parent_frame: str = ""
+    grav_dir_x: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    grav_dir_x_parent_frame: str = ""
+
+
+def _sensor_frame_id(sensor: ET.Element) -> str | None:
+    """The frame id ``sensor`` names: ``<gz_frame_id>``, ``<frame_id>`` or ``<ignition_frame_id>``, else the
+    ``<frame_name>`` (or ``<frameName>``) of the last plugin that has one; None when none does."""
+    for tag in ("gz_frame_id", "frame_id", "ignition_frame_id"):
+        e = sensor.find(tag)
+        if e is not None and e.text and e.text.strip():
+            return e.text.strip()
+    frame_id = None
+    for plugin in sensor.findall("plugin"):
+        for tag in ("frame_name", "frameName"):
+            e = plugin.find(tag)
+            if e is not None and e.text and e.text.strip():
+                frame_id = e.text.strip()
+                break
+    return frame_id
+
+
+def _localization(loc: ET.Element | None, problems: ProblemList, where: Where) -> Localization:
+    """``<localization>`` (upper case; other cases warned, read in upper case); CUSTOM when absent or unknown
+    (the problem added)."""
+    if loc is None or not loc.text or not loc.text.strip():
+        return Localization.CUSTOM
+    text = loc.text.strip()
+    if text.upper() in Localization.__members__ and text not in Localization.__members__:
+        _warn(
+            f"localization {text!r} is read as {text.upper()!r} here, but gz-sensors "
+            "compares it exactly and reports the orientation relative to the sensor's initial orientation "
+            "for anything else: write it in upper case",
+            where,
+        )
+    try:
+        return Localization(loc.text.strip().upper())
+    except ValueError:
+        problems.add(
+            ErrorCode.ELEMENT_INVALID,
+            f"localization {shown(loc.text.strip())} is not one of {[m.value for m in Localization]}",
+            **where,
+        )
+        return Localization.CUSTOM
+
+
+def _orientation_reference(orf: ET.Element, problems: ProblemList, where: Where) -> _OrientationReference:
+    """The localization, ``custom_rpy`` (rad) and ``grav_dir_x`` with their ``parent_frame`` attributes of an
+    ``<orientation_reference_frame>``; an unreadable vector keeps its default (the problem added)."""
+    localization = _localization(orf.find("localization"), problems, where)
+    custom_rpy, custom_parent = (0.0, 0.0, 0.0), ""
+    grav, grav_parent = (1.0, 0.0, 0.0), ""
+    for tag in ("custom_rpy", "grav_dir_x"):
+        e = orf.find(tag)
+        if e is None:
+            continue
+        try:
+            x, y, z = parse_vector3(e.text, what=tag, default=(0.0, 0.0, 0.0))
+        except PoseTextError as exc:
+            problems.add(ErrorCode.ELEMENT_INVALID, str(exc), **where)
+            continue
+        vec = (float(x), float(y), float(z))
+        if tag == "custom_rpy":
+            custom_rpy, custom_parent = vec, e.get("parent_frame", "")
+        else:
+            grav, grav_parent = vec, e.get("parent_frame", "")
+    return _OrientationReference(localization, custom_rpy, custom_parent, grav, grav_parent)
+
+
+def _orientation_enabled(imu: ET.Element | None, problems: ProblemList, where: Where) -> bool:
+    """``//imu/enable_orientation`` (true when absent or unreadable, the problem added)."""
+    eo = None if imu is None else imu.find("enable_orientation")
+    if eo is not None:
+        try:
+            return parse_bool(eo.text, default=True, what="enable_orientation")
+        except PoseTextError as exc:
+            problems.add(ErrorCode.ELEMENT_INVALID, str(exc), **where)
+    return True
+
+
+def _imu_noise(
+    imu: ET.Element | None, problems: ProblemList, where: Where, *, legacy_noise: bool
+) -> tuple[tuple[NoiseSpec, NoiseSpec, NoiseSpec], tuple[NoiseSpec, NoiseSpec, NoiseSpec]]:
+    """The gyroscope (rad/s) and accelerometer (m/s^2) noise of the x, y, z axes: per axis, or with
+    ``legacy_noise`` a 1.5 ``<imu><noise>`` block (when there is no per-axis noise) for all three."""
+    av = None if imu is None else imu.find("angular_velocity")
+    la = None if imu is None else imu.find("linear_acceleration")
+    legacy = None if imu is None else imu.find("noise")
+    if legacy_noise and legacy is not None and av is None and la is None:
+        return _legacy_axes(legacy, "rate", problems, where), _legacy_axes(legacy, "accel", problems, where)
+    return _axes(av, problems, where), _axes(la, problems, where)
+
+
 def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: Where, *, legacy_noise: bool) -> ImuFields:
     """Read the IMU fields of ``sensor``.
 
@@ -222,85 +321,19 @@ def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: Where, *,
             where,
         )
     update_rate = _float(sensor.find("update_rate"), 0.0, "update_rate", problems, where)
-    frame_id = None
-    for tag in ("gz_frame_id", "frame_id", "ignition_frame_id"):
-        e = sensor.find(tag)
-        if e is not None and e.text and e.text.strip():
-            frame_id = e.text.strip()
-            break
-    if frame_id is None:
-        for plugin in sensor.findall("plugin"):
-            for tag in ("frame_name", "frameName"):
-                e = plugin.find(tag)
-                if e is not None and e.text and e.text.strip():
-                    frame_id = e.text.strip()
-                    break
-
-    localization = Localization.CUSTOM
-    custom_rpy = (0.0, 0.0, 0.0)
-    custom_parent = ""
-    grav = (1.0, 0.0, 0.0)
-    grav_parent = ""
+    frame_id = _sensor_frame_id(sensor)
     orf = None if imu is None else imu.find("orientation_reference_frame")
-    if orf is not None:
-        loc = orf.find("localization")
-        if loc is not None and loc.text and loc.text.strip():
-            text = loc.text.strip()
-            if text.upper() in Localization.__members__ and text not in Localization.__members__:
-                _warn(
-                    f"localization {text!r} is read as {text.upper()!r} here, but gz-sensors "
-                    "compares it exactly and reports the orientation relative to the sensor's initial orientation "
-                    "for anything else: write it in upper case",
-                    where,
-                )
-            try:
-                localization = Localization(loc.text.strip().upper())
-            except ValueError:
-                problems.add(
-                    ErrorCode.ELEMENT_INVALID,
-                    f"localization {shown(loc.text.strip())} is not one of {[m.value for m in Localization]}",
-                    **where,
-                )
-        for tag in ("custom_rpy", "grav_dir_x"):
-            e = orf.find(tag)
-            if e is None:
-                continue
-            try:
-                x, y, z = parse_vector3(e.text, what=tag, default=(0.0, 0.0, 0.0))
-            except PoseTextError as exc:
-                problems.add(ErrorCode.ELEMENT_INVALID, str(exc), **where)
-                continue
-            vec = (float(x), float(y), float(z))
-            if tag == "custom_rpy":
-                custom_rpy, custom_parent = vec, e.get("parent_frame", "")
-            else:
-                grav, grav_parent = vec, e.get("parent_frame", "")
-
-    enabled = True
-    eo = None if imu is None else imu.find("enable_orientation")
-    if eo is not None:
-        try:
-            enabled = parse_bool(eo.text, default=True, what="enable_orientation")
-        except PoseTextError as exc:
-            problems.add(ErrorCode.ELEMENT_INVALID, str(exc), **where)
-
-    av = None if imu is None else imu.find("angular_velocity")
-    la = None if imu is None else imu.find("linear_acceleration")
-    legacy = None if imu is None else imu.find("noise")
-    if legacy_noise and legacy is not None and av is None and la is None:
-        gyro = _legacy_axes(legacy, "rate", problems, where)
-        accel = _legacy_axes(legacy, "accel", problems, where)
-    else:
-        gyro = _axes(av, problems, where)
-        accel = _axes(la, problems, where)
+    ref = _OrientationReference() if orf is None else _orientation_reference(orf, problems, where)
+    enabled = _orientation_enabled(imu, problems, where)
+    gyro, accel = _imu_noise(imu, problems, where, legacy_noise=legacy_noise)
     return ImuFields(
         update_rate=update_rate,
         frame_id=frame_id,
-        localization=localization,
-        custom_rpy=custom_rpy,
-        custom_rpy_parent_frame=custom_parent,
-        grav_dir_x=grav,
-        grav_dir_x_parent_frame=grav_parent,
+        localization=ref.localization,
+        custom_rpy=ref.custom_rpy,
+        custom_rpy_parent_frame=ref.custom_rpy_parent_frame,
+        grav_dir_x=ref.grav_dir_x,
+        grav_dir_x_parent_frame=ref.grav_dir_x_parent_frame,
         has_orientation_reference_frame=orf is not None,
         orientation_enabled=enabled,
         angular_velocity_noise=gyro,

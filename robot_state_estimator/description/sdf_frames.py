@@ -21,7 +21,6 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TypeAlias
 
 import numpy as np
@@ -32,7 +31,8 @@ from .errors import ErrorCode, ProblemList, Where
 from .frame_graph import MODEL_FRAME, FrameGraph, FrameNode
 from .imu import is_imu_sensor
 from .pose import PoseTextError, parse_bool, parse_pose, parse_sdf_double, parse_vector3, shown
-from .xml_input import XmlDocument, load_xml, resolve_uri
+from .sdf_include import load_include, version_tuple
+from .xml_input import XmlDocument
 
 #: A reference written in a model scope (``a::b``, ``__model__``) -> its scoped frame name (None for no text).
 ScopeRef: TypeAlias = Callable[[str | None], str | None]
@@ -90,13 +90,45 @@ class SdfModelFrames:
     frames: list[str] = field(default_factory=list)  # explicit <frame>s and nested model frames
 
 
-def version_tuple(text: str | None) -> tuple[int, int]:
-    """``"1.9"`` -> (1, 9); unparsable -> (0, 0)."""
-    try:
-        major, minor = (text or "").strip().split(".")[:2]
-        return int(major), int(minor)
-    except ValueError:
-        return (0, 0)
+@dataclass
+class _ModelScope:
+    """A model being added (:meth:`_Builder.add_model`): its names and the names its children took so far.
+
+    Attributes:
+        doc: the document the model is in.
+        version: the SDFormat version of that document.
+        name: the model's name; ``scoped``: with its enclosing models' (``a::b``; "" prefix for the top one).
+        model_frame: its frame (``__model__`` for the top model, else ``scoped``).
+        inner: the prefix of its children's scoped names ("" for the top model, else ``scoped::``).
+        where: where the model element is, for its problems.
+        seen: child name -> the tag of the child that took it.
+    """
+
+    doc: XmlDocument
+    version: tuple[int, int]
+    name: str
+    scoped: str
+    model_frame: str
+    inner: str
+    where: Where
+    seen: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The model's name in messages (scoped when nested)."""
+        return self.scoped or self.name
+
+    def ref(self, text: str | None) -> str | None:
+        """A reference written in this scope (``a::b``, ``__model__``, ``a::__model__``) -> its scoped frame
+        name; None for no text."""
+        if text is None or not text.strip():
+            return None
+        t = text.strip()
+        if t == MODEL_FRAME:
+            return self.model_frame
+        if t.endswith("::" + MODEL_FRAME):
+            t = t[: -len("::" + MODEL_FRAME)]
+        return self.inner + t
 
 
 class _Builder:
@@ -151,167 +183,200 @@ class _Builder:
         is where libsdformat's 1.5 -> 1.6 converter moves a legacy ``<imu><noise>`` (``sdf/1.6/1_5.convert``
         matches ``model/link/sensor/imu`` only)."""
         is_top = parent_frame is None
-        dv = self.doc_version(doc)
         name: str = name_override or elem.get("name") or ""
         scoped = prefix + name
-        model_frame = MODEL_FRAME if is_top else scoped
-        inner = "" if is_top else scoped + "::"
-
-        def ref(text: str | None) -> str | None:
-            if text is None or not text.strip():
-                return None
-            t = text.strip()
-            if t == MODEL_FRAME:
-                return model_frame
-            if t.endswith("::" + MODEL_FRAME):
-                t = t[: -len("::" + MODEL_FRAME)]
-            return inner + t
-
-        w_model = self.where(doc, elem, scoped or name)
-        seen: dict[str, str] = {}
-
-        def check_name(child: ET.Element, cname: str) -> bool:
-            w = self.where(doc, child, inner + cname)
-            if not cname:
-                self.problems.add(ErrorCode.ATTRIBUTE_MISSING, f"<{child.tag}> without a name", **w)
-                return False
-            if cname.startswith("__") and cname.endswith("__"):
-                self.problems.add(ErrorCode.RESERVED_NAME, f"name {cname!r} is reserved (__name__)", **w)
-                return False
-            if "::" in cname and dv >= (1, 8):
-                self.problems.add(ErrorCode.RESERVED_NAME, f"name {cname!r}: '::' is reserved in names", **w)
-                return False
-            kind = child.tag
-            if cname in seen and (dv >= (1, 7) or seen[cname] == kind):
-                self.problems.add(
-                    ErrorCode.DUPLICATE_NAME,
-                    f"{kind} name {cname!r} is already used by a {seen[cname]} in model {scoped or name!r}",
-                    **w,
-                )
-                return False
-            seen[cname] = kind
-            return True
-
-        # Model frame vertex (nested models only; the top one is the root).
-        if is_top:
+        scope = _ModelScope(
+            doc=doc,
+            version=self.doc_version(doc),
+            name=name,
+            scoped=scoped,
+            model_frame=MODEL_FRAME if is_top else scoped,
+            inner="" if is_top else scoped + "::",
+            where=self.where(doc, elem, scoped or name),
+        )
+        if parent_frame is None:  # the top model frame is the root
             self.graph.add(
                 FrameNode(MODEL_FRAME, "model", None, pin.SE3.Identity(), element="model", line=doc.line(elem))
             )
         else:
-            if pose_override is not None:
-                holder = ET.Element("include")
-                holder.append(pose_override)
-                raw, _ = self.pose_of(doc, holder, scoped)
-            else:
-                raw, _ = self.pose_of(doc, elem, scoped)
-            placement = placement_override if placement_override is not None else elem.get("placement_frame")
-            self.graph.add(
-                FrameNode(
-                    scoped,
-                    "model",
-                    parent_frame,  # the caller resolved the pose's relative_to in its own scope
-                    raw,
-                    placement=(inner + placement.strip()) if placement and placement.strip() else "",
-                    element="model",
-                    line=doc.line(elem),
-                )
-            )
-            self.frames.append(scoped)
-
+            self.add_nested_model_frame(scope, elem, parent_frame, pose_override, placement_override)
         first_link = ""
         nested_canonicals: list[str] = []
         for child in list(elem):
             tag = child.tag
             if tag == "link":
-                lname = child.get("name", "")
-                if not check_name(child, lname):
-                    continue
-                full = inner + lname
-                raw, rel = self.pose_of(doc, child, full)
-                self.graph.add(
-                    FrameNode(full, "link", ref(rel) or model_frame, raw, element="link", line=doc.line(child))
-                )
-                self.links[full] = SdfLink(full, child.find("inertial"), doc.line(child))
+                full = self.add_link(scope, child, doc_top=doc_top)
                 first_link = first_link or full
-                for s in child.findall("sensor"):
-                    self.add_sensor(doc, s, full, inner, ref, legacy_noise=doc_top and dv < (1, 6))
             elif tag == "frame":
-                fname = child.get("name", "")
-                if not check_name(child, fname):
-                    continue
-                full = inner + fname
-                raw, rel = self.pose_of(doc, child, full)
-                attached = ref(child.get("attached_to")) or model_frame
-                self.graph.add(
-                    FrameNode(
-                        full,
-                        "frame",
-                        ref(rel) or attached,
-                        raw,
-                        attached_to=attached,
-                        element="frame",
-                        line=doc.line(child),
-                    )
-                )
-                self.frames.append(full)
+                self.add_frame(scope, child)
             elif tag == "joint":
                 jname = child.get("name", "")
-                if not check_name(child, jname):
-                    continue
-                self.add_joint(doc, child, inner + jname, ref)
+                if self.check_name(scope, child, jname):
+                    self.add_joint(doc, child, scope.inner + jname, scope.ref)
             elif tag in ("model", "include"):
-                if tag == "include":
-                    loaded = self.load_include(doc, child)
-                    if loaded is None:
-                        continue
-                    idoc, ielem, iname, ipose, iplacement = loaded
-                else:
-                    idoc, ielem = doc, child
-                    iname, ipose, iplacement = child.get("name", ""), None, None
-                if not check_name(child if tag == "model" else ielem, iname):
-                    continue
-                # The nested model's pose is relative to a frame of *this* scope.
-                pose_holder = ipose if ipose is not None else ielem.find("pose")
-                rel_attr = None if pose_holder is None else pose_holder.get("relative_to")
-                canonical = self.add_model(
-                    idoc,
-                    ielem,
-                    inner,
-                    ref(rel_attr) or model_frame,
-                    name_override=iname,
-                    pose_override=ipose,
-                    placement_override=iplacement,
-                    doc_top=tag == "include",
-                )
+                canonical = self.add_nested_model(scope, child)
                 if canonical:
                     nested_canonicals.append(canonical)
-        # canonical link
+        canonical = self.canonical_link(scope, elem, first_link, nested_canonicals)
+        self.graph.nodes[scope.model_frame].attached_to = canonical or None
+        if is_top:
+            self.check_placement_frame(scope, elem)
+        return canonical
+
+    def check_name(self, scope: _ModelScope, child: ET.Element, cname: str) -> bool:
+        """Whether ``cname`` can name ``child`` in ``scope`` (noted there when it can); else the problem is added:
+        no name (``ATTRIBUTE_MISSING``), a reserved one (``__x__``, or ``::`` from 1.8: ``RESERVED_NAME``), or one
+        a sibling has (any kind from 1.7, the same kind before: ``DUPLICATE_NAME``)."""
+        w = self.where(scope.doc, child, scope.inner + cname)
+        if not cname:
+            self.problems.add(ErrorCode.ATTRIBUTE_MISSING, f"<{child.tag}> without a name", **w)
+            return False
+        if cname.startswith("__") and cname.endswith("__"):
+            self.problems.add(ErrorCode.RESERVED_NAME, f"name {cname!r} is reserved (__name__)", **w)
+            return False
+        if "::" in cname and scope.version >= (1, 8):
+            self.problems.add(ErrorCode.RESERVED_NAME, f"name {cname!r}: '::' is reserved in names", **w)
+            return False
+        kind = child.tag
+        seen = scope.seen
+        if cname in seen and (scope.version >= (1, 7) or seen[cname] == kind):
+            self.problems.add(
+                ErrorCode.DUPLICATE_NAME,
+                f"{kind} name {cname!r} is already used by a {seen[cname]} in model {scope.label!r}",
+                **w,
+            )
+            return False
+        seen[cname] = kind
+        return True
+
+    def add_nested_model_frame(
+        self,
+        scope: _ModelScope,
+        elem: ET.Element,
+        parent_frame: str,
+        pose_override: ET.Element | None,
+        placement_override: str | None,
+    ) -> None:
+        """The frame of a nested model: its ``<pose>`` (an ``<include>``'s when given) relative to
+        ``parent_frame``, which the enclosing scope resolved; it places the model's ``placement_frame``."""
+        doc, scoped = scope.doc, scope.scoped
+        if pose_override is not None:
+            holder = ET.Element("include")
+            holder.append(pose_override)
+            raw, _ = self.pose_of(doc, holder, scoped)
+        else:
+            raw, _ = self.pose_of(doc, elem, scoped)
+        placement = placement_override if placement_override is not None else elem.get("placement_frame")
+        self.graph.add(
+            FrameNode(
+                scoped,
+                "model",
+                parent_frame,  # the caller resolved the pose's relative_to in its own scope
+                raw,
+                placement=(scope.inner + placement.strip()) if placement and placement.strip() else "",
+                element="model",
+                line=doc.line(elem),
+            )
+        )
+        self.frames.append(scoped)
+
+    def add_link(self, scope: _ModelScope, child: ET.Element, *, doc_top: bool) -> str:
+        """A ``<link>`` and its sensors; returns its scoped name, "" when its name is refused."""
+        doc = scope.doc
+        lname = child.get("name", "")
+        if not self.check_name(scope, child, lname):
+            return ""
+        full = scope.inner + lname
+        raw, rel = self.pose_of(doc, child, full)
+        self.graph.add(
+            FrameNode(full, "link", scope.ref(rel) or scope.model_frame, raw, element="link", line=doc.line(child))
+        )
+        self.links[full] = SdfLink(full, child.find("inertial"), doc.line(child))
+        for s in child.findall("sensor"):
+            self.add_sensor(doc, s, full, scope.inner, scope.ref, legacy_noise=doc_top and scope.version < (1, 6))
+        return full
+
+    def add_frame(self, scope: _ModelScope, child: ET.Element) -> None:
+        """An explicit ``<frame>``: attached to its ``attached_to`` (default the model frame), posed relative to
+        its ``relative_to`` (default what it is attached to)."""
+        fname = child.get("name", "")
+        if not self.check_name(scope, child, fname):
+            return
+        full = scope.inner + fname
+        raw, rel = self.pose_of(scope.doc, child, full)
+        attached = scope.ref(child.get("attached_to")) or scope.model_frame
+        self.graph.add(
+            FrameNode(
+                full,
+                "frame",
+                scope.ref(rel) or attached,
+                raw,
+                attached_to=attached,
+                element="frame",
+                line=scope.doc.line(child),
+            )
+        )
+        self.frames.append(full)
+
+    def add_nested_model(self, scope: _ModelScope, child: ET.Element) -> str:
+        """A nested ``<model>`` or an ``<include>`` (loaded); returns its canonical link, "" when it has none or
+        could not be added."""
+        if child.tag == "include":
+            loaded = load_include(scope.doc, child, self.problems)
+            if loaded is None:
+                return ""
+            idoc, ielem, iname, ipose, iplacement = loaded
+        else:
+            idoc, ielem = scope.doc, child
+            iname, ipose, iplacement = child.get("name", ""), None, None
+        if not self.check_name(scope, child if child.tag == "model" else ielem, iname):
+            return ""
+        # The nested model's pose is relative to a frame of *this* scope.
+        pose_holder = ipose if ipose is not None else ielem.find("pose")
+        rel_attr = None if pose_holder is None else pose_holder.get("relative_to")
+        return self.add_model(
+            idoc,
+            ielem,
+            scope.inner,
+            scope.ref(rel_attr) or scope.model_frame,
+            name_override=iname,
+            pose_override=ipose,
+            placement_override=iplacement,
+            doc_top=child.tag == "include",
+        )
+
+    def canonical_link(
+        self, scope: _ModelScope, elem: ET.Element, first_link: str, nested_canonicals: list[str]
+    ) -> str:
+        """The model's canonical link: its ``canonical_link`` (a link of it), else its first ``<link>``, else
+        its first nested model's canonical link; "" (the problem added) when there is none."""
         explicit = elem.get("canonical_link")
         canonical = ""
         if explicit and explicit.strip():
-            c = ref(explicit)
+            c = scope.ref(explicit)
             if c in self.links:
                 canonical = c
             else:
                 self.problems.add(
                     ErrorCode.MODEL_CANONICAL_LINK_INVALID,
-                    f"canonical_link {explicit!r} of model {scoped or name!r} is not a link of it",
-                    **w_model,
+                    f"canonical_link {explicit!r} of model {scope.label!r} is not a link of it",
+                    **scope.where,
                 )
         else:
             canonical = first_link or (nested_canonicals[0] if nested_canonicals else "")
             if not canonical:
-                self.problems.add(ErrorCode.MODEL_WITHOUT_LINK, f"model {scoped or name!r} has no link", **w_model)
-        self.graph.nodes[model_frame].attached_to = canonical or None
-        if is_top:
-            placement = elem.get("placement_frame")
-            if placement and placement.strip() and ref(placement) not in self.graph:
-                self.problems.add(
-                    ErrorCode.MODEL_PLACEMENT_FRAME_INVALID,
-                    f"placement_frame {placement!r} of model {name!r} does not exist",
-                    **w_model,
-                )
+                self.problems.add(ErrorCode.MODEL_WITHOUT_LINK, f"model {scope.label!r} has no link", **scope.where)
         return canonical
+
+    def check_placement_frame(self, scope: _ModelScope, elem: ET.Element) -> None:
+        """The top model's ``placement_frame`` must be a frame of it (``MODEL_PLACEMENT_FRAME_INVALID``)."""
+        placement = elem.get("placement_frame")
+        if placement and placement.strip() and scope.ref(placement) not in self.graph:
+            self.problems.add(
+                ErrorCode.MODEL_PLACEMENT_FRAME_INVALID,
+                f"placement_frame {placement!r} of model {scope.name!r} does not exist",
+                **scope.where,
+            )
 
     # ------------------------------------------------------------------ joint
     def add_joint(self, doc: XmlDocument, elem: ET.Element, full: str, ref: ScopeRef) -> None:
@@ -403,67 +468,6 @@ class _Builder:
                 sname, elem, host, ref(rel) or host, raw, doc.line(elem), doc.file, legacy_noise, self.doc_version(doc)
             )
         )
-
-    # ------------------------------------------------------------------ include
-    def load_include(
-        self, doc: XmlDocument, inc: ET.Element
-    ) -> tuple[XmlDocument, ET.Element, str, ET.Element | None, str | None] | None:
-        """The ``<include>`` ``inc`` loaded: its document, ``<model>``, name, ``<pose>`` and placement frame;
-        None (the problem added) when it cannot be."""
-        w = self.where(doc, inc, inc.findtext("name", "") or "")
-        if parse_bool(inc.get("merge"), default=False):
-            self.problems.add(ErrorCode.MERGE_INCLUDE_UNSUPPORTED, '<include merge="true"> is not supported', **w)
-            return None
-        uri = (inc.findtext("uri") or "").strip()
-        if not uri:
-            self.problems.add(ErrorCode.ELEMENT_MISSING, "<include> without <uri>", **w)
-            return None
-        from .errors import DescriptionError
-
-        try:
-            base = doc.path.parent if doc.path is not None else None
-            path = resolve_uri(uri, base_dir=base, element="include", line=doc.line(inc))
-            if path.is_dir():
-                path = _model_file_in_dir(path)
-            idoc = load_xml(path)
-        except DescriptionError as exc:
-            self.problems.extend(exc.problems)
-            return None
-        model = idoc.root.find("model")
-        if model is None:
-            self.problems.add(ErrorCode.ELEMENT_MISSING, f"included {uri!r} has no <model>", **w)
-            return None
-        iv = version_tuple(idoc.root.get("version"))
-        if not (1, 5) <= iv <= (1, 11):
-            self.problems.add(
-                ErrorCode.VERSION_DEPRECATED if iv < (1, 5) else ErrorCode.ATTRIBUTE_INVALID,
-                f"included {uri!r} ({idoc.file}) is SDFormat {shown(idoc.root.get('version'))}: not supported "
-                "(1.5 to 1.11)",
-                **w,
-            )
-            return None
-        name = (inc.findtext("name") or "").strip() or model.get("name", "")
-        pose = inc.find("pose")
-        placement = (inc.findtext("placement_frame") or "").strip() or None
-        return idoc, model, name, pose, placement
-
-
-def _model_file_in_dir(folder: Path) -> Path:
-    """The SDF file of a model folder: ``model.config``'s ``<sdf>`` (highest version), else ``model.sdf``."""
-    config = folder / "model.config"
-    if config.is_file():
-        try:
-            root = ET.parse(config).getroot()
-            best = None
-            for e in root.findall("sdf"):
-                v = version_tuple(e.get("version"))
-                if e.text and (best is None or v > best[0]):
-                    best = (v, e.text.strip())
-            if best is not None:
-                return folder / best[1]
-        except ET.ParseError:
-            pass
-    return folder / "model.sdf"
 
 
 def build_model_frames(

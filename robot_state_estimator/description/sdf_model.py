@@ -32,7 +32,8 @@ from .frame_graph import FrameGraph
 from .imu import default_frame_id, gz_frame_id, is_imu_sensor, parse_imu_fields
 from .imu_frames import accepted_imu_frame_ids
 from .pose import PoseTextError, parse_pose, parse_sdf_double, shown
-from .sdf_frames import SdfModelFrames, build_model_frames, version_tuple
+from .sdf_frames import SdfModelFrames, build_model_frames
+from .sdf_include import version_tuple
 from .types import ImuSpec
 from .xml_input import XmlDocument
 
@@ -162,32 +163,129 @@ def _joint_model(jtype: str, axis: NDArray[np.float64]) -> pin.JointModel:
     raise ValueError(jtype)
 
 
-def build_pinocchio_model(frames: SdfModelFrames, base: str, problems: ProblemList, file: str | None) -> pin.Model:
-    """The pinocchio model of ``frames`` with a free-flyer ``root_joint`` at link ``base`` (see module doc)."""
-    g = frames.graph
-    model = pin.Model()
-    model.name = frames.name
-    root_id = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root_joint")
-    root_frame = model.addJointFrame(root_id, 0)
-    # link -> (pinocchio joint id, graph frame coinciding with that joint's frame, pinocchio frame id)
-    support: dict[str, tuple[int, str, int]] = {base: (root_id, base, root_frame)}
+class _PinocchioTree:
+    """The pinocchio model of :func:`build_pinocchio_model` as it grows from the base link.
 
-    def add_body(link: str, jid: int, jframe: str, parent_frame: int) -> None:
-        placement = g.resolve_pose(link, jframe)
-        where = Where(element="link", name=link, line=frames.links[link].line, file=file)
-        model.appendBodyToJoint(jid, _inertia(frames.links[link].inertial, problems, where), placement)
-        model.addBodyFrame(link, jid, placement, parent_frame)
+    Attributes:
+        model: the model: a free-flyer ``root_joint`` and the base's body so far.
+        support: link -> (pinocchio joint id it moves with, graph frame coinciding with that joint's frame,
+            pinocchio frame id of the link's parent frame), for every link added.
+        limits: (joint id, lower, upper) of the bounded joints (SDF ``//limit``, m or rad; None = not given).
+    """
 
-    add_body(base, root_id, base, root_frame)
+    def __init__(self, frames: SdfModelFrames, base: str, problems: ProblemList, file: str | None) -> None:
+        self.frames = frames
+        self.graph = frames.graph
+        self.problems = problems
+        self.file = file
+        self.model = pin.Model()
+        self.model.name = frames.name
+        root_id = self.model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "root_joint")
+        root_frame = self.model.addJointFrame(root_id, 0)
+        self.support: dict[str, tuple[int, str, int]] = {base: (root_id, base, root_frame)}
+        self.limits: list[tuple[int, float | None, float | None]] = []
+        self.add_body(base, root_id, base, root_frame)
+
+    def add_body(self, link: str, jid: int, jframe: str, parent_frame: int) -> None:
+        """The inertia of ``link`` appended to joint ``jid`` and its BODY frame, at its pose in the graph frame
+        ``jframe`` of that joint."""
+        placement = self.graph.resolve_pose(link, jframe)
+        where = Where(element="link", name=link, line=self.frames.links[link].line, file=self.file)
+        self.model.appendBodyToJoint(jid, _inertia(self.frames.links[link].inertial, self.problems, where), placement)
+        self.model.addBodyFrame(link, jid, placement, parent_frame)
+
+    def add_joint(self, jname: str, link: str) -> str | None:
+        """Joint ``jname`` of the added ``link`` with its child link's body: a FIXED_JOINT frame, or a revolute,
+        continuous or prismatic joint (its axis in the joint frame, normalised); returns the child link, None
+        (the problem added) when the child is connected already or the type is not supported."""
+        g, model = self.graph, self.model
+        jid_p, jframe_p, fid_p = self.support[link]
+        j = self.frames.joints[jname]
+        child = g.frame_body(j.child)
+        where = Where(element="joint", name=jname, line=j.line, file=self.file)
+        if child in self.support:
+            self.problems.add(
+                ErrorCode.JOINT_CHILD_LINK_INVALID,
+                f"joint {jname!r}: child link {child!r} already connected (kinematic loop or the base as a "
+                "child); the tree must start at the base link",
+                **where,
+            )
+            return None
+        X_p_j = g.resolve_pose(jname, jframe_p)
+        if j.type == "fixed":
+            fid = model.addFrame(pin.Frame(jname, jid_p, fid_p, X_p_j, pin.FrameType.FIXED_JOINT))
+            self.support[child] = (jid_p, jframe_p, fid)
+            self.add_body(child, jid_p, jframe_p, fid)
+        elif j.type in ("revolute", "continuous", "prismatic"):
+            axis = g.resolve_pose(j.axis_expressed_in, jname).rotation @ j.axis_xyz
+            axis = axis / np.linalg.norm(axis)
+            jid = model.addJoint(jid_p, _joint_model(j.type, axis), X_p_j, jname)
+            fid = model.addJointFrame(jid, fid_p)
+            self.support[child] = (jid, jname, fid)
+            self.add_body(child, jid, jname, fid)
+            if j.type != "continuous":
+                self.limits.append((jid, j.limit_lower, j.limit_upper))
+        else:
+            self.problems.add(
+                ErrorCode.ELEMENT_INVALID,
+                f"joint {jname!r}: type {j.type!r} is not supported (revolute, continuous, prismatic, fixed)",
+                **where,
+            )
+            return None
+        return child
+
+    def check_connected(self, base: str) -> None:
+        """Every link must be reached from ``base`` by joints (``ELEMENT_INVALID`` for each one that is not)."""
+        for link in self.frames.links:
+            if link not in self.support:
+                self.problems.add(
+                    ErrorCode.ELEMENT_INVALID,
+                    f"link {link!r} is not connected to the base link {base!r} by joints",
+                    element="link",
+                    name=link,
+                    line=self.frames.links[link].line,
+                    file=self.file,
+                )
+
+    def add_op_frames(self) -> None:
+        """The ``<frame>``s and nested model frames as OP_FRAMEs on the bodies they are attached to."""
+        g = self.graph
+        for fname in self.frames.frames:
+            body = g.frame_body(fname)
+            jid, jframe, fid = self.support[body]
+            self.model.addFrame(pin.Frame(fname, jid, fid, g.resolve_pose(fname, jframe), pin.FrameType.OP_FRAME))
+
+    def apply_limits(self) -> None:
+        """The joints' ``//limit`` lower / upper (those given) into the model's position limits."""
+        model = self.model
+        lower = model.lowerPositionLimit.copy()
+        upper = model.upperPositionLimit.copy()
+        for jid, lo, hi in self.limits:
+            idx = model.joints[jid].idx_q
+            if lo is not None:
+                lower[idx] = lo
+            if hi is not None:
+                upper[idx] = hi
+        model.lowerPositionLimit = lower
+        model.upperPositionLimit = upper
+
+
+def _joint_children(frames: SdfModelFrames) -> dict[str, list[str]]:
+    """Link -> the joints whose parent frame is on it, in name order (joints to ``world`` left out)."""
     children: dict[str, list[str]] = {}
     for j in frames.joints.values():
         if j.parent == "world":
             continue
-        children.setdefault(g.frame_body(j.parent), []).append(j.name)
+        children.setdefault(frames.graph.frame_body(j.parent), []).append(j.name)
     for lst in children.values():
         lst.sort()
-    limits: list[tuple[int, float | None, float | None]] = []
+    return children
 
+
+def build_pinocchio_model(frames: SdfModelFrames, base: str, problems: ProblemList, file: str | None) -> pin.Model:
+    """The pinocchio model of ``frames`` with a free-flyer ``root_joint`` at link ``base`` (see module doc)."""
+    tree = _PinocchioTree(frames, base, problems, file)
+    children = _joint_children(frames)
     # Depth first from the base, children in joint-name order (an explicit stack: a chain of thousands of links
     # would exceed Python's recursion limit).
     pending = [iter(children.get(base, []))]
@@ -198,69 +296,17 @@ def build_pinocchio_model(frames: SdfModelFrames, base: str, problems: ProblemLi
             pending.pop()
             at.pop()
             continue
-        link = at[-1]
-        jid_p, jframe_p, fid_p = support[link]
-        j = frames.joints[jname]
-        child = g.frame_body(j.child)
-        where = Where(element="joint", name=jname, line=j.line, file=file)
-        if child in support:
-            problems.add(
-                ErrorCode.JOINT_CHILD_LINK_INVALID,
-                f"joint {jname!r}: child link {child!r} already connected (kinematic loop or the base as a "
-                "child); the tree must start at the base link",
-                **where,
-            )
-            continue
-        X_p_j = g.resolve_pose(jname, jframe_p)
-        if j.type == "fixed":
-            fid = model.addFrame(pin.Frame(jname, jid_p, fid_p, X_p_j, pin.FrameType.FIXED_JOINT))
-            support[child] = (jid_p, jframe_p, fid)
-            add_body(child, jid_p, jframe_p, fid)
-        elif j.type in ("revolute", "continuous", "prismatic"):
-            axis = g.resolve_pose(j.axis_expressed_in, jname).rotation @ j.axis_xyz
-            axis = axis / np.linalg.norm(axis)
-            jid = model.addJoint(jid_p, _joint_model(j.type, axis), X_p_j, jname)
-            fid = model.addJointFrame(jid, fid_p)
-            support[child] = (jid, jname, fid)
-            add_body(child, jid, jname, fid)
-            if j.type != "continuous":
-                limits.append((jid, j.limit_lower, j.limit_upper))
-        else:
-            problems.add(
-                ErrorCode.ELEMENT_INVALID,
-                f"joint {jname!r}: type {j.type!r} is not supported (revolute, continuous, prismatic, fixed)",
-                **where,
-            )
+        child = tree.add_joint(jname, at[-1])
+        if child is None:
             continue
         pending.append(iter(children.get(child, [])))
         at.append(child)
-    for link in frames.links:
-        if link not in support:
-            problems.add(
-                ErrorCode.ELEMENT_INVALID,
-                f"link {link!r} is not connected to the base link {base!r} by joints",
-                element="link",
-                name=link,
-                line=frames.links[link].line,
-                file=file,
-            )
+    tree.check_connected(base)
     if problems:
-        return model
-    for fname in frames.frames:
-        body = g.frame_body(fname)
-        jid, jframe, fid = support[body]
-        model.addFrame(pin.Frame(fname, jid, fid, g.resolve_pose(fname, jframe), pin.FrameType.OP_FRAME))
-    lower = model.lowerPositionLimit.copy()
-    upper = model.upperPositionLimit.copy()
-    for jid, lo, hi in limits:
-        idx = model.joints[jid].idx_q
-        if lo is not None:
-            lower[idx] = lo
-        if hi is not None:
-            upper[idx] = hi
-    model.lowerPositionLimit = lower
-    model.upperPositionLimit = upper
-    return model
+        return tree.model
+    tree.add_op_frames()
+    tree.apply_limits()
+    return tree.model
 
 
 def _has_legacy_noise(sensor: ET.Element) -> bool:

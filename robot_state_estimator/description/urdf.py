@@ -83,8 +83,42 @@ def read_urdf(doc: XmlDocument, *, base_link: str | None = None) -> UrdfResult:
     root = doc.root
     problems = ProblemList()
     name = root.get("name", "")
+    links = _read_links(doc, problems)
+    joints = _read_joints(doc, links, problems)
+    link_masses = check_urdf_numbers(doc, problems)
+    gazebo_imus = _parse_gazebo_imu_fields(doc, links, joints, problems)
+    problems.raise_if_any()
+
+    root_link = _root_link(doc, links, joints, problems, base_link=base_link)
+    parent_joint_of = {j.child: j for j in joints.values()}
+    # URDF keeps link and joint names apart; a joint named like a link (ANYmal C's LF_HAA) is a frame
+    # under the key "joint:<name>" so that the link keeps the plain name.
+    jkey = {j.name: (f"joint:{j.name}" if j.name in links else j.name) for j in joints.values()}
+    graph = _frame_graph(doc, links, joints, root_link, parent_joint_of, jkey)
+    problems.extend(graph.validate())
+    problems.raise_if_any()
+
+    try:
+        model = pin.buildModelFromXML(doc.text, pin.JointModelFreeFlyer())
+    except Exception as exc:  # pinocchio raises ValueError/RuntimeError with urdfdom's message
+        raise DescriptionError(
+            _problem(ErrorCode.PARSING_ERROR, f"pinocchio cannot build the URDF model: {exc}", doc, root, name)
+        ) from exc
+    model.name = name
+    _check_total_mass(model, link_masses, doc, root, name)
+
+    imus = _read_gazebo_imus(
+        doc, graph, model, gazebo_imus, set(links), joints, jkey, parent_joint_of, root_link, problems
+    )
+    problems.raise_if_any()
+    return UrdfResult(name=name, graph=graph, model=model, root_link=root_link, imus=imus)
+
+
+def _read_links(doc: XmlDocument, problems: ProblemList) -> dict[str, ET.Element]:
+    """Link name -> its ``<link>`` (the last one of a name); a link without a name or defined twice is a
+    problem (``ATTRIBUTE_MISSING``, ``DUPLICATE_NAME``)."""
     links: dict[str, ET.Element] = {}
-    for elem in root.findall("link"):
+    for elem in doc.root.findall("link"):
         lname = elem.get("name")
         if not lname:
             problems.add(ErrorCode.ATTRIBUTE_MISSING, "link without a name", **_where(doc, elem))
@@ -92,8 +126,15 @@ def read_urdf(doc: XmlDocument, *, base_link: str | None = None) -> UrdfResult:
         if lname in links:
             problems.add(ErrorCode.DUPLICATE_NAME, f"link {lname!r} defined twice", **_where(doc, elem, lname))
         links[lname] = elem
+    return links
+
+
+def _read_joints(doc: XmlDocument, links: dict[str, ET.Element], problems: ProblemList) -> dict[str, UrdfJoint]:
+    """Joint name -> :class:`UrdfJoint` (``origin``: ``X_parent_joint``, m; identity when absent or unreadable,
+    which :func:`check_urdf_numbers` reports); names missing or twice, links not found and a joint between a
+    link and itself are problems."""
     joints: dict[str, UrdfJoint] = {}
-    for elem in root.findall("joint"):
+    for elem in doc.root.findall("joint"):
         jname = elem.get("name", "")
         w = _where(doc, elem, jname)
         if not jname:
@@ -118,13 +159,26 @@ def read_urdf(doc: XmlDocument, *, base_link: str | None = None) -> UrdfResult:
                 if origin_elem is None
                 else urdf_origin(origin_elem.get("xyz"), origin_elem.get("rpy"))
             )
-        except PoseTextError:  # reported by check_urdf_numbers below
+        except PoseTextError:  # reported by check_urdf_numbers
             origin = pin.SE3.Identity()
         joints[jname] = UrdfJoint(jname, elem.get("type", ""), pname, cname, origin, doc.line(elem))
-    link_masses = check_urdf_numbers(doc, problems)
-    gazebo_imus = _parse_gazebo_imu_fields(doc, links, joints, problems)
-    problems.raise_if_any()
+    return joints
 
+
+def _root_link(
+    doc: XmlDocument,
+    links: dict[str, ET.Element],
+    joints: dict[str, UrdfJoint],
+    problems: ProblemList,
+    *,
+    base_link: str | None,
+) -> str:
+    """The one link that is no joint's child, which ``base_link`` (when given) must be.
+
+    Raises:
+        DescriptionError: ``MODEL_CANONICAL_LINK_INVALID``: no link, several roots, or another ``base_link``.
+    """
+    root, name = doc.root, doc.root.get("name", "")
     children = {j.child for j in joints.values()}
     roots = [n for n in links if n not in children]
     if len(roots) != 1:
@@ -137,16 +191,25 @@ def read_urdf(doc: XmlDocument, *, base_link: str | None = None) -> UrdfResult:
         )
         problems.raise_if_any()
     root_link = roots[0]
-    parent_joint_of = {j.child: j for j in joints.values()}
     if base_link is not None and base_link != root_link:
         msg = f"base_link {base_link!r} must be the URDF root link {root_link!r} (pinocchio puts the free-flyer there)"
         if base_link not in links:
             msg += f"; {base_link!r} is not a link"
         raise DescriptionError(_problem(ErrorCode.MODEL_CANONICAL_LINK_INVALID, msg, doc, root, name))
+    return root_link
 
-    # URDF keeps link and joint names apart; a joint named like a link (ANYmal C's LF_HAA) is a frame
-    # under the key "joint:<name>" so that the link keeps the plain name.
-    jkey = {j.name: (f"joint:{j.name}" if j.name in links else j.name) for j in joints.values()}
+
+def _frame_graph(
+    doc: XmlDocument,
+    links: dict[str, ET.Element],
+    joints: dict[str, UrdfJoint],
+    root_link: str,
+    parent_joint_of: dict[str, UrdfJoint],
+    jkey: dict[str, str],
+) -> FrameGraph:
+    """The frames as libsdformat's URDF conversion makes them (not validated): the model frame attached to the
+    root link; each joint at its origin in its parent link, attached to its child; each link at its parent
+    joint (the root link at the model frame). ``jkey``: joint name -> its frame's name."""
     graph = FrameGraph(file=doc.file)
     graph.add(FrameNode(MODEL_FRAME, "model", None, pin.SE3.Identity(), attached_to=root_link, element="robot"))
     for lname, elem in links.items():
@@ -165,23 +228,7 @@ def read_urdf(doc: XmlDocument, *, base_link: str | None = None) -> UrdfResult:
         graph.add(
             FrameNode(jkey[j.name], "joint", j.parent, j.origin, attached_to=j.child, element="joint", line=j.line)
         )
-    problems.extend(graph.validate())
-    problems.raise_if_any()
-
-    try:
-        model = pin.buildModelFromXML(doc.text, pin.JointModelFreeFlyer())
-    except Exception as exc:  # pinocchio raises ValueError/RuntimeError with urdfdom's message
-        raise DescriptionError(
-            _problem(ErrorCode.PARSING_ERROR, f"pinocchio cannot build the URDF model: {exc}", doc, root, name)
-        ) from exc
-    model.name = name
-    _check_total_mass(model, link_masses, doc, root, name)
-
-    imus = _read_gazebo_imus(
-        doc, graph, model, gazebo_imus, set(links), joints, jkey, parent_joint_of, root_link, problems
-    )
-    problems.raise_if_any()
-    return UrdfResult(name=name, graph=graph, model=model, root_link=root_link, imus=imus)
+    return graph
 
 
 def _check_total_mass(
