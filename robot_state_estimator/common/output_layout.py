@@ -3,7 +3,10 @@
 ``BaseEkf.output_vector`` (and the compiled steps, which the tests compare with it to 1e-12) fill it,
 :meth:`~robot_state_estimator.common.samples.Estimate.from_output_vector` reads an :class:`Estimate` out of it,
 ``io.stream.pack_estimate`` starts the published buffer with its first ``PUBLISHED_SIZE`` numbers and the replay
-log keeps one per estimate. Every entry is named as the :class:`Estimate` field it becomes.
+log keeps one per estimate. Every entry is named as the :class:`Estimate` field it becomes. The per-foot numbers of a
+joint step (:meth:`~robot_state_estimator.common.samples.Estimate.feet_vector`) follow :data:`FOOT_FIELDS`, one
+block of :data:`FOOT_STRIDE` numbers per foot: the compiled joint step writes them so, the published buffer ends with
+them.
 
 Frames and units: positions in ``odom`` (W), velocities in the base frame B, biases in the IMU frame S;
 covariances 6 x 6 row-major in ROS conventions (pose: x, y, z, then rotation about the fixed W axes; twist:
@@ -39,3 +42,14 @@ GYRO_BIAS = OUTPUT_SLICES["gyro_bias"]
 
 #: The numbers the node publishes (odometry: pose, twist and their covariances) are the vector's first ones.
 PUBLISHED_SIZE = TWIST_COVARIANCE.stop
+
+#: FootState field -> slice of a foot's block in the per-foot vector (``Estimate.feet_vector``: one block per foot, in
+#: foot order): its wrench in the foot frame [force N, torque N m], then its force in W (N).
+FOOT_FIELDS: dict[str, slice] = {
+    "wrench_in_foot": slice(0, 6),
+    "force_in_world": slice(6, 9),
+}
+#: where a foot's wrench and force start in its block, and the block's length
+FOOT_WRENCH = FOOT_FIELDS["wrench_in_foot"].start
+FOOT_FORCE = FOOT_FIELDS["force_in_world"].start
+FOOT_STRIDE = 9

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_state_estimator.common.output_layout import OUTPUT_FIELDS
+from robot_state_estimator.common.output_layout import FOOT_FIELDS, FOOT_STRIDE, OUTPUT_FIELDS, OUTPUT_SIZE
 
 FloatArray = NDArray[np.float64]
 
@@ -215,9 +215,12 @@ class Estimate:
             stamp_ns: ns, the estimate's stamp.
             output: (91,) float64 laid out as ``common.output_layout.OUTPUT_FIELDS`` (``BaseEkf.output_vector``):
                 position (3), quaternion xyzw (4), linear velocity (3), angular velocity (3), pose covariance
-                (36, row-major), twist covariance (36, row-major), accelerometer bias (3), gyroscope bias (3).
-                Not copied: the caller hands it over.
-            feet: the per-foot states, or a function returning them (called once, on the first access).
+                (36, row-major), twist covariance (36, row-major), accelerometer bias (3), gyroscope bias (3); or a
+                longer float64 vector that starts with those (a step's buffer: :meth:`output_vector` is then its
+                first 91 numbers, a view made when read). Not copied: the caller hands it over.
+            feet: the per-foot states, or a function returning them (called once, on the first access); a function
+                with a ``vector`` attribute (the per-foot numbers, :meth:`feet_vector`) gives those without making
+                the states.
         """
         est = _new_object(_LazyEstimate)
         _set_stamp(est, stamp_ns)
@@ -233,6 +236,13 @@ class Estimate:
         vector itself when made that way, do not write to it; else a new one from the fields)."""
         # OUTPUT_FIELDS is in vector order, contiguous from 0 to OUTPUT_SIZE (test/common/test_output_layout.py)
         return np.concatenate([np.ravel(getattr(self, name)) for name in OUTPUT_FIELDS]).astype(np.float64, copy=False)
+
+    def feet_vector(self) -> FloatArray:
+        """(FOOT_STRIDE * n_feet,) float64: the numbers of the per-foot states, one block per foot in the order of
+        ``feet`` laid out as ``common.output_layout.FOOT_FIELDS`` (its wrench in the foot frame, then its force in
+        the world); empty without feet. The joint step's own numbers when it made them (not copied and not the
+        states made: do not write to it), else new from ``feet``."""
+        return _feet_vector_of(self.feet)
 
     if not TYPE_CHECKING:  # (a static checker keeps seeing the declared fields only)
 
@@ -251,9 +261,18 @@ class _LazyEstimate(Estimate):
 
     def output_vector(self) -> FloatArray:
         try:
-            return _get_output(self)
+            output = _get_output(self)
         except AttributeError:  # made by dataclasses.replace: from the fields
             return Estimate.output_vector(self)
+        return output if len(output) == OUTPUT_SIZE else output[:OUTPUT_SIZE]
+
+    def feet_vector(self) -> FloatArray:
+        try:
+            make = _get_feet_fn(self)
+        except AttributeError:  # made with a tuple of feet, or by dataclasses.replace
+            make = None
+        vector: FloatArray | None = getattr(make, "vector", None)
+        return _feet_vector_of(self.feet) if vector is None else vector
 
     def __reduce__(self) -> tuple[type[Estimate], tuple[Any, ...]]:  # Any: the field values, of mixed types
         return Estimate, tuple(getattr(self, f.name) for f in fields(Estimate))
@@ -288,10 +307,9 @@ def _lazy_field(est: Estimate, name: str) -> FloatArray | tuple[FootState, ...]:
                 make = _get_feet_fn(est)
             except AttributeError:
                 make = None
-            if make is not None:
+            if make is not None:  # (kept: its ``vector``, Estimate.feet_vector)
                 feet = make()
                 _set_feet(est, feet)
-                _set_feet_fn(est, None)
                 return feet
         layout = _LAZY_FIELDS.get(name)
         if layout is not None:
@@ -311,6 +329,18 @@ def _lazy_field(est: Estimate, name: str) -> FloatArray | tuple[FootState, ...]:
 
 #: Estimate field -> (slice of the output vector, shape or None)
 _LAZY_FIELDS = OUTPUT_FIELDS
+_EMPTY = np.empty(0)
+_EMPTY.flags.writeable = False
+
+
+def _feet_vector_of(feet: tuple[FootState, ...]) -> FloatArray:
+    """:meth:`Estimate.feet_vector` from per-foot states (a new array)."""
+    if not feet:
+        return _EMPTY
+    vector = np.empty((len(feet), FOOT_STRIDE))
+    for name, sl in FOOT_FIELDS.items():
+        vector[:, sl] = [getattr(foot, name) for foot in feet]
+    return vector.ravel()
 
 
 @dataclass(frozen=True)

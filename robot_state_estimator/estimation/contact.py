@@ -301,15 +301,18 @@ class ContactDetector:
         self._min_on_ns = round(min_on_duration_s * 1e9)
         self._min_off_ns = round(min_off_duration_s * 1e9)
         self.backend = select_backend() if backend is None else backend
+        # The trigger's state in one (3, n_feet) bool array (one kernel argument): the raw trigger, the debounced
+        # contact state and a change of the raw trigger waiting to be reported (pending[i], since _since_ns[i] ns).
+        # The arrays are made once and changed in place (the backend's joint step binds them once).
+        self._flags = np.zeros((3, self.n_feet), dtype=bool)
+        self._raw, self.in_contact, self._pending = self._flags
+        self._since_ns = np.zeros(self.n_feet, dtype=np.int64)
         self.reset()
 
     def reset(self) -> None:
         """Forget the state (the next sample sets it directly)."""
-        # The trigger's state in one (3, n_feet) bool array (one kernel argument): the raw trigger, the debounced
-        # contact state and a change of the raw trigger waiting to be reported (pending[i], since _since_ns[i] ns).
-        self._flags = np.zeros((3, self.n_feet), dtype=bool)
-        self._raw, self.in_contact, self._pending = self._flags
-        self._since_ns = np.zeros(self.n_feet, dtype=np.int64)
+        self._flags[:] = False
+        self._since_ns[:] = 0
         self._started = False
 
     def set_thresholds(self, on_threshold: float, off_threshold: float) -> None:

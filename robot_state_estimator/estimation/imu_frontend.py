@@ -39,7 +39,7 @@ from robot_state_estimator.common.output_layout import OUTPUT_SIZE
 from robot_state_estimator.common.samples import ImuSample, JointSample
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation.ekf.filter import BaseEkf
-from robot_state_estimator.estimation.ekf.layout import DECLINED, IMU_BAD_INPUT
+from robot_state_estimator.estimation.ekf.layout import IMU_NOT_FINITE, IMU_OK
 from robot_state_estimator.estimation.ekf.model import rotation_from_gravity
 from robot_state_estimator.estimation.ekf.numerics import skew
 from robot_state_estimator.estimation.errors import ModelError
@@ -119,10 +119,11 @@ class ImuFrontend:
         self._init_wait_reported = False
         self.last_imu_stamp_ns: int | None = None
 
-    def usual_step(self, sample: ImuSample) -> tuple[int, FloatArray] | None:
+    def usual_step(self, sample: ImuSample) -> tuple[int, FloatArray | None] | None:
         """The usual sample (in order, nothing held to apply, no event) in the filter's one-call IMU step
-        (``BaseEkf.imu_step``: check, propagation and outputs): ``(IMU_OK, outputs)`` or ``(IMU_NOT_FINITE, _)``;
-        None for any other case, a bad reading, or a backend without that step (the caller's general path)."""
+        (``BaseEkf.imu_step``: check, propagation and outputs): ``(stamp, outputs)``, or ``(stamp, None)`` when the
+        propagated state is not finite; None for any other case, a bad reading, or a backend without that step (the
+        caller's general path; nothing changed)."""
         stamp = int(sample.stamp_ns)
         last = self.last_imu_stamp_ns
         pending = self.legs.pending
@@ -136,12 +137,17 @@ class ImuFrontend:
             return None
         gyro = _contiguous(sample.angular_velocity, dtype=float)  # (the step's entry point: C-contiguous float64)
         accel = _contiguous(sample.linear_acceleration, dtype=float)
-        out = np.empty(OUTPUT_SIZE)
-        code = DECLINED if gyro.shape != (3,) or accel.shape != (3,) else self.ekf.imu_step(stamp, gyro, accel, out)
-        if code == DECLINED or code == IMU_BAD_INPUT:  # the general path (and its event)
+        if gyro.shape != (3,) or accel.shape != (3,):
             return None
-        self.last_imu_stamp_ns = stamp
-        return code, out
+        out = np.empty(OUTPUT_SIZE)
+        code = self.ekf.imu_step(stamp, gyro, accel, out)
+        if code == IMU_OK:
+            self.last_imu_stamp_ns = stamp
+            return stamp, out
+        if code == IMU_NOT_FINITE:
+            self.last_imu_stamp_ns = stamp
+            return stamp, None
+        return None  # DECLINED, IMU_BAD_INPUT: the general path (and its event)
 
     def check(self, sample: ImuSample) -> tuple[FloatArray, FloatArray] | None:
         """``(gyro (3,) rad/s, accel (3,) m/s^2)`` in S, or None (with an event) for a sample that is skipped."""

@@ -95,6 +95,7 @@ class JointInput:
         self._ignore_unknown = bool(settings.ignore_unknown_joints)
         self._ignored_reported: frozenset[str] = frozenset()
         self._mode = 0 if self._ignore_unknown else PREPARE_WHOLE
+        self._mode_measured = self._mode | PREPARE_MEASURED
         self._use_measured = bool(js.use_measured)
         self._n_joints = n_joints
         #: whether the last sample :meth:`prepare_for_step` made ready uses the message's velocities
@@ -177,7 +178,6 @@ class JointInput:
             mode = self._mode | (PREPARE_FILTERED if filtered else 0)
             if vel.size and self._use_measured:
                 mode |= PREPARE_MEASURED
-            assert jv._q_prev is not None  # (step_coefficients)
             code = self._backend.prepare_joints(pos, vel, eff, self.gather, mode, jv._q_prev, jv.qdot, dt, alpha, out,
                                                 self._configuration)  # fmt: skip
             if code != GATHER_OK:
@@ -199,20 +199,16 @@ class JointInput:
         self, sample: JointSample, stamp: int, joint_step: JointStep
     ) -> tuple[int, FloatArray, FloatArray] | None:
         """The usual sample with efforts through the backend's joint step from its message arrays
-        (``joint_step.prepare_and_run``: the preparation, the positions into the kinematics' configuration, then the
-        step): the step's result, the (3, nj) rows q, qdot, tau and the step's buffer (:attr:`measured` says whether
-        the velocities are the message's); None, with nothing changed, for any other sample (names not the last
-        sample's, wrong lengths, no efforts, no regular step of the joint velocity, a NaN/Inf: the reference path
-        then handles it, events included)."""
+        (``joint_step.prepare_and_run``: the joint velocity's regular step, the preparation, the positions into the
+        kinematics' configuration, then the step): the step's result, the (3, nj) rows q, qdot, tau and the step's
+        buffer (:attr:`measured` says whether the velocities are the message's); None, with nothing changed, for any
+        other sample (names not the last sample's, wrong lengths, no efforts, no regular step of the joint velocity,
+        a NaN/Inf: the reference path then handles it, events included)."""
         names = sample.names
         if names is not self._order_names and self.same_names(names) is None:
             return None
         eff = sample.effort
         if eff is None:
-            return None
-        jv = self.joint_velocity
-        coefficients = jv.step_coefficients(stamp)
-        if coefficients is None:
             return None
         n = len(names)
         # C-contiguous float64 of the checked shapes: the step is called through its entry points
@@ -222,17 +218,11 @@ class JointInput:
         vel = _EMPTY if vel is None else _contiguous(vel, dtype=float)
         if pos.shape != (n,) or eff.shape != (n,) or (vel.size and vel.shape != (n,)) or vel.ndim != 1:
             return None
-        dt, alpha, filtered = coefficients
-        mode = self._mode | (PREPARE_FILTERED if filtered else 0)
-        measured = bool(vel.size) and self._use_measured
-        if measured:
-            mode |= PREPARE_MEASURED
-        assert jv._q_prev is not None  # (step_coefficients)
-        result, qtau, buf = joint_step.prepare_and_run(pos, vel, eff, self.gather, mode, jv._q_prev, jv.qdot, dt,
-                                                       alpha, self._configuration, stamp)  # fmt: skip
+        measured = self._use_measured and vel.size != 0
+        result, qtau, buf = joint_step.prepare_and_run(pos, vel, eff, self._mode_measured if measured else self._mode,
+                                                       stamp)  # fmt: skip
         if result == JOINT_NOT_PREPARED:
-            return None  # a NaN/Inf (nothing changed): the reference path reports it
-        jv.stepped(stamp)
+            return None  # not a regular step, a NaN/Inf (nothing changed): the reference path
         self.measured = measured
         return result, qtau, buf
 
@@ -253,12 +243,12 @@ class JointInput:
             missing = [name for name in self.joint_names if name not in present]
             self._events.emit("missing_joint", f"joint sample lacks {missing}; skipped")
             return None
-        gather = np.empty(len(self.joint_names), dtype=np.intp)
+        gather = self.gather  # (changed in place: the backend's joint step binds it once)
         for i, name in enumerate(names):
             j = index.get(name)
             if j is not None:
                 gather[j] = i
-        self._order_names, self.gather = names, gather
+        self._order_names = names
         ignored = frozenset(unknown)
         if ignored and ignored != self._ignored_reported:
             self._events.emit(

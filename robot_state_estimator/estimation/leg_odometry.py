@@ -26,7 +26,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from robot_state_estimator.common.output_layout import OUTPUT_SIZE
+from robot_state_estimator.common.output_layout import FOOT_FIELDS, FOOT_STRIDE, OUTPUT_SIZE
 from robot_state_estimator.common.samples import FootState, JointSample, foot_states
 from robot_state_estimator.estimation.contact import ContactForceEstimator, kinematic_clearance
 from robot_state_estimator.estimation.contact_source import ContactSource
@@ -50,42 +50,46 @@ FloatArray = NDArray[np.float64]
 _NS = 1_000_000_000
 _EMPTY = np.empty(0)
 _MASK32 = 0xFFFFFFFF
+_FORCE, _WRENCH = FOOT_FIELDS["force_in_world"], FOOT_FIELDS["wrench_in_foot"]
 
 
 class FeetOfStep:
-    """The per-foot states of one joint step, made on first request (from arrays the step no longer changes)."""
+    """The per-foot states of one joint step, made on first request from its per-foot numbers ``vector``
+    (``common.output_layout.FOOT_FIELDS`` per foot: ``Estimate.feet_vector``), its contacts and its stance feet's gate
+    results (arrays and lists the step no longer changes)."""
 
-    __slots__ = ("_args", "_feet")
+    __slots__ = ("_args", "_feet", "vector")
 
     def __init__(
         self,
         names: tuple[str, ...],
         contacts: NDArray[np.bool_],
-        forces: FloatArray,
-        wrenches: FloatArray,
+        vector: FloatArray,
         stance: list[int],
         accepted: list[bool],
         nis: list[float],
     ) -> None:
-        self._args = (names, contacts, forces, wrenches, stance, accepted, nis)
+        self.vector = vector
+        self._args = (names, contacts, stance, accepted, nis)
         self._feet: tuple[FootState, ...] | None = None
 
     def __call__(self) -> tuple[FootState, ...]:
         if self._feet is None:
-            names, contacts, forces, wrenches, stance, accepted_stance, nis_stance = self._args
+            names, contacts, stance, accepted_stance, nis_stance = self._args
             n = len(names)
             accepted = [False] * n
             nis = [math.nan] * n
             for i, a, e in zip(stance, accepted_stance, nis_stance):
                 accepted[i] = a
                 nis[i] = e
-            self._feet = foot_states(names, contacts.tolist(), forces, wrenches, accepted, nis)
+            blocks = self.vector.reshape(n, FOOT_STRIDE)
+            self._feet = foot_states(names, contacts.tolist(), blocks[:, _FORCE], blocks[:, _WRENCH], accepted, nis)
         return self._feet
 
 
 class FeetOfJointStep:
-    """The per-foot states of the backend's one-call joint step, made on first request from its buffer (forces,
-    wrenches and the stance feet's NIS; the step no longer changes it) as :class:`FeetOfStep`."""
+    """The per-foot states of the backend's one-call joint step, made on first request from its buffer (the per-foot
+    numbers and the stance feet's NIS; the step no longer changes it) as :class:`FeetOfStep`."""
 
     __slots__ = ("_args", "_feet")
 
@@ -93,15 +97,19 @@ class FeetOfJointStep:
         self._args = (names, buf, stance, gate)
         self._feet: tuple[FootState, ...] | None = None
 
+    @property
+    def vector(self) -> FloatArray:
+        """The per-foot numbers (``Estimate.feet_vector``): a view of the step's buffer."""
+        names, buf, _, _ = self._args
+        return buf[OUTPUT_SIZE : OUTPUT_SIZE + FOOT_STRIDE * len(names)]
+
     def __call__(self) -> tuple[FootState, ...]:
         if self._feet is None:
             names, buf, stance, gate = self._args
             n = len(names)
             k = len(stance)
-            o = OUTPUT_SIZE
-            forces = buf[o : o + 3 * n].reshape(n, 3)
-            wrenches = buf[o + 3 * n : o + 9 * n].reshape(n, 6)
-            o += 9 * n + 12 * k
+            blocks = self.vector.reshape(n, FOOT_STRIDE)
+            o = OUTPUT_SIZE + FOOT_STRIDE * n + 12 * k  # the stance feet's NIS: the end of the leg update's output
             contacts = [False] * n
             accepted = [False] * n
             nis = [math.nan] * n
@@ -109,7 +117,7 @@ class FeetOfJointStep:
                 contacts[i] = True
                 accepted[i] = math.isfinite(e) and (gate <= 0.0 or e <= gate)
                 nis[i] = e
-            self._feet = foot_states(names, contacts, forces, wrenches, accepted, nis)
+            self._feet = foot_states(names, contacts, blocks[:, _FORCE], blocks[:, _WRENCH], accepted, nis)
         return self._feet
 
 
@@ -187,18 +195,21 @@ class LegOdometry:
             and n_feet <= JOINT_MAX_FEET
             and not self._any_flat
         ):
-            self.joint_step = backend.joint_step(ekf, kin, self.forces, self.contact.torque_detector, radii,
-                                                 self.rolling)  # fmt: skip
+            self.joint_step = backend.joint_step(ekf, kin, self.forces, self.contact.torque_detector,
+                                                 self.joint_input, radii, self.rolling)  # fmt: skip
         self._auto_source = cs.source == "auto"
         self._max_delay_s = settings.max_measurement_delay_s
         self._gate = float(es.foot_gate_nis)
-        self._leg_offset = OUTPUT_SIZE + 9 * n_feet  # where the joint step's leg update output starts in its buffer
-        self._stance_by_mask: dict[int, tuple[list[int], list[str], int, slice, slice, NDArray[np.bool_]]] = {}
+        self._leg_offset = OUTPUT_SIZE + FOOT_STRIDE * n_feet  # where the joint step's leg update output starts
+        self._stance_by_mask: dict[int, tuple[list[int], list[str], int, int, slice, NDArray[np.bool_]]] = {}
         self._stance_cache: dict[bytes, tuple[NDArray[np.intp], list[int], list[str], FloatArray]] = {}
         #: joint samples ahead of the filter, applied when an IMU sample reaches their stamp
         self.pending: deque[PreparedJoints] = deque()
-        self.q_joints = np.array(pin.neutral(kin.model)[7:])
-        self.qdot_joints = np.zeros(len(self.q_joints))
+        # the joint positions and velocities of the last joint sample: own arrays, or (None) the rows of the joint
+        # step's (3, nj) ``_joint_rows`` (views made when read)
+        self._q_joints: FloatArray | None = np.array(pin.neutral(kin.model)[7:])
+        self._qdot_joints: FloatArray | None = np.zeros(kin.n_joints)
+        self._joint_rows = _EMPTY
         self.rotation_results: list[UpdateResult] = []
         self.reset()
 
@@ -211,9 +222,29 @@ class LegOdometry:
         self.contact.reset()
         #: the per-foot states of the last joint step (made when first read)
         self.step_feet: StepFeet = ()
-        self._leg_results: list[UpdateResult] | tuple[list[str], FloatArray, float] = []
+        self._leg_results: list[UpdateResult] | tuple[list[str], FloatArray, float, int] = []
         self.rotation_results = []
         self.slip.clear()
+
+    @property
+    def q_joints(self) -> FloatArray:
+        """(nj,) rad, the joint positions of the last joint sample, pinocchio order (do not write to it)."""
+        q = self._q_joints
+        return self._joint_rows[0] if q is None else q
+
+    @q_joints.setter
+    def q_joints(self, q: FloatArray) -> None:
+        self._q_joints = q
+
+    @property
+    def qdot_joints(self) -> FloatArray:
+        """(nj,) rad/s, the joint velocities in use of the last joint sample (do not write to it)."""
+        qdot = self._qdot_joints
+        return self._joint_rows[1] if qdot is None else qdot
+
+    @qdot_joints.setter
+    def qdot_joints(self, qdot: FloatArray) -> None:
+        self._qdot_joints = qdot
 
     @property
     def leg_results(self) -> list[UpdateResult]:
@@ -235,7 +266,8 @@ class LegOdometry:
         contact source: the backend's ``prepare``, then its ``run`` (:meth:`_run_joint_step`).
         Returns the per-foot states and the outputs (as :meth:`apply`), or None, with nothing changed, for any
         other sample (the reference path then handles it, events included)."""
-        if self.joint_step is None:
+        joint_step = self.joint_step
+        if joint_step is None:
             return None
         stamp = int(sample.stamp_ns)
         last = self.last_joint_stamp_ns
@@ -249,14 +281,14 @@ class LegOdometry:
             or not self.contact.torque_step_applies(self._auto_source)
         ):
             return None
-        step = self.joint_input.prepare_for_step(sample, stamp, self.joint_step)
+        step = self.joint_input.prepare_for_step(sample, stamp, joint_step)
         if step is None:
             return None
         result, qtau, buf = step
         self.last_joint_stamp_ns = stamp
         self.have_joints = True
-        self.q_joints = qtau[0]
-        self.qdot_joints = qtau[1]
+        self._joint_rows = qtau
+        self._q_joints = self._qdot_joints = None
         return self._joint_step_done(result, buf, qtau, stamp, self.joint_input.measured)
 
     def apply(self, prepared: PreparedJoints) -> tuple[StepFeet, FloatArray | None]:
@@ -303,25 +335,16 @@ class LegOdometry:
     ) -> tuple[StepFeet, FloatArray | None]:
         """The rest of a joint step after the backend's call: its ``result`` (``JointStep.run``) and buffer read, the
         contacts, the slip report, the gate's events and the per-foot states (made when read); an unusual outcome
-        continues on the reference path."""
-        ekf = self.ekf
+        continues on the reference path (:meth:`_joint_step_declined`). The outputs returned are the step's buffer,
+        which starts with them."""
         contact = self.contact
-        det = contact.torque_detector
         contact.forces_estimated = True
         if result < 0:
-            prepared = PreparedJoints(stamp, qtau[0], qtau[1], True, qtau[2], qtau, measured)
-            self.kin.update(qtau[0])  # pinocchio's kinematics (and data) for the reference path
-            if result == JOINT_FORCES_FAILED:  # nothing done: the reference forces (least squares) and trigger
-                contact.select(prepared)
-            else:  # JOINT_NOT_PD: forces and trigger done; the reference leg update
-                contact.contacts = det.in_contact.copy()
-                contact.source = "torque"
-            return self._leg_step(prepared), None
-        mask = result & _MASK32
-        stance = self._stance_by_mask.get(mask)
+            return self._joint_step_declined(result, qtau, stamp, measured)
+        stance = self._stance_by_mask.get(result & _MASK32)
         if stance is None:
-            stance = self._stance_by_mask[mask] = self._stance_of_mask(mask)
-        stance_list, names, k, leg_slice, nis_slice, contacts = stance
+            stance = self._stance_by_mask[result & _MASK32] = self._stance_of_mask(result & _MASK32)
+        stance_list, names, k, leg_start, nis_slice, contacts = stance
         contact.contacts = contacts  # the trigger's contact state (read-only, one array per pattern)
         contact.source = "torque"
         gate = self._gate
@@ -331,7 +354,7 @@ class LegOdometry:
             self._events.extend(slip_events)
         if k:
             # the leg update's results, made when read (as BaseEkf.update_stance_feet leaves them)
-            ekf._pending_results = self._leg_results = (names, buf[leg_slice], gate)
+            self.ekf._pending_results = self._leg_results = (names, buf, gate, leg_start)
             if (result >> JOINT_ACCEPTED_SHIFT) & 0xFFFF < k:
                 for i, e in zip(stance_list, nis):
                     if not (math.isfinite(e) and (gate <= 0.0 or e <= gate)):
@@ -341,14 +364,27 @@ class LegOdometry:
         else:
             self._leg_results = []
         feet = self.step_feet = FeetOfJointStep(self.foot_frames, buf, stance_list, gate)
-        if result >> JOINT_NOT_FINITE_SHIFT:
-            return feet, None
-        return feet, buf[:OUTPUT_SIZE]
+        return feet, None if result >> JOINT_NOT_FINITE_SHIFT else buf
 
-    def _stance_of_mask(self, mask: int) -> tuple[list[int], list[str], int, slice, slice, NDArray[np.bool_]]:
+    def _joint_step_declined(
+        self, result: int, qtau: FloatArray, stamp: int, measured: bool
+    ) -> tuple[StepFeet, FloatArray | None]:
+        """A joint step the backend's call left to the reference path (``JOINT_FORCES_FAILED``: nothing done;
+        ``JOINT_NOT_PD``: forces and trigger done): pinocchio's kinematics, then the rest as :meth:`apply`."""
+        contact = self.contact
+        prepared = PreparedJoints(stamp, qtau[0], qtau[1], True, qtau[2], qtau, measured)
+        self.kin.update(qtau[0])  # pinocchio's kinematics (and data) for the reference path
+        if result == JOINT_FORCES_FAILED:  # nothing done: the reference forces (least squares) and trigger
+            contact.select(prepared)
+        else:  # JOINT_NOT_PD: forces and trigger done; the reference leg update
+            contact.contacts = contact.torque_detector.in_contact.copy()
+            contact.source = "torque"
+        return self._leg_step(prepared), None
+
+    def _stance_of_mask(self, mask: int) -> tuple[list[int], list[str], int, int, slice, NDArray[np.bool_]]:
         """The feet in contact of a joint step's contact mask: indices, names, their number k, where the leg
-        update's output (13 k) and its NIS (the last k of it) are in the step's buffer, and the contact flags
-        (n_feet,) bool, read-only (shared by every step of that pattern)."""
+        update's output (13 k) starts in the step's buffer and where its NIS (the last k of it) are, and the contact
+        flags (n_feet,) bool, read-only (shared by every step of that pattern)."""
         n = len(self.foot_frames)
         stance_list = [i for i in range(n) if mask >> i & 1]
         k = len(stance_list)
@@ -356,7 +392,7 @@ class LegOdometry:
         names = [self.foot_frames[i] for i in stance_list]
         contacts = np.array([bool(mask >> i & 1) for i in range(n)])
         contacts.flags.writeable = False
-        return stance_list, names, k, slice(o, o + 13 * k), slice(o + 12 * k, o + 13 * k), contacts
+        return stance_list, names, k, o, slice(o + 12 * k, o + 13 * k), contacts
 
     def _stance_of(self, contacts: NDArray[np.bool_]) -> tuple[NDArray[np.intp], list[int], list[str], FloatArray]:
         """The stance feet of a contact pattern: indices (array and list), names, radii; cached per pattern
@@ -385,7 +421,7 @@ class LegOdometry:
             k = len(names)
             gate = self.settings.ekf.foot_gate_nis
             nis = out[12 * k :].tolist()
-            self._leg_results = (names, out, gate)
+            self._leg_results = (names, out, gate, 0)
             return [math.isfinite(e) and (gate <= 0.0 or e <= gate) for e in nis], nis
         res: list[UpdateResult] = []
         if names:
@@ -429,10 +465,12 @@ class LegOdometry:
                 and float(np.max(np.abs(prepared.qdot))) < s.static_joint_velocity_threshold_rad_s
             ):
                 ekf.update([ekf.zero_rate_measurement()], gate_nis=0.0)
-        # One copy of the force arrays per step; each foot gets its row (a view of that copy) when read.
+        # One copy of the force arrays per step (the per-foot numbers); each foot gets views of it when read.
         forces = self.forces
-        feet = FeetOfStep(self.foot_frames, contacts, forces.force_in_world.copy(), forces.wrench_in_foot.copy(),
-                          stance_list, accepted, nis)  # fmt: skip
+        vector = np.empty((len(contacts), FOOT_STRIDE))
+        vector[:, _FORCE] = forces.force_in_world
+        vector[:, _WRENCH] = forces.wrench_in_foot
+        feet = FeetOfStep(self.foot_frames, contacts, vector.ravel(), stance_list, accepted, nis)
         self.step_feet = feet
         return feet
 
@@ -490,11 +528,10 @@ class LegOdometry:
         # prepare_joints and the joint step on scratch copies of the state they change; the joint step calls them
         # through their entry points (jit.entry_point: no type dispatch), resolved with arguments of the types of the
         # real calls (the real calls' own buffers, pinocchio's arrays, C-contiguous float64 inputs).
-        args = (zeros, _EMPTY, zeros, jin.gather, 0, zeros.copy(), jv.qdot.copy(), 1e-3, 0.0, out, kin.configuration)
+        backend.prepare_joints(zeros, _EMPTY, zeros, jin.gather, 0, zeros.copy(), jv.qdot.copy(), 1e-3, 0.0, out,
+                               kin.configuration.copy())  # fmt: skip
         if self.joint_step is not None:
-            self.joint_step.warm_up(args, q, out)
-        else:
-            backend.prepare_joints(*args)
+            self.joint_step.warm_up(q)
         if self._any_flat:  # compiles the orientation update on a scratch copy of the filter (changes nothing)
             rotation_update(copy.deepcopy(ekf), ["warm_up"], np.zeros(1, dtype=np.int64), out[1], kin.J6_base_foot,
                             1.0, 0.0, 0.0)  # fmt: skip

@@ -77,7 +77,6 @@ from robot_state_estimator.common.samples import (
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation.ekf import BaseEkf, UpdateResult, check_pose, imu_noise_from_spec
 from robot_state_estimator.estimation.ekf.backends import Backend, select_backend
-from robot_state_estimator.estimation.ekf.layout import IMU_OK
 from robot_state_estimator.estimation.events import EventLog
 from robot_state_estimator.estimation.imu_frontend import ImuFrontend, check_imu_on_the_base
 from robot_state_estimator.estimation.kinematics import LegKinematics
@@ -88,6 +87,7 @@ from robot_state_estimator.estimation.settings import EstimatorSettings
 FloatArray = NDArray[np.float64]
 
 _NS = 1_000_000_000
+_from_output_vector = Estimate.from_output_vector
 
 
 class RobotStateEstimator:
@@ -348,14 +348,15 @@ class RobotStateEstimator:
             The estimate at the sample's stamp, or None (initialising, or the sample was refused: see
             :meth:`pop_events`).
         """
-        front, legs, ekf = self.imu_frontend, self.legs, self.ekf
+        front = self.imu_frontend
         usual = front.usual_step(sample)
         if usual is not None:
-            code, out = usual
-            if code == IMU_OK:
-                estimate = self._last_estimate = Estimate.from_output_vector(int(sample.stamp_ns), out, ())
+            stamp, out = usual
+            if out is not None:
+                estimate = self._last_estimate = _from_output_vector(stamp, out, ())
                 return estimate
             return self._finish_step(())  # IMU_NOT_FINITE: the divergence reset
+        legs, ekf = self.legs, self.ekf
         reading = front.check(sample)
         if reading is None:
             return None
@@ -388,10 +389,15 @@ class RobotStateEstimator:
             for a later IMU sample, the filter is initialising, or the sample was refused (see
             :meth:`pop_events`).
         """
-        legs, ekf = self.legs, self.ekf
+        legs = self.legs
         step = legs.usual_step(sample)
         if step is not None:
-            return self._estimate(*step)
+            feet, out = step
+            if out is not None:
+                estimate = self._last_estimate = _from_output_vector(self.ekf.stamp_ns, out, feet)
+                return estimate
+            return self._finish_step(feet)
+        ekf = self.ekf
         stamp = int(sample.stamp_ns)
         last = legs.last_joint_stamp_ns
         if not self._in_order(stamp, last, "joint", "joint"):
@@ -512,11 +518,11 @@ class RobotStateEstimator:
     # -- outputs ---------------------------------------------------------------------------------------------------
 
     def _estimate(self, feet: StepFeet, out: FloatArray | None) -> Estimate | None:
-        """The estimate of a joint step at the filter's stamp: from the step's outputs, or made now when the step did
-        not make them (:meth:`_finish_step`)."""
+        """The estimate of a joint step at the filter's stamp: from the step's outputs (a vector that starts with
+        them), or made now when the step did not make them (:meth:`_finish_step`)."""
         if out is None:
             return self._finish_step(feet)
-        estimate = self._last_estimate = Estimate.from_output_vector(int(self.ekf.stamp_ns or 0), out, feet)
+        estimate = self._last_estimate = _from_output_vector(int(self.ekf.stamp_ns or 0), out, feet)
         return estimate
 
     def _finish_step(self, feet: StepFeet) -> Estimate | None:

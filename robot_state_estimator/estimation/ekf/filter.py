@@ -12,13 +12,13 @@ tested to 1e-12).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from robot_state_estimator.common.output_layout import OUTPUT_SIZE
-from robot_state_estimator.estimation.ekf.layout import DECLINED, IMU_BAD_INPUT
+from robot_state_estimator.estimation.ekf.layout import DECLINED, IMU_NOT_FINITE, IMU_OK, NORMALISE_EVERY
 from robot_state_estimator.estimation.ekf.measurements import (
     Measurement,
     UpdateResult,
@@ -95,27 +95,24 @@ class BaseEkf(FilterState):
         t = self.stamp_ns
         if t is None:
             return DECLINED
-        limits = self._imu_limits
-        s = self.settings
-        if limits[0] is not s:  # the settings' numbers as this step takes them, once per settings object
-            limits = self._imu_limits = (s, float(s.max_dt_s), bool(s.use_angular_acceleration),
-                                         float(s.max_gyro_rad_s), float(s.max_accel_m_s2))  # fmt: skip
-        _, max_dt_s, use_alpha, max_gyro, max_accel = limits
-        dt = (stamp_ns - t) * 1e-9
-        if not 0.0 < dt <= max_dt_s:
+        settings, step = self._imu_bound
+        if settings is not self.settings:
+            step = self._bind_imu_step()
+        if step is None:
             return DECLINED
-        previous = self._gyro_stamp_ns
-        dt_gyro = 0.0  # as set_imu
-        if use_alpha and self._omega_prev_valid and previous is not None and stamp_ns > previous:
-            dt_gyro = (stamp_ns - previous) * 1e-9
-        steps = self._steps_since_normalise + 1  # as propagate_to
-        normalise = steps >= 100
-        code = self.backend.imu_step(self, gyro_imu, accel_imu, max_gyro, max_accel, dt_gyro, dt, normalise, out)
-        if code != IMU_BAD_INPUT and code != DECLINED:
-            self._steps_since_normalise = 0 if normalise else steps
-            self._omega_prev_valid = True
-            self._gyro_stamp_ns = self.stamp_ns = stamp_ns
+        code = step(t, stamp_ns, gyro_imu, accel_imu, out)
+        if code == IMU_OK or code == IMU_NOT_FINITE:
+            self.stamp_ns = stamp_ns
         return code
+
+    def _bind_imu_step(self) -> Callable[..., int] | None:
+        """The IMU step's limits from the current settings, and the backend's IMU step bound to this filter's buffers
+        (None: the backend has none)."""
+        s = self.settings
+        self._imu_limits[:] = (s.max_dt_s, float(s.use_angular_acceleration), s.max_gyro_rad_s, s.max_accel_m_s2)
+        step = self.backend.imu_step(self)
+        self._imu_bound = (s, step)
+        return step
 
     def base_motion(self) -> tuple[FloatArray, FloatArray]:
         """Bias-corrected ``(omega_B (3,) rad/s, f_B (3,) m/s^2 at the base origin)`` from the held reading."""
@@ -165,10 +162,9 @@ class BaseEkf(FilterState):
             self.stamp_ns = int(stamp_ns)
             self._omega_prev_valid = False
             return "dt_too_large"
-        self._steps_since_normalise += 1
-        normalise = self._steps_since_normalise >= 100
-        if normalise:
-            self._steps_since_normalise = 0
+        steps = self._steps_since_normalise + 1
+        normalise = steps >= NORMALISE_EVERY
+        self._steps_since_normalise = 0 if normalise else steps
         self.backend.propagate(self, dt, normalise)
         self.stamp_ns = int(stamp_ns)
         return None
@@ -311,7 +307,7 @@ class BaseEkf(FilterState):
                                        sf2, se2, gate, out)  # fmt: skip
         if n < 0:
             return None
-        self._pending_results = (names, out, gate)
+        self._pending_results = (names, out, gate, 0)
         return out
 
     def zero_rate_measurement(self) -> Measurement:

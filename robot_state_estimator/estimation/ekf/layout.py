@@ -88,12 +88,33 @@ DECLINED = -1
 #: the reading is not finite or out of range (nothing changed)
 IMU_OK, IMU_NOT_FINITE, IMU_BAD_INPUT = 0, 1, 2
 
+#: the filter's propagation bookkeeping (``FilterState``'s ``_clock``, int64, updated in place by ``set_imu``,
+#: ``propagate_to`` and the compiled IMU step): [CLK_GYRO_STAMP] the stamp of the held reading (ns; when
+#: [CLK_HAS_GYRO] is 1), [CLK_OMEGA_PREV] 1 when the previous bias-corrected rate is held (the angular acceleration),
+#: [CLK_STEPS] propagation steps since the attitude was last re-orthonormalised (every :data:`NORMALISE_EVERY`)
+CLK_GYRO_STAMP, CLK_HAS_GYRO, CLK_OMEGA_PREV, CLK_STEPS = 0, 1, 2, 3
+CLOCK_SIZE = 4
+NORMALISE_EVERY = 100
+#: the IMU step's limits from the filter's settings (float64): ``max_dt_s``, ``use_angular_acceleration`` (1/0),
+#: ``max_gyro_rad_s``, ``max_accel_m_s2``
+LIM_MAX_DT, LIM_USE_ALPHA, LIM_MAX_GYRO, LIM_MAX_ACCEL = 0, 1, 2, 3
+LIMITS_SIZE = 4
+
 #: results of the joint gather (``gather_joints``, ``prepare_joints``): done, or the first array (in the order
 #: position, velocity, effort) with a non-finite value that is used
 GATHER_OK, GATHER_NAN_POSITION, GATHER_NAN_VELOCITY, GATHER_NAN_EFFORT = 0, 1, 2, 3
 #: bits of the ``mode`` of ``prepare_joints``: check every message entry (strict names); filter the joint velocity
 #: (else the raw backward difference); the message's velocities are the ones used
 PREPARE_WHOLE, PREPARE_FILTERED, PREPARE_MEASURED = 1, 2, 4
+
+#: the joint velocity estimator's history (``JointVelocityEstimator.state``, int64): [JV_HAS_PREV] 1 when previous
+#: positions are held, [JV_STAMP] their stamp (ns), [JV_VALID] 1 when the estimate is valid; its limits
+#: (``JointVelocityEstimator.limits``, float64): [JV_MAX_DT] the largest regular step (s), [JV_TAU] the low-pass time
+#: constant (s; 0: no low-pass)
+JV_HAS_PREV, JV_STAMP, JV_VALID = 0, 1, 2
+JV_STATE_SIZE = 3
+JV_MAX_DT, JV_TAU = 0, 1
+JV_LIMITS_SIZE = 2
 
 #: the joint step's tables. Integers ``ti``: [JI_MIN_ON] and [JI_MIN_OFF] the trigger's hold times (ns),
 #: [JI_ROLLING] rolling feet (1) or point feet (0), [JI_USE_J] the encoder-noise term in use (1/0), [JI_FULL] the
@@ -106,8 +127,8 @@ JF_MASS, JF_G, JF_SF2, JF_SE2, JF_GATE, JF_RADII = 0, 1, 4, 5, 6, 7
 #: the joint step's results: the forces failed the conditioning test (nothing changed); the stacked innovation
 #: covariance is not positive definite (forces and trigger done, the filter unchanged)
 JOINT_FORCES_FAILED, JOINT_NOT_PD = -1, -2
-#: the prepared joint step's result when the sample's values are not finite (nothing changed: the reference path
-#: reports it)
+#: the prepared joint step's result when the sample is not the usual one: no regular step of the joint velocity
+#: estimate, or a used value not finite (nothing changed: the reference path takes it and reports any problem)
 JOINT_NOT_PREPARED = -3
 #: a joint step result >= 0 is ``mask | n_accepted << JOINT_ACCEPTED_SHIFT | not_finite << JOINT_NOT_FINITE_SHIFT``
 #: with ``mask`` bit i set when foot i is in contact (at most :data:`JOINT_MAX_FEET` feet)

@@ -93,15 +93,16 @@ class Measurement:
     R: FloatArray
 
 
-def leg_results(names: Sequence[str], out: FloatArray, gate: float) -> list[UpdateResult]:
-    """One :class:`UpdateResult` per foot of a stacked leg update from the backend's output ``out`` (13 k,):
-    innovations (k, 3) m/s, innovation covariances (k, 3, 3), NIS (k,); a foot is accepted when its NIS is finite
-    and within ``gate`` (<= 0: no gate). The arrays are views of ``out``."""
+def leg_results(names: Sequence[str], out: FloatArray, gate: float, start: int = 0) -> list[UpdateResult]:
+    """One :class:`UpdateResult` per foot of a stacked leg update from the backend's output, ``out[start:start +
+    13 k]``: innovations (k, 3) m/s, innovation covariances (k, 3, 3), NIS (k,); a foot is accepted when its NIS is
+    finite and within ``gate`` (<= 0: no gate). The arrays are views of ``out``."""
     k = len(names)
-    ys = out[: 3 * k].reshape(k, 3)
-    Ss = out[3 * k : 12 * k].reshape(k, 3, 3)
+    o = start
+    ys = out[o : o + 3 * k].reshape(k, 3)
+    Ss = out[o + 3 * k : o + 12 * k].reshape(k, 3, 3)
     results = []
-    for i, nis in enumerate(out[12 * k : 13 * k].tolist()):
+    for i, nis in enumerate(out[o + 12 * k : o + 13 * k].tolist()):
         ok = math.isfinite(nis) and (gate <= 0.0 or nis <= gate)
         # tuple.__new__: the NamedTuple without its Python-level __new__
         results.append(_tuple_new(UpdateResult, (names[i], ys[i], Ss[i], nis, ok, "ok" if ok else "gated")))

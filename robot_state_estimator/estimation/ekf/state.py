@@ -5,7 +5,7 @@ steps (propagation, updates, outputs)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -15,6 +15,12 @@ from robot_state_estimator.estimation.ekf.backends import Backend, select_backen
 from robot_state_estimator.estimation.ekf.layout import (
     BA_SL,
     BG_SL,
+    CLK_GYRO_STAMP,
+    CLK_HAS_GYRO,
+    CLK_OMEGA_PREV,
+    CLK_STEPS,
+    CLOCK_SIZE,
+    LIMITS_SIZE,
     N_STATES,
     P_SL,
     POSE_IDX,
@@ -108,21 +114,24 @@ class FilterState:
         self._bind_views()
         self.R_world_base = np.eye(3)
         self.stamp_ns: int | None = None
-        self._gyro_stamp_ns: int | None = None
-        self._omega_prev_valid = False  # whether _omega_prev_base_in_base holds the previous rate (alpha)
-        self._steps_since_normalise = 0
+        # The propagation's bookkeeping (layout.CLK_*; the compiled IMU step updates it in place) and the IMU step's
+        # limits from the settings (layout.LIM_*, refreshed when the settings object changes).
+        self._clock = np.zeros(CLOCK_SIZE, dtype=np.int64)
+        self._imu_limits = np.zeros(LIMITS_SIZE)
         self.last_results = []
         self._leg_noise: tuple[object, bool, float, float, float] = (None, False, 0.0, 0.0, 0.0)
-        self._imu_limits: tuple[object, float, bool, float, float] = (None, 0.0, False, 0.0, 0.0)
         self.backend = select_backend() if backend is None else backend
         self.backend.warm_up()
+        #: the settings the IMU step's limits were taken from and the backend's bound IMU step (None: none)
+        self._imu_bound: tuple[object, Callable[..., int] | None] = (None, None)
 
     # ------------------------------------------------------------------------------------------------------
     # State buffers and backend
     # ------------------------------------------------------------------------------------------------------
 
-    #: the raw output of the last :meth:`update_stance_feet` (names, out, gate) until ``last_results`` is read
-    _pending_results: tuple[Sequence[str], FloatArray, float] | None
+    #: the raw output of the last :meth:`update_stance_feet` (``leg_results``' arguments: names, out, gate, start)
+    #: until ``last_results`` is read
+    _pending_results: tuple[Sequence[str], FloatArray, float, int] | None
     p_world_base = _StateView()
     v_base_in_base = _StateView()
     R_world_base = _StateView()
@@ -150,6 +159,35 @@ class FilterState:
         self._last_results = value
         self._pending_results = None
 
+    @property
+    def _gyro_stamp_ns(self) -> int | None:
+        """The stamp of the held IMU reading (ns), None when none is held."""
+        clock = self._clock
+        return int(clock[CLK_GYRO_STAMP]) if clock[CLK_HAS_GYRO] else None
+
+    @_gyro_stamp_ns.setter
+    def _gyro_stamp_ns(self, stamp_ns: int | None) -> None:
+        self._clock[CLK_HAS_GYRO] = stamp_ns is not None
+        self._clock[CLK_GYRO_STAMP] = 0 if stamp_ns is None else stamp_ns
+
+    @property
+    def _omega_prev_valid(self) -> bool:
+        """Whether ``_omega_prev_base_in_base`` holds the previous rate (the angular acceleration)."""
+        return bool(self._clock[CLK_OMEGA_PREV])
+
+    @_omega_prev_valid.setter
+    def _omega_prev_valid(self, valid: bool) -> None:
+        self._clock[CLK_OMEGA_PREV] = valid
+
+    @property
+    def _steps_since_normalise(self) -> int:
+        """Propagation steps since the attitude was re-orthonormalised."""
+        return int(self._clock[CLK_STEPS])
+
+    @_steps_since_normalise.setter
+    def _steps_since_normalise(self, steps: int) -> None:
+        self._clock[CLK_STEPS] = steps
+
     def _bind_views(self) -> None:
         """Point the state attributes at their slices of ``_x`` and at ``_P``."""
         x = self._x
@@ -159,10 +197,11 @@ class FilterState:
         d[_StateView.key("P")] = self._P
 
     def __getstate__(self) -> dict[str, object]:
-        """Pickle / deepcopy without the views (rebuilt by ``__setstate__`` on the copied buffers)."""
+        """Pickle / deepcopy without the views and the bound IMU step (rebuilt on the copied buffers)."""
         state = self.__dict__.copy()
         for name in _VIEW_NAMES:
             state.pop(_StateView.key(name), None)
+        state["_imu_bound"] = (None, None)
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -180,6 +219,7 @@ class FilterState:
     def use_kernels(self, value: bool) -> None:
         self.backend = select_backend(compiled=bool(value))
         self.backend.warm_up()
+        self._imu_bound = (None, None)
 
     def warm_up(self) -> None:
         """Compile the backend's kernels now (or load them from numba's on-disk cache: well under a second), so the

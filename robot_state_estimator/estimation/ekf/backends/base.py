@@ -25,8 +25,8 @@ Operations of two kinds:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator
     from robot_state_estimator.estimation.ekf.filter import BaseEkf
     from robot_state_estimator.estimation.ekf.measurements import Measurement, UpdateResult
+    from robot_state_estimator.estimation.joint_input import JointInput
     from robot_state_estimator.estimation.kinematics import LegKinematics
 
 FloatArray = NDArray[np.float64]
@@ -47,33 +48,26 @@ class JointStep(Protocol):
     (compiled, from the constants pinocchio extracted once), the foot forces, the contact trigger, the stance feet's
     leg update and the outputs (:meth:`Backend.joint_step`)."""
 
-    def warm_up(self, prepare_args: tuple[Any, ...], q_joints: FloatArray, qtau: FloatArray) -> None:
-        """Compile now (or load from the cache) for the argument types of ``prepare_args`` (those of
-        :meth:`Backend.prepare_joints`) and of a step of ``q_joints`` (nj,) and ``qtau`` (3, nj), running each once on
-        scratch copies of the state; the kinematics' and the forces' buffers are written (the caller resets them)."""
+    def warm_up(self, q_joints: FloatArray) -> None:
+        """Compile now (or load from the cache) for the argument types of the real calls, running each once on
+        scratch copies of the state (a step of ``q_joints`` (nj,)); the kinematics' and the forces' buffers are
+        written (the caller resets them)."""
         ...
 
     def prepare_and_run(
-        self,
-        position: FloatArray,
-        velocity: FloatArray,
-        effort: FloatArray,
-        gather: IntArray,
-        mode: int,
-        q_prev: FloatArray,
-        qdot: FloatArray,
-        dt: float,
-        alpha: float,
-        q_full: FloatArray,
-        stamp_ns: int,
+        self, position: FloatArray, velocity: FloatArray, effort: FloatArray, mode: int, stamp_ns: int
     ) -> tuple[int, FloatArray, FloatArray]:
-        """:meth:`Backend.prepare_joints` (without the type checks: every array C-contiguous float64, ``gather``
-        intp, of the layouts the step was made for) into a new (3, nj) ``qtau``, then :meth:`run` of it at
-        ``stamp_ns`` in the same call (the velocities ``measured`` when ``mode`` has ``PREPARE_MEASURED``).
+        """A joint sample from its message arrays (every array C-contiguous float64 (n,), ``velocity`` (n,) or (0,):
+        not checked) in one call: the joint velocity estimator's regular step to ``stamp_ns`` (its rule,
+        ``JointVelocityEstimator.step_coefficients`` and ``stepped``, on its arrays), :meth:`Backend.prepare_joints`
+        with the joint input's gather (``mode``: :data:`~..layout.PREPARE_WHOLE` and
+        :data:`~..layout.PREPARE_MEASURED`; the positions into the kinematics' configuration) into a new (3, nj)
+        ``qtau``, then :meth:`run` of it at ``stamp_ns`` (the velocities ``measured`` with ``PREPARE_MEASURED``).
 
         Returns:
-            The result (:data:`~..layout.JOINT_NOT_PREPARED` when a used value is not finite: nothing changed;
-            else :meth:`run`'s), ``qtau`` and the step's buffer.
+            The result (:data:`~..layout.JOINT_NOT_PREPARED` when the sample is not the usual one: no regular step
+            of the joint velocity, a used value not finite; nothing changed; else :meth:`run`'s), ``qtau`` and the
+            step's buffer.
         """
         ...
 
@@ -127,20 +121,13 @@ class Backend(Protocol):
         """``P += G Q_c G^T dt`` with ``M = [v]x`` (a gap that is not propagated), symmetrised."""
         ...
 
-    def imu_step(
-        self,
-        ekf: BaseEkf,
-        gyro_imu: FloatArray,
-        accel_imu: FloatArray,
-        max_gyro: float,
-        max_accel: float,
-        dt_gyro: float,
-        dt: float,
-        normalise: bool,
-        out: FloatArray,
-    ) -> int:
-        """Shortcut: check the reading, :meth:`set_imu`, :meth:`propagate`, :meth:`finite_outputs` into ``out``.
-        Returns ``IMU_OK``, ``IMU_NOT_FINITE``, ``IMU_BAD_INPUT`` (nothing changed) or ``DECLINED``."""
+    def imu_step(self, ekf: BaseEkf) -> Callable[..., int] | None:
+        """Shortcut: the one-call IMU step bound to ``ekf``'s buffers (its state, ``_clock`` and ``_imu_limits``):
+        ``step(t_ns, stamp_ns, gyro_imu, accel_imu, out) -> int`` from the filter time ``t_ns`` (``BaseEkf.imu_step``:
+        the bookkeeping of :meth:`BaseEkf.set_imu` and ``propagate_to``, the reading's check, :meth:`set_imu`,
+        :meth:`propagate`, :meth:`finite_outputs` into ``out``; returns ``IMU_OK``, ``IMU_NOT_FINITE``,
+        ``IMU_BAD_INPUT`` (nothing changed) or ``DECLINED`` (not the usual step: nothing changed)); None when the
+        backend has no such shortcut (the reference)."""
         ...
 
     def leg_update(
@@ -318,6 +305,7 @@ class Backend(Protocol):
         kin: LegKinematics,
         forces: ContactForceEstimator,
         detector: ContactDetector,
+        joint_input: JointInput,
         radii: FloatArray,
         rolling: bool,
     ) -> JointStep | None:

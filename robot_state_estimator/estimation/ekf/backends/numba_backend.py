@@ -11,9 +11,10 @@ with arguments made by the caller in the exact layouts (C-contiguous float64).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from robot_state_estimator.estimation.ekf.backends.numpy_backend import BoolArra
 from robot_state_estimator.estimation.ekf.layout import (
     C_R_BASE_IMU,
     C_SIZE,
+    CLOCK_SIZE,
     DECLINED,
     JF_G,
     JF_GATE,
@@ -59,6 +61,7 @@ from robot_state_estimator.estimation.model_constants import extract_model_const
 if TYPE_CHECKING:
     from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator
     from robot_state_estimator.estimation.ekf.filter import BaseEkf
+    from robot_state_estimator.estimation.joint_input import JointInput
     from robot_state_estimator.estimation.kinematics import LegKinematics
 
 _I3 = np.eye(3)
@@ -74,7 +77,7 @@ class NumbaBackend(NumpyBackend):
     compiled = True
 
     def __init__(self) -> None:
-        self._imu_step_entry: Any = None  # propagation.imu_step's entry point, made at its first call
+        self._imu_step_entry: Any = None  # propagation.imu_step's entry point, made at its first binding
         self._zero_radii: dict[int, FloatArray] = {}
 
     def __reduce__(self) -> str:
@@ -95,24 +98,14 @@ class NumbaBackend(NumpyBackend):
     def add_gap_noise(self, ekf: BaseEkf, dt: float) -> None:
         propagation.add_gap_noise(ekf._x, ekf._P, ekf._c, dt)
 
-    def imu_step(
-        self,
-        ekf: BaseEkf,
-        gyro_imu: FloatArray,
-        accel_imu: FloatArray,
-        max_gyro: float,
-        max_accel: float,
-        dt_gyro: float,
-        dt: float,
-        normalise: bool,
-        out: FloatArray,
-    ) -> int:
-        args = (ekf._x, ekf._P, ekf._c, gyro_imu, accel_imu, max_gyro, max_accel, dt_gyro, dt, normalise, out)
-        step = self._imu_step_entry
-        if step is None:
-            step = self._imu_step_entry = jit.entry_point(propagation.imu_step, *args)
-        code: int = step(*args)
-        return code
+    def imu_step(self, ekf: BaseEkf) -> Callable[..., int] | None:
+        state = (ekf._x, ekf._P, ekf._c, ekf._clock, ekf._imu_limits)
+        entry = self._imu_step_entry
+        if entry is None:
+            three = np.zeros(3)
+            entry = self._imu_step_entry = jit.entry_point(propagation.imu_step, *state, 0, 0, three, three,
+                                                           np.empty(OUT_SIZE))  # fmt: skip
+        return functools.partial(entry, *state)
 
     def leg_update(
         self,
@@ -341,13 +334,14 @@ class NumbaBackend(NumpyBackend):
         kin: LegKinematics,
         forces: ContactForceEstimator,
         detector: ContactDetector,
+        joint_input: JointInput,
         radii: FloatArray,
         rolling: bool,
     ) -> CompiledJointStep | None:
         if not forces.point_3x3 or kin.n_feet > JOINT_MAX_FEET:
             return None
         try:
-            return CompiledJointStep(ekf, kin, forces, detector, radii, rolling)
+            return CompiledJointStep(ekf, kin, forces, detector, joint_input, radii, rolling)
         except ModelError:  # a joint the compiled kinematics does not support: the per-part operations
             return None
 
@@ -359,6 +353,9 @@ class CompiledJointStep:
     dynamics run inside the step, from the constants pinocchio extracted once (``model_constants``,
     ``kinematics_kernels.pack_model``; tested equal to pinocchio to 1e-12).
 
+    The state arguments of the kernels (the filter's buffers, the model, the kinematics', the trigger's and the
+    forces' arrays) are bound once, here: their owners change them in place and never replace them.
+
     Raises:
         ModelError: a joint the compiled kinematics does not support (``extract_model_constants``).
     """
@@ -369,10 +366,12 @@ class CompiledJointStep:
         kin: LegKinematics,
         forces: ContactForceEstimator,
         detector: ContactDetector,
+        joint_input: JointInput,
         radii: FloatArray,
         rolling: bool,
     ) -> None:
         self._ekf, self._kin, self._forces, self._detector = ekf, kin, forces, detector
+        self._joint_input = joint_input
         constants = extract_model_constants(kin.model, kin.foot_frame_ids)
         self._model = pack_model(constants)
         self._work = make_work(constants)
@@ -389,13 +388,17 @@ class CompiledJointStep:
         )  # fmt: skip
         self._noise_settings = es  # the settings the encoder-noise entries were taken from
         self.buffer_size = joint_buffer_size(kin.n_feet)
-        self._n_joints = kin.n_joints
+        self._qtau_shape = (3, kin.n_joints)
+        #: the state arguments of ``joint_step`` (after the sample's), and of ``prepared_joint_step`` (the joint
+        #: input's and the joint velocity estimator's arrays and the kinematics' configuration first)
+        self._state = self._state_args(scratch=False)
+        self._prepared_state = (*self._input_args(scratch=False), *self._state)
         self.prepared_step: Any = None
         self.step: Any = None
 
-    def _step_args(self, qtau: FloatArray, stamp_ns: int, scratch: bool) -> tuple[Any, ...]:
-        """The step kernel's arguments; with ``scratch`` copies of the state it changes (the filter, the trigger,
-        the held joint velocities)."""
+    def _state_args(self, scratch: bool) -> tuple[Any, ...]:
+        """The step kernel's state arguments (after the sample's); with ``scratch`` copies of those it changes (the
+        filter, the trigger, the held joint velocities)."""
         ekf, kin, det, forces = self._ekf, self._kin, self._detector, self._forces
         m = self._model
         x, P, flags, since = ekf._x, ekf._P, det._flags, det._since_ns
@@ -405,77 +408,64 @@ class CompiledJointStep:
             qdot_prev, prev_stamp = qdot_prev.copy(), prev_stamp.copy()
         return (
             x, P, ekf._c, m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, self._work, kin.X_base_foot,
-            kin.J6_base_foot, self._dyn, qtau, self._ints, self._floats, det.on_threshold, det.off_threshold, stamp_ns,
-            True, flags, since, qdot_prev, prev_stamp, forces.force_in_world, forces.wrench_in_foot,
-            np.empty(self.buffer_size),
+            kin.J6_base_foot, self._dyn, self._ints, self._floats, flags, since, qdot_prev, prev_stamp,
+            forces.force_in_world, forces.wrench_in_foot,
         )  # fmt: skip
 
-    def warm_up(self, prepare_args: tuple[Any, ...], q_joints: FloatArray, qtau: FloatArray) -> None:
+    def _input_args(self, scratch: bool) -> tuple[Any, ...]:
+        """``prepared_joint_step``'s state arguments before :meth:`_state_args`' (copies with ``scratch``)."""
+        jin = self._joint_input
+        jv = jin.joint_velocity
+        args = (jin.gather, jv._q_prev, jv.qdot, jv.state, jv.limits, self._kin.configuration)
+        return tuple(a.copy() for a in args) if scratch else args
+
+    def _follow_noise(self) -> None:
+        """The leg noise chosen at an initialisation (the filter's settings) into the step's tables."""
+        s = self._ekf.settings
+        self._ints[JI_USE_J] = int(s.encoder_velocity_noise > 0.0)
+        self._floats[JF_SE2] = float(s.encoder_velocity_noise**2)
+        self._noise_settings = s
+
+    def warm_up(self, q_joints: FloatArray) -> None:
         """Resolve the entry points with arguments of the real calls' types and run each once on scratch copies of
         the state they change (the kinematics' and the forces' buffers are written: the caller resets them)."""
-        qtau = np.array(qtau)
+        det = self._detector
+        state = self._state_args(scratch=True)
+        qtau = np.zeros(self._qtau_shape)
         qtau[0] = q_joints
-        args = self._step_args(qtau, 3, True)
-        self.step = jit.entry_point(joint_step_kernel.joint_step, *args)
-        self.step(*args)
-        position, velocity, effort, gather, mode, q_prev, qdot, dt, alpha, out, q_full = prepare_args
-        first = (position, velocity, effort, gather, mode, q_prev.copy(), qdot.copy(), dt, alpha, q_full.copy())
-        step_args = self._step_args(out, 3, True)
-        merged = (*first, *step_args[:17], *step_args[18:])  # no ``measured``: from ``mode``
-        self.prepared_step = jit.entry_point(joint_step_kernel.prepared_joint_step, *merged)
-        self.prepared_step(*merged)
+        sample = (qtau, 3, True, det.on_threshold, det.off_threshold, np.empty(self.buffer_size))
+        self.step = jit.entry_point(joint_step_kernel.joint_step, *sample, *state)
+        self.step(*sample, *state)
+        zeros = np.zeros(self._qtau_shape[1])
+        inputs = self._input_args(scratch=True)
+        inputs[3][:] = (1, 0, 0)  # a previous sample at 0 ns (layout.JV_*): the step to 1 ms below is regular
+        prepared = (zeros, _EMPTY, zeros, 0, 1_000_000, det.on_threshold, det.off_threshold,
+                    np.empty(self._qtau_shape), np.empty(self.buffer_size), *inputs, *state)  # fmt: skip
+        self.prepared_step = jit.entry_point(joint_step_kernel.prepared_joint_step, *prepared)
+        self.prepared_step(*prepared)
 
     def prepare_and_run(
-        self,
-        position: FloatArray,
-        velocity: FloatArray,
-        effort: FloatArray,
-        gather: IntArray,
-        mode: int,
-        q_prev: FloatArray,
-        qdot: FloatArray,
-        dt: float,
-        alpha: float,
-        q_full: FloatArray,
-        stamp_ns: int,
+        self, position: FloatArray, velocity: FloatArray, effort: FloatArray, mode: int, stamp_ns: int
     ) -> tuple[int, FloatArray, FloatArray]:
-        ekf, kin, det, forces = self._ekf, self._kin, self._detector, self._forces
-        s = ekf.settings
-        if s is not self._noise_settings:  # the leg noise chosen at an initialisation (the filter's settings)
-            self._ints[JI_USE_J] = int(s.encoder_velocity_noise > 0.0)
-            self._floats[JF_SE2] = float(s.encoder_velocity_noise**2)
-            self._noise_settings = s
-        m = self._model
-        qtau = np.empty((3, self._n_joints))
+        if self._ekf.settings is not self._noise_settings:
+            self._follow_noise()
+        det = self._detector
+        qtau = np.empty(self._qtau_shape)
         buf = np.empty(self.buffer_size)
-        result: int = self.prepared_step(
-            position, velocity, effort, gather, mode, q_prev, qdot, dt, alpha, q_full, ekf._x, ekf._P, ekf._c,
-            m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, self._work, kin.X_base_foot, kin.J6_base_foot,
-            self._dyn, qtau, self._ints, self._floats, det.on_threshold, det.off_threshold, stamp_ns, det._flags,
-            det._since_ns, forces.qdot_prev, forces.qdot_prev_stamp, forces.force_in_world, forces.wrench_in_foot,
-            buf,
-        )  # fmt: skip
+        result: int = self.prepared_step(position, velocity, effort, mode, stamp_ns, det.on_threshold,
+                                         det.off_threshold, qtau, buf, *self._prepared_state)  # fmt: skip
         return result, qtau, buf
 
     def run(
         self, qtau: FloatArray, stamp_ns: int, q_joints: FloatArray | None, measured: bool
     ) -> tuple[int, FloatArray]:
-        ekf, kin, det, forces = self._ekf, self._kin, self._detector, self._forces
-        s = ekf.settings
-        if s is not self._noise_settings:  # the leg noise chosen at an initialisation (the filter's settings)
-            self._ints[JI_USE_J] = int(s.encoder_velocity_noise > 0.0)
-            self._floats[JF_SE2] = float(s.encoder_velocity_noise**2)
-            self._noise_settings = s
+        if self._ekf.settings is not self._noise_settings:
+            self._follow_noise()
         if q_joints is not None:  # as LegKinematics.update: the configuration holds the positions
-            kin.configuration[7:] = q_joints
-        m = self._model
+            self._kin.configuration[7:] = q_joints
+        det = self._detector
         buf = np.empty(self.buffer_size)
-        result: int = self.step(
-            ekf._x, ekf._P, ekf._c, m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, self._work,
-            kin.X_base_foot, kin.J6_base_foot, self._dyn, qtau, self._ints, self._floats, det.on_threshold,
-            det.off_threshold, stamp_ns, measured, det._flags, det._since_ns, forces.qdot_prev, forces.qdot_prev_stamp,
-            forces.force_in_world, forces.wrench_in_foot, buf,
-        )  # fmt: skip
+        result: int = self.step(qtau, stamp_ns, measured, det.on_threshold, det.off_threshold, buf, *self._state)
         return result, buf
 
     def part_costs(self, qtau: FloatArray, stamp_ns: int, repeats: int = 2000, batches: int = 5) -> dict[str, float]:
@@ -508,13 +498,15 @@ class CompiledJointStep:
         qdot_prev, prev_stamp = forces.qdot_prev.copy(), forces.qdot_prev_stamp.copy()
         gyro, accel = x0[X_GYRO : X_GYRO + 3].copy(), x0[X_ACCEL : X_ACCEL + 3].copy()
         contacts = det.in_contact.copy()
+        clock = ekf._clock.copy()
         radii = tf[JF_RADII : JF_RADII + n_feet].copy()
         parts.repeat_kinematics(1, x, c, m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, work, X, J6, dyn,
                                 qtau, tf[JF_MASS], g, full, stamp_ns, qdot_prev, prev_stamp)  # fmt: skip
         bias = dyn[6 + 3 * kin.n_joints + 6 : 6 + 3 * kin.n_joints + 6 + kin.n_joints].copy()
         calls = {
             "copy": lambda n: parts.repeat_copy(n, x, P, x0, P0),
-            "propagation": lambda n: parts.repeat_propagation(n, x, P, c, x0, P0, gyro, accel, 1e-3),
+            "propagation": lambda n: parts.repeat_propagation(
+                n, x, P, c, x0, P0, clock, ekf._imu_limits, stamp_ns, stamp_ns + 1_000_000, gyro, accel),
             "kinematics": lambda n: parts.repeat_kinematics(
                 n, x0, c, m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, work, X, J6, dyn, qtau,
                 tf[JF_MASS], g, full, stamp_ns, qdot_prev, prev_stamp),
@@ -565,7 +557,7 @@ SIGNATURES: dict[Any, Any] = {
     outputs.twist_covariance: types.void(_m, _v, _m),
     outputs.outputs: types.void(_v, _m, _v, _v),
     outputs.state_is_finite: _b1(_v, _m),
-    propagation.imu_step: _i8(_v, _m, _v, _v, _v, _f8, _f8, _f8, _f8, _b1, _v),
+    propagation.imu_step: _i8(_v, _m, _v, _iv, _v, _i8, _i8, _v, _v, _v),
     outputs.finite_outputs: _b1(_v, _m, _v, _v),
 }
 
@@ -600,7 +592,8 @@ def warm_up() -> None:
     outputs.twist_covariance(P, c, np.empty((6, 6)))
     outputs.outputs(x, P, c, np.empty(OUT_SIZE))
     outputs.state_is_finite(x, P)
-    propagation.imu_step(x, P, c, three, three, 1.0, 1.0, 0.0, 1e-3, False, np.empty(OUT_SIZE))
+    limits = np.array([1.0, 0.0, 1.0, 1.0])
+    propagation.imu_step(x, P, c, np.zeros(CLOCK_SIZE, dtype=np.int64), limits, 0, 1, three, three, np.empty(OUT_SIZE))
     outputs.finite_outputs(x, P, c, np.empty(OUT_SIZE))
     _warmed = True
 

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator
     from robot_state_estimator.estimation.ekf.backends.base import JointStep
     from robot_state_estimator.estimation.ekf.filter import BaseEkf
+    from robot_state_estimator.estimation.joint_input import JointInput
     from robot_state_estimator.estimation.kinematics import LegKinematics
 
 FloatArray = NDArray[np.float64]
@@ -199,8 +200,8 @@ class NumpyBackend:
         P = ekf.P + ekf.model.process_noise(skew(ekf.v_base_in_base)) * dt
         ekf.P = 0.5 * (P + P.T)
 
-    def imu_step(self, ekf: BaseEkf, *args: Any) -> int:
-        return DECLINED
+    def imu_step(self, ekf: BaseEkf) -> None:
+        return None
 
     def leg_update(
         self,
@@ -478,6 +479,7 @@ class NumpyBackend:
         kin: LegKinematics,
         forces: ContactForceEstimator,
         detector: ContactDetector,
+        joint_input: JointInput,
         radii: FloatArray,
         rolling: bool,
     ) -> JointStep | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_state_estimator.common.output_layout import FOOT_FORCE, FOOT_STRIDE, FOOT_WRENCH
 from robot_state_estimator.estimation.ekf.backends.kernels.legs import forces_from_bias, prepare_joints, schmitt_step
 from robot_state_estimator.estimation.ekf.backends.kernels.outputs import finite_outputs
 from robot_state_estimator.estimation.ekf.backends.kernels.update import stance_update
@@ -30,7 +31,13 @@ from robot_state_estimator.estimation.ekf.layout import (
     JOINT_NOT_FINITE_SHIFT,
     JOINT_NOT_PD,
     JOINT_NOT_PREPARED,
+    JV_HAS_PREV,
+    JV_MAX_DT,
+    JV_STAMP,
+    JV_TAU,
+    JV_VALID,
     OUT_SIZE,
+    PREPARE_FILTERED,
     PREPARE_MEASURED,
     X_ALPHA,
     X_F,
@@ -112,6 +119,12 @@ def bias_torques(
 
 @kernel
 def joint_step(
+    qtau: np.ndarray,
+    stamp_ns: int,
+    measured: bool,
+    on: float,
+    off: float,
+    buf: np.ndarray,
     x: np.ndarray,
     P: np.ndarray,
     c: np.ndarray,
@@ -123,20 +136,14 @@ def joint_step(
     X_base_foot: np.ndarray,
     J6: np.ndarray,
     dyn: np.ndarray,
-    qtau: np.ndarray,
     ti: np.ndarray,
     tf: np.ndarray,
-    on: float,
-    off: float,
-    stamp_ns: int,
-    measured: bool,
     flags: np.ndarray,
     since_ns: np.ndarray,
     qdot_prev: np.ndarray,
     prev_stamp: np.ndarray,
     force_in_world: np.ndarray,
     wrench_in_foot: np.ndarray,
-    buf: np.ndarray,
 ) -> int:
     """A joint sample's step in one call (``LegOdometry.apply`` with the torque contact source, then
     ``BaseEkf.finite_output_vector``): the foot placements and Jacobians and the centre-of-mass Jacobian
@@ -145,25 +152,29 @@ def joint_step(
     components, the leg update of the feet in contact (:func:`stance_update`) and the outputs
     (:func:`finite_outputs`).
 
+    The sample's arguments come first, then the estimator's state (the same arrays at every call: the caller binds
+    them once, ``CompiledJointStep``).
+
     Args:
+        qtau: (3, nj) joint positions (rad), the velocities in use (rad/s), the measured torques (N m).
+        stamp_ns: the sample's stamp (ns).
+        measured: the velocities are the message's (the full dynamics, when ``ti[JI_FULL]``, needs them).
+        on, off: the trigger's thresholds (N, on the vertical force in W).
+        buf: (:func:`joint_buffer_size`,) written: ``[0:OUT_SIZE]`` the outputs (when finite), then per foot its
+            wrench in the foot frame (6) and its force in W (3) (``common.output_layout.FOOT_FIELDS``), then the leg
+            update's output (13 k for the k feet in contact, as :func:`leg_update`).
         x, P, c: the filter's buffers (``ekf.layout``).
         joint_ints, joint_floats, frame_ints, frame_floats: the kinematics' model arrays (``kinematics_kernels.
             pack_model`` of the feet); work: its work array.
         X_base_foot: (n, 4, 4), J6: (n, 6, nj): written, the foot placements and Jacobians in B (``LegKinematics``'
             buffers, as its ``update`` writes them).
         dyn: (:func:`~...layout.dynamics_buffer_size`,) the dynamics work buffer.
-        qtau: (3, nj) joint positions (rad), the velocities in use (rad/s), the measured torques (N m).
         ti, tf: the integer and float tables (:data:`JI_MIN_ON`, :data:`JF_MASS`, ...).
-        on, off: the trigger's thresholds (N, on the vertical force in W). stamp_ns: the sample's stamp (ns).
-        measured: the velocities are the message's (the full dynamics, when ``ti[JI_FULL]``, needs them).
         flags: (3, n) bool, the trigger's raw state, contact state and pending changes; since_ns: (n,) int64
             (``ContactDetector``; updated in place).
         qdot_prev: (nj,), prev_stamp: (2,) int64: the previous joint velocities of the full dynamics
             (``ContactForceEstimator``'s; once the forces are solved: updated with the full dynamics, else dropped).
         force_in_world: (n, 3) N, wrench_in_foot: (n, 6) (``ContactForceEstimator``'s; written).
-        buf: (:func:`joint_buffer_size`,) written: ``[0:OUT_SIZE]`` the outputs (when finite), then the forces
-            (n, 3) and wrenches (n, 6), then the leg update's output (13 k for the k feet in contact, as
-            :func:`leg_update`).
 
     Returns:
         :data:`JOINT_FORCES_FAILED` (a leg's 3 x 3 system is ill-conditioned; only the kinematics' buffers
@@ -197,14 +208,14 @@ def joint_step(
     mask = 0
     k = 0
     for i in range(n):
-        for a in range(3):
-            buf[o + 3 * i + a] = force_in_world[i, a]
         for a in range(6):
-            buf[o + 3 * n + 6 * i + a] = wrench_in_foot[i, a]
+            buf[o + FOOT_STRIDE * i + FOOT_WRENCH + a] = wrench_in_foot[i, a]
+        for a in range(3):
+            buf[o + FOOT_STRIDE * i + FOOT_FORCE + a] = force_in_world[i, a]
         if in_contact[i]:
             mask |= 1 << i
             k += 1
-    lo = o + 9 * n
+    lo = o + FOOT_STRIDE * n
     n_acc = stance_update(x, P, c, in_contact, qdot, tf[JF_RADII : JF_RADII + n], X_base_foot[:, :3, 3], J6,
                           ti[JI_ROLLING] != 0, ti[JI_USE_J] != 0, tf[JF_SF2], tf[JF_SE2], tf[JF_GATE],
                           buf[lo : lo + 13 * k])  # fmt: skip
@@ -221,12 +232,17 @@ def prepared_joint_step(
     position: np.ndarray,
     velocity: np.ndarray,
     effort: np.ndarray,
-    gather: np.ndarray,
     mode: int,
+    stamp_ns: int,
+    on: float,
+    off: float,
+    qtau: np.ndarray,
+    buf: np.ndarray,
+    gather: np.ndarray,
     q_prev: np.ndarray,
     qdot_est: np.ndarray,
-    dt: float,
-    alpha: float,
+    jv_state: np.ndarray,
+    jv_limits: np.ndarray,
     q_full: np.ndarray,
     x: np.ndarray,
     P: np.ndarray,
@@ -239,29 +255,43 @@ def prepared_joint_step(
     X_base_foot: np.ndarray,
     J6: np.ndarray,
     dyn: np.ndarray,
-    qtau: np.ndarray,
     ti: np.ndarray,
     tf: np.ndarray,
-    on: float,
-    off: float,
-    stamp_ns: int,
     flags: np.ndarray,
     since_ns: np.ndarray,
     qdot_prev: np.ndarray,
     prev_stamp: np.ndarray,
     force_in_world: np.ndarray,
     wrench_in_foot: np.ndarray,
-    buf: np.ndarray,
 ) -> int:
-    """A joint sample from its message arrays to the outputs in one call: :func:`.legs.prepare_joints` (gather,
-    finiteness, the joint velocity's regular step, the positions into ``q_full``) into ``qtau``, then
-    :func:`joint_step` (``measured`` from ``mode``'s :data:`PREPARE_MEASURED`). Arguments as those two.
+    """A joint sample from its message arrays to the outputs in one call: the joint velocity estimate's regular step
+    to ``stamp_ns`` (``JointVelocityEstimator.step_coefficients`` on ``jv_state`` and ``jv_limits``: the interval
+    and the low-pass gain), :func:`.legs.prepare_joints` (gather, finiteness, that step, the positions into
+    ``q_full``) into ``qtau``, the step recorded (``JointVelocityEstimator.stepped``), then :func:`joint_step`
+    (``measured`` from ``mode``'s :data:`PREPARE_MEASURED`). The sample's arguments first (``mode``: its
+    :data:`PREPARE_WHOLE` and :data:`PREPARE_MEASURED` bits; :data:`PREPARE_FILTERED` is set here), then the
+    estimator's state: the joint input's ``gather``, the joint velocity estimator's previous positions, estimate
+    (:func:`.legs.prepare_joints`), ``state`` and ``limits`` (``layout.JV_*``; updated in place), ``q_full``, then
+    :func:`joint_step`'s.
 
     Returns:
-        :data:`JOINT_NOT_PREPARED` when a used value is not finite (nothing changed), else :func:`joint_step`'s.
+        :data:`JOINT_NOT_PREPARED` when it is not the usual sample (no regular step of the joint velocity estimate,
+        a used value not finite; nothing changed), else :func:`joint_step`'s.
     """
+    if jv_state[JV_HAS_PREV] == 0:
+        return JOINT_NOT_PREPARED
+    dt = (stamp_ns - jv_state[JV_STAMP]) * 1e-9
+    if not 0.0 < dt <= jv_limits[JV_MAX_DT]:
+        return JOINT_NOT_PREPARED
+    tau = jv_limits[JV_TAU]
+    alpha = 0.0
+    if jv_state[JV_VALID] != 0 and tau != 0.0:
+        alpha = dt / (dt + tau)
+        mode |= PREPARE_FILTERED
     if prepare_joints(position, velocity, effort, gather, mode, q_prev, qdot_est, dt, alpha, qtau, q_full) != GATHER_OK:
         return JOINT_NOT_PREPARED
-    return joint_step(x, P, c, joint_ints, joint_floats, frame_ints, frame_floats, work, X_base_foot, J6, dyn, qtau,
-                      ti, tf, on, off, stamp_ns, (mode & PREPARE_MEASURED) != 0, flags, since_ns, qdot_prev,
-                      prev_stamp, force_in_world, wrench_in_foot, buf)  # fmt: skip
+    jv_state[JV_VALID] = 1
+    jv_state[JV_STAMP] = stamp_ns
+    return joint_step(qtau, stamp_ns, (mode & PREPARE_MEASURED) != 0, on, off, buf, x, P, c, joint_ints, joint_floats,
+                      frame_ints, frame_floats, work, X_base_foot, J6, dyn, ti, tf, flags, since_ns, qdot_prev,
+                      prev_stamp, force_in_world, wrench_in_foot)  # fmt: skip

@@ -45,15 +45,18 @@ def repeat_copy(n: int, x: np.ndarray, P: np.ndarray, x0: np.ndarray, P0: np.nda
 
 @_loop
 def repeat_propagation(
-    n: int, x: np.ndarray, P: np.ndarray, c: np.ndarray, x0: np.ndarray, P0: np.ndarray, gyro: np.ndarray,
-    accel: np.ndarray, dt: float,
+    n: int, x: np.ndarray, P: np.ndarray, c: np.ndarray, x0: np.ndarray, P0: np.ndarray, clock: np.ndarray,
+    limits: np.ndarray, t_ns: int, stamp_ns: int, gyro: np.ndarray, accel: np.ndarray,
 ) -> float:  # fmt: skip
-    """:func:`imu_step` (the reading's check, propagation, outputs) ``n`` times from the state ``x0, P0``."""
+    """:func:`imu_step` (its bookkeeping, the reading's check, propagation, outputs) ``n`` times from the state
+    ``x0, P0`` and the bookkeeping ``clock`` (restored as well)."""
     out = np.empty(OUT_SIZE)
+    clock0 = clock.copy()
     s = 0.0
     for _ in range(n):
         _restore(x, P, x0, P0)
-        imu_step(x, P, c, gyro, accel, 1e9, 1e9, dt, dt, False, out)
+        clock[:] = clock0
+        imu_step(x, P, c, clock, limits, t_ns, stamp_ns, gyro, accel, out)
         s += out[0]
     return s
 

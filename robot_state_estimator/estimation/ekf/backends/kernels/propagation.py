@@ -24,9 +24,19 @@ from robot_state_estimator.estimation.ekf.layout import (
     C_R_BASE_IMU,
     C_SIGMA_ACCEL,
     C_SIGMA_GYRO,
+    CLK_GYRO_STAMP,
+    CLK_HAS_GYRO,
+    CLK_OMEGA_PREV,
+    CLK_STEPS,
+    DECLINED,
     IMU_BAD_INPUT,
     IMU_NOT_FINITE,
     IMU_OK,
+    LIM_MAX_ACCEL,
+    LIM_MAX_DT,
+    LIM_MAX_GYRO,
+    LIM_USE_ALPHA,
+    NORMALISE_EVERY,
     X_ACCEL,
     X_ALPHA,
     X_BA,
@@ -286,7 +296,7 @@ def _covariance_step(P: np.ndarray, c: np.ndarray, F: np.ndarray, M: np.ndarray,
 
 
 @kernel
-def imu_step(
+def imu_reading_step(
     x: np.ndarray,
     P: np.ndarray,
     c: np.ndarray,
@@ -299,8 +309,8 @@ def imu_step(
     normalise: bool,
     out: np.ndarray,
 ) -> int:
-    """One IMU sample in one call (``BaseEkf.imu_step``): the reading's check, :func:`set_imu`, :func:`propagate`
-    over dt, :func:`state_is_finite` and :func:`outputs`.
+    """A reading's check, :func:`set_imu`, :func:`propagate` over dt, :func:`state_is_finite` and :func:`outputs`
+    (:func:`imu_step` after its bookkeeping).
 
     Returns:
         :data:`IMU_BAD_INPUT` (nothing changed) when a component of gyro (3,) rad/s or accel (3,) m/s^2 is not
@@ -319,6 +329,49 @@ def imu_step(
         return IMU_NOT_FINITE
     outputs(x, P, c, out)
     return IMU_OK
+
+
+@kernel
+def imu_step(
+    x: np.ndarray,
+    P: np.ndarray,
+    c: np.ndarray,
+    clock: np.ndarray,
+    limits: np.ndarray,
+    t_ns: int,
+    stamp_ns: int,
+    gyro: np.ndarray,
+    accel: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """One IMU sample in one call (``BaseEkf.imu_step``): from the filter time ``t_ns`` to ``stamp_ns`` when that is
+    the usual step, with the bookkeeping of ``BaseEkf.set_imu`` and ``propagate_to`` (the angular acceleration's
+    interval, the re-orthonormalisation count) on ``clock``, then :func:`imu_reading_step`.
+
+    The state arguments first (the filter's buffers, ``clock`` (:data:`CLOCK_SIZE`,) int64 and ``limits``
+    (:data:`LIMITS_SIZE`,): ``ekf.layout``), then the sample's (the caller binds the state once).
+
+    Returns:
+        :data:`DECLINED` (nothing changed) when ``stamp_ns`` is not within ``(t_ns, t_ns + max_dt_s]``; else
+        :func:`imu_reading_step`'s result, the bookkeeping updated unless it is :data:`IMU_BAD_INPUT`.
+    """
+    dt = (stamp_ns - t_ns) * 1e-9
+    if not 0.0 < dt <= limits[LIM_MAX_DT]:
+        return DECLINED
+    dt_gyro = 0.0  # as BaseEkf.set_imu
+    previous = clock[CLK_GYRO_STAMP]
+    if limits[LIM_USE_ALPHA] != 0.0 and clock[CLK_OMEGA_PREV] != 0 and clock[CLK_HAS_GYRO] != 0 and stamp_ns > previous:
+        dt_gyro = (stamp_ns - previous) * 1e-9
+    steps = clock[CLK_STEPS] + 1  # as BaseEkf.propagate_to
+    normalise = steps >= NORMALISE_EVERY
+    code = imu_reading_step(x, P, c, gyro, accel, limits[LIM_MAX_GYRO], limits[LIM_MAX_ACCEL], dt_gyro, dt, normalise,
+                            out)  # fmt: skip
+    if code != IMU_BAD_INPUT:
+        clock[CLK_STEPS] = 0 if normalise else steps
+        clock[CLK_OMEGA_PREV] = 1
+        clock[CLK_GYRO_STAMP] = stamp_ns
+        clock[CLK_HAS_GYRO] = 1
+    return code
 
 
 @kernel
