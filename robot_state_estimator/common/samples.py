@@ -225,11 +225,11 @@ class Estimate:
         est = _new_object(_LazyEstimate)
         _set_stamp(est, stamp_ns)
         _set_output(est, output)
-        if type(feet) is tuple:
-            _set_feet(est, feet)
-        else:  # ignore: ``type() is`` leaves the union here (a tuple subclass would come here); no cast on this path
+        if type(feet) is not tuple:  # ignore: ``type() is`` leaves the union here; no cast on this path
             _set_feet_fn(est, feet)  # type: ignore[arg-type]
-        return est
+        elif feet:
+            _set_feet(est, feet)
+        return est  # (no feet: none set, () when read)
 
     def output_vector(self) -> FloatArray:
         """(91,) float64: the numbers of the estimate in the layout of :meth:`from_output_vector` (the stored
@@ -264,7 +264,10 @@ class _LazyEstimate(Estimate):
             output = _get_output(self)
         except AttributeError:  # made by dataclasses.replace: from the fields
             return Estimate.output_vector(self)
-        return output if len(output) == OUTPUT_SIZE else output[:OUTPUT_SIZE]
+        if len(output) != OUTPUT_SIZE:  # a step's buffer: its first numbers, kept from the first read on
+            output = output[:OUTPUT_SIZE]
+            _set_output(self, output)
+        return output
 
     def feet_vector(self) -> FloatArray:
         try:
@@ -302,15 +305,14 @@ def _lazy_field(est: Estimate, name: str) -> FloatArray | tuple[FootState, ...]:
         AttributeError: ``name`` is not such a field (or the estimate was not made that way).
     """
     if type(est) is _LazyEstimate:
-        if name == "feet":
+        if name == "feet":  # (only from_output_vector leaves it unset: dataclasses.replace sets every field)
             try:
-                make = _get_feet_fn(est)
+                make = _get_feet_fn(est)  # (kept once used: its ``vector``, Estimate.feet_vector)
             except AttributeError:
-                make = None
-            if make is not None:  # (kept: its ``vector``, Estimate.feet_vector)
-                feet = make()
-                _set_feet(est, feet)
-                return feet
+                make = None  # made without feet
+            feet = () if make is None else make()
+            _set_feet(est, feet)
+            return feet
         layout = _LAZY_FIELDS.get(name)
         if layout is not None:
             try:

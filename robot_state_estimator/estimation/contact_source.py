@@ -141,7 +141,9 @@ class ContactSource:
     def torque_step_applies(self, auto: bool) -> bool:
         """Whether a joint step may take the torque source in one call: its trigger is past its first sample and,
         with ``auto``, no foot sensor nor wrench streams."""
-        return self.torque_detector._started and not (auto and self.sensors_streaming())
+        return self.torque_detector._started and not (
+            auto and (self.foot_sensor_stamp_ns is not None or self.foot_wrenches.started)  # sensors_streaming()
+        )
 
     def _sensor_fresh(self, stamp: int) -> bool:
         """Foot sensor values within ``contact.foot_sensor_timeout_s`` of ``stamp``, all finite."""

@@ -195,15 +195,13 @@ class JointInput:
             return PreparedJoints(stamp, q, out[1], True, out[2] if eff.size else None, None, True)
         return PreparedJoints(stamp, q, jv.qdot.copy(), jv.valid, out[2] if eff.size else None)
 
-    def prepare_for_step(
-        self, sample: JointSample, stamp: int, joint_step: JointStep
-    ) -> tuple[int, FloatArray, FloatArray] | None:
+    def prepare_for_step(self, sample: JointSample, stamp: int, joint_step: JointStep) -> tuple[int, FloatArray] | None:
         """The usual sample with efforts through the backend's joint step from its message arrays
         (``joint_step.prepare_and_run``: the joint velocity's regular step, the preparation, the positions into the
-        kinematics' configuration, then the step): the step's result, the (3, nj) rows q, qdot, tau and the step's
-        buffer (:attr:`measured` says whether the velocities are the message's); None, with nothing changed, for any
-        other sample (names not the last sample's, wrong lengths, no efforts, no regular step of the joint velocity,
-        a NaN/Inf: the reference path then handles it, events included)."""
+        kinematics' configuration, then the step): the step's result and buffer (with the (3, nj) rows q, qdot, tau
+        from ``layout.joint_rows_offset``; :attr:`measured` says whether the velocities are the message's); None, with
+        nothing changed, for any other sample (names not the last sample's, wrong lengths, no efforts, no regular step
+        of the joint velocity, a NaN/Inf: the reference path then handles it, events included)."""
         names = sample.names
         if names is not self._order_names and self.same_names(names) is None:
             return None
@@ -219,12 +217,11 @@ class JointInput:
         if pos.shape != (n,) or eff.shape != (n,) or (vel.size and vel.shape != (n,)) or vel.ndim != 1:
             return None
         measured = self._use_measured and vel.size != 0
-        result, qtau, buf = joint_step.prepare_and_run(pos, vel, eff, self._mode_measured if measured else self._mode,
-                                                       stamp)  # fmt: skip
+        result, buf = joint_step.prepare_and_run(pos, vel, eff, self._mode_measured if measured else self._mode, stamp)
         if result == JOINT_NOT_PREPARED:
             return None  # not a regular step, a NaN/Inf (nothing changed): the reference path
         self.measured = measured
-        return result, qtau, buf
+        return result, buf
 
     def _joint_order(self, names: tuple[str, ...]) -> NDArray[np.intp] | None:
         """Message index of each model joint (remembered for the next samples), or None with an event

@@ -34,8 +34,10 @@ from robot_state_estimator.estimation.ekf.filter import BaseEkf
 from robot_state_estimator.estimation.ekf.layout import (
     JOINT_ACCEPTED_SHIFT,
     JOINT_FORCES_FAILED,
+    JOINT_HIGH_NIS_SHIFT,
     JOINT_MAX_FEET,
     JOINT_NOT_FINITE_SHIFT,
+    joint_rows_offset,
 )
 from robot_state_estimator.estimation.ekf.measurements import UpdateResult, leg_results
 from robot_state_estimator.estimation.events import EventLog
@@ -50,6 +52,7 @@ FloatArray = NDArray[np.float64]
 _NS = 1_000_000_000
 _EMPTY = np.empty(0)
 _MASK32 = 0xFFFFFFFF
+_HIGH_NIS = 1 << JOINT_HIGH_NIS_SHIFT
 _FORCE, _WRENCH = FOOT_FIELDS["force_in_world"], FOOT_FIELDS["wrench_in_foot"]
 
 
@@ -195,8 +198,8 @@ class LegOdometry:
             and n_feet <= JOINT_MAX_FEET
             and not self._any_flat
         ):
-            self.joint_step = backend.joint_step(ekf, kin, self.forces, self.contact.torque_detector,
-                                                 self.joint_input, radii, self.rolling)  # fmt: skip
+            self.joint_step = backend.joint_step(ekf, kin, self.forces, self.contact.torque_detector, self.joint_input,
+                                                 radii, self.rolling, self.slip.threshold)  # fmt: skip
         self._auto_source = cs.source == "auto"
         self._max_delay_s = settings.max_measurement_delay_s
         self._gate = float(es.foot_gate_nis)
@@ -206,10 +209,11 @@ class LegOdometry:
         #: joint samples ahead of the filter, applied when an IMU sample reaches their stamp
         self.pending: deque[PreparedJoints] = deque()
         # the joint positions and velocities of the last joint sample: own arrays, or (None) the rows of the joint
-        # step's (3, nj) ``_joint_rows`` (views made when read)
+        # step's buffer ``_joint_buf`` (layout.joint_rows_offset; views made when read)
         self._q_joints: FloatArray | None = np.array(pin.neutral(kin.model)[7:])
         self._qdot_joints: FloatArray | None = np.zeros(kin.n_joints)
-        self._joint_rows = _EMPTY
+        self._joint_buf = _EMPTY
+        self._rows_at = joint_rows_offset(n_feet)
         self.rotation_results: list[UpdateResult] = []
         self.reset()
 
@@ -230,7 +234,7 @@ class LegOdometry:
     def q_joints(self) -> FloatArray:
         """(nj,) rad, the joint positions of the last joint sample, pinocchio order (do not write to it)."""
         q = self._q_joints
-        return self._joint_rows[0] if q is None else q
+        return self._rows(self._joint_buf)[0] if q is None else q
 
     @q_joints.setter
     def q_joints(self, q: FloatArray) -> None:
@@ -240,7 +244,7 @@ class LegOdometry:
     def qdot_joints(self) -> FloatArray:
         """(nj,) rad/s, the joint velocities in use of the last joint sample (do not write to it)."""
         qdot = self._qdot_joints
-        return self._joint_rows[1] if qdot is None else qdot
+        return self._rows(self._joint_buf)[1] if qdot is None else qdot
 
     @qdot_joints.setter
     def qdot_joints(self, qdot: FloatArray) -> None:
@@ -284,12 +288,12 @@ class LegOdometry:
         step = self.joint_input.prepare_for_step(sample, stamp, joint_step)
         if step is None:
             return None
-        result, qtau, buf = step
+        result, buf = step
         self.last_joint_stamp_ns = stamp
         self.have_joints = True
-        self._joint_rows = qtau
+        self._joint_buf = buf
         self._q_joints = self._qdot_joints = None
-        return self._joint_step_done(result, buf, qtau, stamp, self.joint_input.measured)
+        return self._joint_step_done(result, buf, None, stamp, self.joint_input.measured)
 
     def apply(self, prepared: PreparedJoints) -> tuple[StepFeet, FloatArray | None]:
         """The kinematic update at the current filter time; returns the per-foot states (made when first read) and
@@ -331,16 +335,16 @@ class LegOdometry:
         return self._joint_step_done(result, buf, qtau, stamp, measured)
 
     def _joint_step_done(
-        self, result: int, buf: FloatArray, qtau: FloatArray, stamp: int, measured: bool
+        self, result: int, buf: FloatArray, qtau: FloatArray | None, stamp: int, measured: bool
     ) -> tuple[StepFeet, FloatArray | None]:
         """The rest of a joint step after the backend's call: its ``result`` (``JointStep.run``) and buffer read, the
         contacts, the slip report, the gate's events and the per-foot states (made when read); an unusual outcome
-        continues on the reference path (:meth:`_joint_step_declined`). The outputs returned are the step's buffer,
-        which starts with them."""
+        continues on the reference path (:meth:`_joint_step_declined`) with the sample's rows ``qtau`` (None: the
+        buffer's). The outputs returned are the step's buffer, which starts with them."""
         contact = self.contact
         contact.forces_estimated = True
         if result < 0:
-            return self._joint_step_declined(result, qtau, stamp, measured)
+            return self._joint_step_declined(result, self._rows(buf) if qtau is None else qtau, stamp, measured)
         stance = self._stance_by_mask.get(result & _MASK32)
         if stance is None:
             stance = self._stance_by_mask[result & _MASK32] = self._stance_of_mask(result & _MASK32)
@@ -348,15 +352,18 @@ class LegOdometry:
         contact.contacts = contacts  # the trigger's contact state (read-only, one array per pattern)
         contact.source = "torque"
         gate = self._gate
-        nis = buf[nis_slice].tolist()
-        slip_events = self.slip.update(stamp, stance_list, nis)
-        if slip_events:
-            self._events.extend(slip_events)
+        slip = self.slip
+        if result & _HIGH_NIS or slip.active_feet:
+            slip_events = slip.update(stamp, stance_list, buf[nis_slice].tolist())
+            if slip_events:
+                self._events.extend(slip_events)
+        else:  # no stance foot above the slip threshold, none watched: the slip report's update records the stamp
+            slip.last_stamp_ns = stamp
         if k:
             # the leg update's results, made when read (as BaseEkf.update_stance_feet leaves them)
             self.ekf._pending_results = self._leg_results = (names, buf, gate, leg_start)
             if (result >> JOINT_ACCEPTED_SHIFT) & 0xFFFF < k:
-                for i, e in zip(stance_list, nis):
+                for i, e in zip(stance_list, buf[nis_slice].tolist()):
                     if not (math.isfinite(e) and (gate <= 0.0 or e <= gate)):
                         self._events.emit(
                             "foot_gated", f"foot {self.foot_frames[i]} rejected by the gate (NIS {e:.1f})", "info"
@@ -380,6 +387,10 @@ class LegOdometry:
             contact.contacts = contact.torque_detector.in_contact.copy()
             contact.source = "torque"
         return self._leg_step(prepared), None
+
+    def _rows(self, buf: FloatArray) -> FloatArray:
+        """The (3, nj) rows (positions, velocities in use, efforts) of a joint step's buffer."""
+        return buf[self._rows_at :].reshape(3, -1)
 
     def _stance_of_mask(self, mask: int) -> tuple[list[int], list[str], int, int, slice, NDArray[np.bool_]]:
         """The feet in contact of a joint step's contact mask: indices, names, their number k, where the leg

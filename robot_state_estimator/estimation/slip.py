@@ -56,8 +56,12 @@ class SlipDetector:
         self.episodes: list[int] = [0] * n
         self._slipping = [False] * n
         self._high: list[deque[tuple[int, int]]] = [deque() for _ in range(n)]  # (stamp ns, counted ns)
-        self._active: set[int] = set()  # feet with high updates in their window
-        self._last_ns: int | None = None
+        #: the feet with high updates in their window (watched: every step counts for them)
+        self.active_feet: set[int] = set()
+        #: the stamp of the last step (ns; None: none since the last clear). A step with no stance foot above the
+        #: threshold while no foot is watched changes nothing else: its caller may record just this stamp (what
+        #: :meth:`update` does then; the compiled joint step tells, ``layout.JOINT_HIGH_NIS_SHIFT``).
+        self.last_stamp_ns: int | None = None
 
     @property
     def slipping(self) -> tuple[str, ...]:
@@ -66,11 +70,11 @@ class SlipDetector:
 
     def clear(self) -> None:
         """Forget the windows (an estimator reset); the episode counts stay."""
-        for i in self._active:
+        for i in self.active_feet:
             self._high[i].clear()
             self._slipping[i] = False
-        self._active.clear()
-        self._last_ns = None
+        self.active_feet.clear()
+        self.last_stamp_ns = None
 
     def update(self, stamp_ns: int, stance: Sequence[int], nis: Sequence[float]) -> list[Event] | None:
         """One joint step: ``stance`` the feet in contact (indices), ``nis`` their leg-update NIS (NaN: none ran).
@@ -81,10 +85,10 @@ class SlipDetector:
         window = self._window_ns
         if window <= 0:
             return None
-        last = self._last_ns
-        self._last_ns = stamp_ns
+        last = self.last_stamp_ns
+        self.last_stamp_ns = stamp_ns
         thr = self.threshold
-        active = self._active
+        active = self.active_feet
         if not active:
             for e in nis:
                 if e > thr:

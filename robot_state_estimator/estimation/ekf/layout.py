@@ -123,23 +123,43 @@ JV_LIMITS_SIZE = 2
 #: foot velocity noise^2 ((m/s)^2), [JF_SE2] encoder velocity noise^2 ((rad/s)^2), [JF_GATE] the NIS gate per foot
 #: (<= 0: none), then from [JF_RADII] the foot radii (n,) m.
 JI_MIN_ON, JI_MIN_OFF, JI_ROLLING, JI_USE_J, JI_FULL, JI_LEGS = 0, 1, 2, 3, 4, 5
-JF_MASS, JF_G, JF_SF2, JF_SE2, JF_GATE, JF_RADII = 0, 1, 4, 5, 6, 7
+JF_MASS, JF_G, JF_SF2, JF_SE2, JF_GATE, JF_JV_MAX_DT, JF_JV_TAU, JF_HIGH_NIS, JF_RADII = 0, 1, 4, 5, 6, 7, 8, 9, 10
+#: (in ``tf``, [JF_JV_MAX_DT] and [JF_JV_TAU]: the joint velocity estimator's ``limits``, constants copied once;
+#: [JF_HIGH_NIS]: the slip report's NIS threshold, ``SlipDetector.threshold``)
+
+#: the joint step's constant and work arrays in two tables, one kernel argument each (``CompiledJointStep``; the
+#: kernels take the parts as views, ``kernels.joint_step.tables``). ``itab`` (int64) starts with a header of
+#: :data:`TAB_HEADER` entries, where each part starts and its shape: the kinematics' joint ints (njoints, cols) and
+#: frame ints (n_frames,) (``kinematics_kernels.pack_model``), the integer table ``ti``; ``ftab`` (float64): the joint
+#: floats (njoints, cols), the frame floats (n_frames, cols), the work array (njoints, cols), the dynamics buffer
+#: (:func:`dynamics_buffer_size`), the float table ``tf``.
+(TAB_JI, TAB_NJ, TAB_JI_COLS, TAB_FI, TAB_NF, TAB_TI, TAB_TI_LEN, TAB_JF, TAB_JF_COLS, TAB_FF, TAB_FF_COLS, TAB_WORK,
+ TAB_WORK_COLS, TAB_DYN, TAB_DYN_LEN, TAB_TF, TAB_TF_LEN) = range(17)  # fmt: skip
+TAB_HEADER = 17
 #: the joint step's results: the forces failed the conditioning test (nothing changed); the stacked innovation
 #: covariance is not positive definite (forces and trigger done, the filter unchanged)
 JOINT_FORCES_FAILED, JOINT_NOT_PD = -1, -2
 #: the prepared joint step's result when the sample is not the usual one: no regular step of the joint velocity
 #: estimate, or a used value not finite (nothing changed: the reference path takes it and reports any problem)
 JOINT_NOT_PREPARED = -3
-#: a joint step result >= 0 is ``mask | n_accepted << JOINT_ACCEPTED_SHIFT | not_finite << JOINT_NOT_FINITE_SHIFT``
-#: with ``mask`` bit i set when foot i is in contact (at most :data:`JOINT_MAX_FEET` feet)
-JOINT_ACCEPTED_SHIFT, JOINT_NOT_FINITE_SHIFT = 32, 48
+#: a joint step result >= 0 is ``mask | n_accepted << JOINT_ACCEPTED_SHIFT | not_finite << JOINT_NOT_FINITE_SHIFT |
+#: high_nis << JOINT_HIGH_NIS_SHIFT`` with ``mask`` bit i set when foot i is in contact (at most
+#: :data:`JOINT_MAX_FEET` feet) and ``high_nis`` when a stance foot's NIS is above ``tf[JF_HIGH_NIS]`` (the slip
+#: report's rule for an update that counts, ``SlipDetector.update``)
+JOINT_ACCEPTED_SHIFT, JOINT_NOT_FINITE_SHIFT, JOINT_HIGH_NIS_SHIFT = 32, 48, 49
 JOINT_MAX_FEET = 32
 
 
-def joint_buffer_size(n_feet: int) -> int:
-    """Length of the joint step's buffer for ``n_feet`` feet: the outputs (:data:`OUT_SIZE`), then the forces (n, 3)
-    and wrenches (n, 6) of the step, then the leg update's output (13 k for the k feet in contact: innovations
-    (k, 3), their covariances (k, 3, 3), NIS (k,))."""
+def joint_buffer_size(n_feet: int, n_joints: int) -> int:
+    """Length of the joint step's buffer for ``n_feet`` feet and ``n_joints`` joints: the outputs (:data:`OUT_SIZE`),
+    then per foot its wrench (6) and force (3) (``common.output_layout.FOOT_FIELDS``), then the leg update's output
+    (13 k for the k feet in contact: innovations (k, 3), their covariances (k, 3, 3), NIS (k,)), then from
+    :func:`joint_rows_offset` the prepared sample's (3, n_joints) rows: positions, the velocities in use, efforts."""
+    return joint_rows_offset(n_feet) + 3 * n_joints
+
+
+def joint_rows_offset(n_feet: int) -> int:
+    """Where the prepared sample's rows start in the joint step's buffer (:func:`joint_buffer_size`)."""
     return OUT_SIZE + 22 * n_feet
 
 

@@ -56,18 +56,20 @@ class JointStep(Protocol):
 
     def prepare_and_run(
         self, position: FloatArray, velocity: FloatArray, effort: FloatArray, mode: int, stamp_ns: int
-    ) -> tuple[int, FloatArray, FloatArray]:
+    ) -> tuple[int, FloatArray]:
         """A joint sample from its message arrays (every array C-contiguous float64 (n,), ``velocity`` (n,) or (0,):
         not checked) in one call: the joint velocity estimator's regular step to ``stamp_ns`` (its rule,
         ``JointVelocityEstimator.step_coefficients`` and ``stepped``, on its arrays), :meth:`Backend.prepare_joints`
         with the joint input's gather (``mode``: :data:`~..layout.PREPARE_WHOLE` and
-        :data:`~..layout.PREPARE_MEASURED`; the positions into the kinematics' configuration) into a new (3, nj)
-        ``qtau``, then :meth:`run` of it at ``stamp_ns`` (the velocities ``measured`` with ``PREPARE_MEASURED``).
+        :data:`~..layout.PREPARE_MEASURED`; the positions into the kinematics' configuration) into the (3, nj) rows
+        of a new buffer (from ``layout.joint_rows_offset``), then :meth:`run` of them at ``stamp_ns`` (the velocities
+        ``measured`` with ``PREPARE_MEASURED``).
 
         Returns:
             The result (:data:`~..layout.JOINT_NOT_PREPARED` when the sample is not the usual one: no regular step
-            of the joint velocity, a used value not finite; nothing changed; else :meth:`run`'s), ``qtau`` and the
-            step's buffer.
+            of the joint velocity, a used value not finite; nothing changed; else :meth:`run`'s) and the step's
+            buffer (``layout.joint_buffer_size``: the outputs, the per-foot numbers, the leg update's output, the
+            rows).
         """
         ...
 
@@ -308,7 +310,8 @@ class Backend(Protocol):
         joint_input: JointInput,
         radii: FloatArray,
         rolling: bool,
+        high_nis: float,
     ) -> JointStep | None:
-        """Shortcut: the whole joint step (:class:`JointStep`) bound to these objects, or None when the backend has
-        none for them."""
+        """Shortcut: the whole joint step (:class:`JointStep`) bound to these objects (``high_nis``: the slip
+        report's NIS threshold, whose crossing the step reports), or None when the backend has none for them."""
         ...

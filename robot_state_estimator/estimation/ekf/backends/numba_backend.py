@@ -43,8 +43,28 @@ from robot_state_estimator.estimation.ekf.layout import (
     JI_ROLLING,
     JI_USE_J,
     JOINT_MAX_FEET,
+    JV_MAX_DT,
+    JV_TAU,
     N_STATES,
     OUT_SIZE,
+    TAB_DYN,
+    TAB_DYN_LEN,
+    TAB_FF,
+    TAB_FF_COLS,
+    TAB_FI,
+    TAB_HEADER,
+    TAB_JF,
+    TAB_JF_COLS,
+    TAB_JI,
+    TAB_JI_COLS,
+    TAB_NF,
+    TAB_NJ,
+    TAB_TF,
+    TAB_TF_LEN,
+    TAB_TI,
+    TAB_TI_LEN,
+    TAB_WORK,
+    TAB_WORK_COLS,
     X_ACCEL,
     X_GYRO,
     X_R,
@@ -55,7 +75,7 @@ from robot_state_estimator.estimation.ekf.layout import (
 from robot_state_estimator.estimation.ekf.measurements import Measurement, UpdateResult, leg_results
 from robot_state_estimator.estimation.ekf.numerics import _block_diag, _mat, _mat3, _vec
 from robot_state_estimator.estimation.errors import ModelError
-from robot_state_estimator.estimation.kinematics_kernels import make_work, pack_model
+from robot_state_estimator.estimation.kinematics_kernels import KernelModel, make_work, pack_model
 from robot_state_estimator.estimation.model_constants import extract_model_constants
 
 if TYPE_CHECKING:
@@ -337,13 +357,40 @@ class NumbaBackend(NumpyBackend):
         joint_input: JointInput,
         radii: FloatArray,
         rolling: bool,
+        high_nis: float,
     ) -> CompiledJointStep | None:
         if not forces.point_3x3 or kin.n_feet > JOINT_MAX_FEET:
             return None
         try:
-            return CompiledJointStep(ekf, kin, forces, detector, joint_input, radii, rolling)
+            return CompiledJointStep(ekf, kin, forces, detector, joint_input, radii, rolling, high_nis)
         except ModelError:  # a joint the compiled kinematics does not support: the per-part operations
             return None
+
+
+def _pack_tables(
+    model: KernelModel, work: FloatArray, dyn: FloatArray, ints: IntArray, floats: FloatArray
+) -> tuple[IntArray, FloatArray]:
+    """The joint step's two tables (``layout.TAB_*``) of the kinematics' model and work arrays, the dynamics buffer
+    and the integer and float tables."""
+    ji, fi, jf, ff = model.joint_ints, model.frame_ints, model.joint_floats, model.frame_floats
+    header = np.zeros(TAB_HEADER, dtype=np.int64)
+    header[TAB_NJ], header[TAB_JI_COLS] = ji.shape
+    header[TAB_NF] = fi.shape[0]
+    header[TAB_JI] = TAB_HEADER
+    header[TAB_FI] = header[TAB_JI] + ji.size
+    header[TAB_TI] = header[TAB_FI] + fi.size
+    header[TAB_TI_LEN] = ints.size
+    header[TAB_JF_COLS], header[TAB_FF_COLS], header[TAB_WORK_COLS] = jf.shape[1], ff.shape[1], work.shape[1]
+    header[TAB_JF] = 0
+    header[TAB_FF] = jf.size
+    header[TAB_WORK] = header[TAB_FF] + ff.size
+    header[TAB_DYN] = header[TAB_WORK] + work.size
+    header[TAB_DYN_LEN] = dyn.size
+    header[TAB_TF] = header[TAB_DYN] + dyn.size
+    header[TAB_TF_LEN] = floats.size
+    itab = np.concatenate([header, ji.ravel(), fi.ravel(), ints]).astype(np.int64)
+    ftab = np.concatenate([jf.ravel(), ff.ravel(), work.ravel(), dyn, floats]).astype(float)
+    return itab, ftab
 
 
 class CompiledJointStep:
@@ -369,25 +416,30 @@ class CompiledJointStep:
         joint_input: JointInput,
         radii: FloatArray,
         rolling: bool,
+        high_nis: float,
     ) -> None:
         self._ekf, self._kin, self._forces, self._detector = ekf, kin, forces, detector
         self._joint_input = joint_input
         constants = extract_model_constants(kin.model, kin.foot_frame_ids)
-        self._model = pack_model(constants)
-        self._work = make_work(constants)
-        self._dyn = np.zeros(dynamics_buffer_size(kin.n_joints))
+        model = pack_model(constants)
         es = ekf.settings
-        self._ints = np.array(
+        ints = np.array(
             [detector._min_on_ns, detector._min_off_ns, int(rolling), int(es.encoder_velocity_noise > 0.0),
              int(forces.use_full_dynamics), *forces.leg_columns.ravel().tolist()],
             dtype=np.int64,
         )  # fmt: skip
-        self._floats = np.array(
+        jv_limits = joint_input.joint_velocity.limits
+        floats = np.array(
             [forces.total_mass_kg, *forces.g_world.tolist(), float(es.foot_velocity_noise**2),
-             float(es.encoder_velocity_noise**2), float(es.foot_gate_nis), *radii.tolist()]
+             float(es.encoder_velocity_noise**2), float(es.foot_gate_nis), float(jv_limits[JV_MAX_DT]),
+             float(jv_limits[JV_TAU]), float(high_nis), *radii.tolist()]
         )  # fmt: skip
+        #: the constant and work arrays in the kernels' two tables (layout.TAB_*; views of them below)
+        self._itab, self._ftab = _pack_tables(model, make_work(constants), np.zeros(dynamics_buffer_size(kin.n_joints)),
+                                              ints, floats)  # fmt: skip
+        self._bind_tables()
         self._noise_settings = es  # the settings the encoder-noise entries were taken from
-        self.buffer_size = joint_buffer_size(kin.n_feet)
+        self.buffer_size = joint_buffer_size(kin.n_feet, kin.n_joints)
         self._qtau_shape = (3, kin.n_joints)
         #: the state arguments of ``joint_step`` (after the sample's), and of ``prepared_joint_step`` (the joint
         #: input's and the joint velocity estimator's arrays and the kinematics' configuration first)
@@ -396,19 +448,35 @@ class CompiledJointStep:
         self.prepared_step: Any = None
         self.step: Any = None
 
+    def _bind_tables(self) -> None:
+        """The parts of the tables as the views the Python side uses (``kernels.joint_step.tables``' layout)."""
+        ji, fi, ti, jf, ff, work, dyn, tf = joint_step_kernel.tables.py_func(self._itab, self._ftab)
+        self._model = KernelModel(ji, jf, fi, ff)
+        self._work, self._dyn, self._ints, self._floats = work, dyn, ti, tf
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies (``copy.deepcopy``) rebind the views on the copied tables."""
+        state = self.__dict__.copy()
+        for name in ("_model", "_work", "_dyn", "_ints", "_floats"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind_tables()
+
     def _state_args(self, scratch: bool) -> tuple[Any, ...]:
         """The step kernel's state arguments (after the sample's); with ``scratch`` copies of those it changes (the
-        filter, the trigger, the held joint velocities)."""
+        filter, the trigger, the held joint velocities, the tables' work arrays)."""
         ekf, kin, det, forces = self._ekf, self._kin, self._detector, self._forces
-        m = self._model
         x, P, flags, since = ekf._x, ekf._P, det._flags, det._since_ns
         qdot_prev, prev_stamp = forces.qdot_prev, forces.qdot_prev_stamp
+        itab, ftab = self._itab, self._ftab
         if scratch:
             x, P, flags, since = x.copy(), P.copy(), flags.copy(), since.copy()
-            qdot_prev, prev_stamp = qdot_prev.copy(), prev_stamp.copy()
+            qdot_prev, prev_stamp, ftab = qdot_prev.copy(), prev_stamp.copy(), ftab.copy()
         return (
-            x, P, ekf._c, m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, self._work, kin.X_base_foot,
-            kin.J6_base_foot, self._dyn, self._ints, self._floats, flags, since, qdot_prev, prev_stamp,
+            x, P, ekf._c, itab, ftab, kin.X_base_foot, kin.J6_base_foot, flags, since, qdot_prev, prev_stamp,
             forces.force_in_world, forces.wrench_in_foot,
         )  # fmt: skip
 
@@ -416,7 +484,7 @@ class CompiledJointStep:
         """``prepared_joint_step``'s state arguments before :meth:`_state_args`' (copies with ``scratch``)."""
         jin = self._joint_input
         jv = jin.joint_velocity
-        args = (jin.gather, jv._q_prev, jv.qdot, jv.state, jv.limits, self._kin.configuration)
+        args = (jin.gather, jv._q_prev, jv.qdot, jv.state, self._kin.configuration)
         return tuple(a.copy() for a in args) if scratch else args
 
     def _follow_noise(self) -> None:
@@ -440,21 +508,20 @@ class CompiledJointStep:
         inputs = self._input_args(scratch=True)
         inputs[3][:] = (1, 0, 0)  # a previous sample at 0 ns (layout.JV_*): the step to 1 ms below is regular
         prepared = (zeros, _EMPTY, zeros, 0, 1_000_000, det.on_threshold, det.off_threshold,
-                    np.empty(self._qtau_shape), np.empty(self.buffer_size), *inputs, *state)  # fmt: skip
+                    np.empty(self.buffer_size), *inputs, *state)  # fmt: skip
         self.prepared_step = jit.entry_point(joint_step_kernel.prepared_joint_step, *prepared)
         self.prepared_step(*prepared)
 
     def prepare_and_run(
         self, position: FloatArray, velocity: FloatArray, effort: FloatArray, mode: int, stamp_ns: int
-    ) -> tuple[int, FloatArray, FloatArray]:
+    ) -> tuple[int, FloatArray]:
         if self._ekf.settings is not self._noise_settings:
             self._follow_noise()
         det = self._detector
-        qtau = np.empty(self._qtau_shape)
         buf = np.empty(self.buffer_size)
         result: int = self.prepared_step(position, velocity, effort, mode, stamp_ns, det.on_threshold,
-                                         det.off_threshold, qtau, buf, *self._prepared_state)  # fmt: skip
-        return result, qtau, buf
+                                         det.off_threshold, buf, *self._prepared_state)  # fmt: skip
+        return result, buf
 
     def run(
         self, qtau: FloatArray, stamp_ns: int, q_joints: FloatArray | None, measured: bool

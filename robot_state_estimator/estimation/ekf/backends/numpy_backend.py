@@ -482,6 +482,7 @@ class NumpyBackend:
         joint_input: JointInput,
         radii: FloatArray,
         rolling: bool,
+        high_nis: float,
     ) -> JointStep | None:
         return None
 

@@ -17,6 +17,9 @@ from robot_state_estimator.estimation.ekf.layout import (
     GATHER_OK,
     JF_G,
     JF_GATE,
+    JF_HIGH_NIS,
+    JF_JV_MAX_DT,
+    JF_JV_TAU,
     JF_RADII,
     JF_SE2,
     JF_SF2,
@@ -28,17 +31,33 @@ from robot_state_estimator.estimation.ekf.layout import (
     JI_USE_J,
     JOINT_ACCEPTED_SHIFT,
     JOINT_FORCES_FAILED,
+    JOINT_HIGH_NIS_SHIFT,
     JOINT_NOT_FINITE_SHIFT,
     JOINT_NOT_PD,
     JOINT_NOT_PREPARED,
     JV_HAS_PREV,
-    JV_MAX_DT,
     JV_STAMP,
-    JV_TAU,
     JV_VALID,
     OUT_SIZE,
     PREPARE_FILTERED,
     PREPARE_MEASURED,
+    TAB_DYN,
+    TAB_DYN_LEN,
+    TAB_FF,
+    TAB_FF_COLS,
+    TAB_FI,
+    TAB_JF,
+    TAB_JF_COLS,
+    TAB_JI,
+    TAB_JI_COLS,
+    TAB_NF,
+    TAB_NJ,
+    TAB_TF,
+    TAB_TF_LEN,
+    TAB_TI,
+    TAB_TI_LEN,
+    TAB_WORK,
+    TAB_WORK_COLS,
     X_ALPHA,
     X_F,
     X_OMEGA,
@@ -118,6 +137,29 @@ def bias_torques(
 
 
 @kernel
+def tables(
+    itab: np.ndarray, ftab: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The parts of the joint step's tables (``layout.TAB_*``), as views: ``joint_ints`` (njoints, cols),
+    ``frame_ints`` (n_frames,), ``ti``, ``joint_floats`` (njoints, cols), ``frame_floats`` (n_frames, cols), ``work``
+    (njoints, cols), ``dyn``, ``tf``."""
+    nj, nf = itab[TAB_NJ], itab[TAB_NF]
+    o, w = itab[TAB_JI], itab[TAB_JI_COLS]
+    joint_ints = itab[o : o + nj * w].reshape((nj, w))
+    frame_ints = itab[itab[TAB_FI] : itab[TAB_FI] + nf]
+    ti = itab[itab[TAB_TI] : itab[TAB_TI] + itab[TAB_TI_LEN]]
+    o, w = itab[TAB_JF], itab[TAB_JF_COLS]
+    joint_floats = ftab[o : o + nj * w].reshape((nj, w))
+    o, w = itab[TAB_FF], itab[TAB_FF_COLS]
+    frame_floats = ftab[o : o + nf * w].reshape((nf, w))
+    o, w = itab[TAB_WORK], itab[TAB_WORK_COLS]
+    work = ftab[o : o + nj * w].reshape((nj, w))
+    dyn = ftab[itab[TAB_DYN] : itab[TAB_DYN] + itab[TAB_DYN_LEN]]
+    tf = ftab[itab[TAB_TF] : itab[TAB_TF] + itab[TAB_TF_LEN]]
+    return joint_ints, frame_ints, ti, joint_floats, frame_floats, work, dyn, tf
+
+
+@kernel
 def joint_step(
     qtau: np.ndarray,
     stamp_ns: int,
@@ -128,16 +170,10 @@ def joint_step(
     x: np.ndarray,
     P: np.ndarray,
     c: np.ndarray,
-    joint_ints: np.ndarray,
-    joint_floats: np.ndarray,
-    frame_ints: np.ndarray,
-    frame_floats: np.ndarray,
-    work: np.ndarray,
+    itab: np.ndarray,
+    ftab: np.ndarray,
     X_base_foot: np.ndarray,
     J6: np.ndarray,
-    dyn: np.ndarray,
-    ti: np.ndarray,
-    tf: np.ndarray,
     flags: np.ndarray,
     since_ns: np.ndarray,
     qdot_prev: np.ndarray,
@@ -164,12 +200,12 @@ def joint_step(
             wrench in the foot frame (6) and its force in W (3) (``common.output_layout.FOOT_FIELDS``), then the leg
             update's output (13 k for the k feet in contact, as :func:`leg_update`).
         x, P, c: the filter's buffers (``ekf.layout``).
-        joint_ints, joint_floats, frame_ints, frame_floats: the kinematics' model arrays (``kinematics_kernels.
-            pack_model`` of the feet); work: its work array.
+        itab, ftab: the step's tables (``layout.TAB_*``, :func:`tables`): the kinematics' model arrays
+            (``kinematics_kernels.pack_model`` of the feet) and work array, the dynamics work buffer
+            (:func:`~...layout.dynamics_buffer_size`), the integer and float tables ``ti``, ``tf``
+            (:data:`JI_MIN_ON`, :data:`JF_MASS`, ...).
         X_base_foot: (n, 4, 4), J6: (n, 6, nj): written, the foot placements and Jacobians in B (``LegKinematics``'
             buffers, as its ``update`` writes them).
-        dyn: (:func:`~...layout.dynamics_buffer_size`,) the dynamics work buffer.
-        ti, tf: the integer and float tables (:data:`JI_MIN_ON`, :data:`JF_MASS`, ...).
         flags: (3, n) bool, the trigger's raw state, contact state and pending changes; since_ns: (n,) int64
             (``ContactDetector``; updated in place).
         qdot_prev: (nj,), prev_stamp: (2,) int64: the previous joint velocities of the full dynamics
@@ -179,10 +215,12 @@ def joint_step(
     Returns:
         :data:`JOINT_FORCES_FAILED` (a leg's 3 x 3 system is ill-conditioned; only the kinematics' buffers
         changed), :data:`JOINT_NOT_PD` (forces and trigger done, filter unchanged), else the contact mask, the
-        number of accepted feet and whether the state is not finite (:data:`JOINT_ACCEPTED_SHIFT`).
+        number of accepted feet, whether the state is not finite and whether a stance foot's NIS is above
+        ``tf[JF_HIGH_NIS]`` (:data:`JOINT_ACCEPTED_SHIFT`).
     """
     n = J6.shape[0]
     nj = J6.shape[2]
+    joint_ints, frame_ints, ti, joint_floats, frame_floats, work, dyn, tf = tables(itab, ftab)
     qdot = qtau[1]
     J_com = dyn[6 : 6 + 3 * nj].reshape((3, nj))
     total_mass = foot_terms(qtau[0], joint_ints, joint_floats, frame_ints, frame_floats, work, X_base_foot, J6,
@@ -222,6 +260,11 @@ def joint_step(
     if n_acc < 0:
         return JOINT_NOT_PD
     result = mask | (n_acc << JOINT_ACCEPTED_SHIFT)
+    high = tf[JF_HIGH_NIS]
+    for i in range(k):  # the slip report's test (SlipDetector.update): a stance foot's NIS above its threshold
+        if buf[lo + 12 * k + i] > high:
+            result |= 1 << JOINT_HIGH_NIS_SHIFT
+            break
     if not finite_outputs(x, P, c, buf[:OUT_SIZE]):
         result |= 1 << JOINT_NOT_FINITE_SHIFT
     return result
@@ -236,27 +279,19 @@ def prepared_joint_step(
     stamp_ns: int,
     on: float,
     off: float,
-    qtau: np.ndarray,
     buf: np.ndarray,
     gather: np.ndarray,
     q_prev: np.ndarray,
     qdot_est: np.ndarray,
     jv_state: np.ndarray,
-    jv_limits: np.ndarray,
     q_full: np.ndarray,
     x: np.ndarray,
     P: np.ndarray,
     c: np.ndarray,
-    joint_ints: np.ndarray,
-    joint_floats: np.ndarray,
-    frame_ints: np.ndarray,
-    frame_floats: np.ndarray,
-    work: np.ndarray,
+    itab: np.ndarray,
+    ftab: np.ndarray,
     X_base_foot: np.ndarray,
     J6: np.ndarray,
-    dyn: np.ndarray,
-    ti: np.ndarray,
-    tf: np.ndarray,
     flags: np.ndarray,
     since_ns: np.ndarray,
     qdot_prev: np.ndarray,
@@ -265,13 +300,14 @@ def prepared_joint_step(
     wrench_in_foot: np.ndarray,
 ) -> int:
     """A joint sample from its message arrays to the outputs in one call: the joint velocity estimate's regular step
-    to ``stamp_ns`` (``JointVelocityEstimator.step_coefficients`` on ``jv_state`` and ``jv_limits``: the interval
-    and the low-pass gain), :func:`.legs.prepare_joints` (gather, finiteness, that step, the positions into
-    ``q_full``) into ``qtau``, the step recorded (``JointVelocityEstimator.stepped``), then :func:`joint_step`
-    (``measured`` from ``mode``'s :data:`PREPARE_MEASURED`). The sample's arguments first (``mode``: its
-    :data:`PREPARE_WHOLE` and :data:`PREPARE_MEASURED` bits; :data:`PREPARE_FILTERED` is set here), then the
-    estimator's state: the joint input's ``gather``, the joint velocity estimator's previous positions, estimate
-    (:func:`.legs.prepare_joints`), ``state`` and ``limits`` (``layout.JV_*``; updated in place), ``q_full``, then
+    to ``stamp_ns`` (``JointVelocityEstimator.step_coefficients`` on ``jv_state`` and its limits, copied into ``tf``:
+    the interval and the low-pass gain), :func:`.legs.prepare_joints` (gather, finiteness, that step, the positions
+    into ``q_full``) into the rows of ``buf`` (``layout.joint_rows_offset``), the step recorded
+    (``JointVelocityEstimator.stepped``), then :func:`joint_step` of those rows (``measured`` from ``mode``'s
+    :data:`PREPARE_MEASURED`). The sample's arguments first (``mode``: its :data:`PREPARE_WHOLE` and
+    :data:`PREPARE_MEASURED` bits; :data:`PREPARE_FILTERED` is set here; ``buf`` of ``layout.joint_buffer_size``),
+    then the estimator's state: the joint input's ``gather``, the joint velocity estimator's previous positions,
+    estimate (:func:`.legs.prepare_joints`) and ``state`` (``layout.JV_*``; updated in place), ``q_full``, then
     :func:`joint_step`'s.
 
     Returns:
@@ -280,18 +316,21 @@ def prepared_joint_step(
     """
     if jv_state[JV_HAS_PREV] == 0:
         return JOINT_NOT_PREPARED
+    tf = tables(itab, ftab)[7]
     dt = (stamp_ns - jv_state[JV_STAMP]) * 1e-9
-    if not 0.0 < dt <= jv_limits[JV_MAX_DT]:
+    if not 0.0 < dt <= tf[JF_JV_MAX_DT]:
         return JOINT_NOT_PREPARED
-    tau = jv_limits[JV_TAU]
+    tau = tf[JF_JV_TAU]
     alpha = 0.0
     if jv_state[JV_VALID] != 0 and tau != 0.0:
         alpha = dt / (dt + tau)
         mode |= PREPARE_FILTERED
+    nj = q_prev.shape[0]
+    rows = buf.shape[0] - 3 * nj  # layout.joint_rows_offset
+    qtau = buf[rows:].reshape((3, nj))
     if prepare_joints(position, velocity, effort, gather, mode, q_prev, qdot_est, dt, alpha, qtau, q_full) != GATHER_OK:
         return JOINT_NOT_PREPARED
     jv_state[JV_VALID] = 1
     jv_state[JV_STAMP] = stamp_ns
-    return joint_step(qtau, stamp_ns, (mode & PREPARE_MEASURED) != 0, on, off, buf, x, P, c, joint_ints, joint_floats,
-                      frame_ints, frame_floats, work, X_base_foot, J6, dyn, ti, tf, flags, since_ns, qdot_prev,
-                      prev_stamp, force_in_world, wrench_in_foot)  # fmt: skip
+    return joint_step(qtau, stamp_ns, (mode & PREPARE_MEASURED) != 0, on, off, buf, x, P, c, itab, ftab, X_base_foot,
+                      J6, flags, since_ns, qdot_prev, prev_stamp, force_in_world, wrench_in_foot)  # fmt: skip
