@@ -555,7 +555,7 @@ class EstimatorStream:
                 self.odom_slot = slot
                 odometry = True
         contacts = False
-        if estimate.feet:
+        if len(buf) > FEET_OFFSET:  # estimate.feet (without making the per-foot states)
             period = self.contacts_period_ns
             slot = stamp_ns // period if period else None
             if slot is None or slot != self.contacts_slot:  # contacts_rate_hz

@@ -9,6 +9,7 @@ foot frame and its force in the world (``FOOT_STRIDE`` numbers each).
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,45 +38,52 @@ FOOT_STRIDE = 9
 
 
 def pack_estimate(est: Estimate) -> np.ndarray | None:
-    """All numbers of ``est`` that are output, in one float64 buffer; None when one is not finite.
+    """All numbers of ``est`` that are output, in one new float64 buffer; None when one is not finite.
 
     Layout: position (3), quaternion xyzw (4), linear velocity (3), angular velocity (3), pose covariance
     (36, row-major), twist covariance (36), then per foot its wrench in the foot frame (6) and its force in
-    the world (3). One concatenation (a copy of the output vector's numbers for an estimate without feet) and one
-    ``isfinite`` call: the finiteness guard and, for the node, the values to publish.
+    the world (3). An :class:`Estimate` gives its numbers as two vectors (``output_vector``, ``feet_vector``: views of
+    the core's step buffer, no per-foot state made), copied here in one concatenation; then one finiteness test:
+    the finiteness guard and, for the node, the values to publish.
 
     Raises:
         ValueError: an array of the estimate has an unexpected size.
     """
     vector = getattr(est, "output_vector", None)  # the core's own (91,) vector: its first 85 numbers are these
-    feet = est.feet
-    if vector is not None:
+    feet_vector = getattr(est, "feet_vector", None)
+    if vector is not None and feet_vector is not None:
         head = vector()[:FEET_OFFSET]
-    else:
-        head = np.concatenate(
-            [
-                est.p_world_base,
-                est.quat_world_base_xyzw,
-                est.v_base_in_base,
-                est.omega_base_in_base,
-                np.ravel(est.pose_covariance),
-                np.ravel(est.twist_covariance),
-            ]
-        )
-    if feet:
+        numbers = feet_vector()
+        buf = _concatenate((head, numbers)) if len(numbers) else _copy(head)
+        expected = FEET_OFFSET + FOOT_STRIDE * (len(numbers) // FOOT_STRIDE)
+    else:  # an estimate-like object: from its fields
+        feet = est.feet
+        if vector is not None:
+            head = vector()[:FEET_OFFSET]
+        else:
+            head = np.concatenate([est.p_world_base, est.quat_world_base_xyzw, est.v_base_in_base,
+                                   est.omega_base_in_base, np.ravel(est.pose_covariance),
+                                   np.ravel(est.twist_covariance)])  # fmt: skip
         parts = [head]
         for foot in feet:
             parts.append(foot.wrench_in_foot)
             parts.append(foot.force_in_world)
         buf = np.concatenate(parts).astype(np.float64, copy=False)
-    else:
-        buf = np.array(head, dtype=np.float64)  # a copy, as the concatenation makes
-    expected = FEET_OFFSET + FOOT_STRIDE * len(feet)
+        expected = FEET_OFFSET + FOOT_STRIDE * len(feet)
     if buf.shape != (expected,):
         raise ValueError(f"estimate arrays have unexpected sizes ({buf.size} numbers, expected {expected})")
-    if not np.isfinite(buf).all():
+    # all finite: then so is the sum of squares, unless it overflows (then the test of each number decides)
+    if not math.isfinite(_dot(buf, buf)) and not np.isfinite(buf).all():
         return None
     return buf
+
+
+_concatenate = np.concatenate
+_dot = np.dot
+
+
+def _copy(a: np.ndarray) -> np.ndarray:
+    return np.array(a, dtype=np.float64)
 
 
 class Outputs(NamedTuple):
