@@ -60,6 +60,12 @@ def kernel(fn: F) -> F:
     return cast(F, _numba.njit(cache=True, nogil=True)(fn))
 
 
+def python_function(fn: F) -> F:
+    """The plain Python function of the kernel ``fn`` (numba's ``py_func``; ``fn`` itself without numba): for a
+    Python caller that wants its result without compiling a Python-callable specialisation (e.g. views of arrays)."""
+    return cast(F, getattr(fn, "py_func", fn))
+
+
 def entry_point(fn: Any, *args: Any) -> Callable[..., Any]:
     """The compiled function of the kernel ``fn`` for the numba types of ``args`` (compiled now, or loaded from the
     cache, when it is not yet), called without numba's dispatch: that looks up the types of every argument on

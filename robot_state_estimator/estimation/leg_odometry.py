@@ -263,13 +263,13 @@ class LegOdometry:
         while self.pending and self.pending[0].stamp_ns <= stamp:
             self.pending.popleft()
 
-    def usual_step(self, sample: JointSample) -> tuple[StepFeet, FloatArray | None] | None:
+    def usual_step(self, sample: JointSample) -> tuple[int, StepFeet, FloatArray | None] | None:
         """``add_joints`` for the usual sample in the backend's joint step: in order, applied now (at most
         ``max_measurement_delay_s`` behind the filter, nothing held), the names of the last sample, positions,
         efforts (and velocities) of the right lengths and finite, the joint velocity's regular step, the torque
-        contact source: the backend's ``prepare``, then its ``run`` (:meth:`_run_joint_step`).
-        Returns the per-foot states and the outputs (as :meth:`apply`), or None, with nothing changed, for any
-        other sample (the reference path then handles it, events included)."""
+        contact source: the backend's ``prepare_and_run`` (:meth:`JointInput.prepare_for_step`).
+        Returns the filter's stamp (ns), the per-foot states and the outputs (as :meth:`apply`), or None, with
+        nothing changed, for any other sample (the reference path then handles it, events included)."""
         joint_step = self.joint_step
         if joint_step is None:
             return None
@@ -293,7 +293,8 @@ class LegOdometry:
         self.have_joints = True
         self._joint_buf = buf
         self._q_joints = self._qdot_joints = None
-        return self._joint_step_done(result, buf, None, stamp, self.joint_input.measured)
+        feet, out = self._joint_step_done(result, buf, None, stamp, self.joint_input.measured)
+        return ekf_stamp, feet, out
 
     def apply(self, prepared: PreparedJoints) -> tuple[StepFeet, FloatArray | None]:
         """The kinematic update at the current filter time; returns the per-foot states (made when first read) and

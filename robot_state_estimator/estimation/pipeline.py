@@ -392,9 +392,9 @@ class RobotStateEstimator:
         legs = self.legs
         step = legs.usual_step(sample)
         if step is not None:
-            feet, out = step
+            stamp, feet, out = step
             if out is not None:
-                estimate = self._last_estimate = _from_output_vector(self.ekf.stamp_ns, out, feet)
+                estimate = self._last_estimate = _from_output_vector(stamp, out, feet)
                 return estimate
             return self._finish_step(feet)
         ekf = self.ekf

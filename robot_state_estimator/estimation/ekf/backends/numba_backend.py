@@ -450,7 +450,7 @@ class CompiledJointStep:
 
     def _bind_tables(self) -> None:
         """The parts of the tables as the views the Python side uses (``kernels.joint_step.tables``' layout)."""
-        ji, fi, ti, jf, ff, work, dyn, tf = joint_step_kernel.tables.py_func(self._itab, self._ftab)
+        ji, fi, ti, jf, ff, work, dyn, tf = jit.python_function(joint_step_kernel.tables)(self._itab, self._ftab)
         self._model = KernelModel(ji, jf, fi, ff)
         self._work, self._dyn, self._ints, self._floats = work, dyn, ti, tf
 

@@ -9,7 +9,7 @@ filter's views (``ekf.p_world_base``, ``ekf.P``, ...), which assign into those b
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -200,7 +200,7 @@ class NumpyBackend:
         P = ekf.P + ekf.model.process_noise(skew(ekf.v_base_in_base)) * dt
         ekf.P = 0.5 * (P + P.T)
 
-    def imu_step(self, ekf: BaseEkf) -> None:
+    def imu_step(self, ekf: BaseEkf) -> Callable[..., int] | None:
         return None
 
     def leg_update(
