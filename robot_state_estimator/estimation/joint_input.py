@@ -10,8 +10,9 @@ wrong length, or with NaN/Inf, reject the sample (``joint_shape``, ``joint_nan``
 The velocities in use are the message's (``joint_velocity.use_measured``) or the estimator's differentiation of the
 positions (:mod:`.joint_velocity`). The usual sample (the names of the last one, well formed, the joint velocity's
 regular step) is prepared in one call of the backend (``prepare_joints``: gather, check, the joint velocity's step,
-the positions into the kinematics' configuration); any other sample, or a backend without that shortcut, takes the
-reference path here, which also reports the events.
+the positions into the kinematics' configuration; with efforts, inside the whole joint step, which binds the gather
+array, written in place, and the joint velocity's arrays once: :meth:`JointInput.prepare_for_step`); any other sample,
+or a backend without that shortcut, takes the reference path here, which also reports the events.
 """
 
 from __future__ import annotations

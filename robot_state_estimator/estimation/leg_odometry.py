@@ -4,10 +4,14 @@ filter (:mod:`.ekf.measurements`; flat feet also their orientation, :mod:`.flat_
 report (:mod:`.slip`) and the per-foot states.
 
 Cost per sample (the 1 kHz path): with the compiled backend a joint sample with efforts and the torque contact source
-is one compiled call, the backend's joint step (:class:`~.ekf.backends.base.JointStep`, ``prepare_and_run``: gather,
-check, the joint velocity's step, the positions into the kinematics' configuration; then the foot placements and
+is one compiled call, the backend's joint step (:class:`~.ekf.backends.base.JointStep`, ``prepare_and_run``: the joint
+velocity's regular step, gather, check, the positions into the kinematics' configuration; then the foot placements and
 Jacobians, the centre-of-mass Jacobian or the inverse dynamics computed from the constants pinocchio extracted once,
-stored in the kinematics' buffers; forces, contact trigger, the stance feet's leg terms and filter update, outputs).
+stored in the kinematics' buffers; forces, contact trigger, the stance feet's leg terms and filter update, outputs),
+with the estimator's arrays bound to it once. Around it (:meth:`LegOdometry.usual_step`): the stamp checks, the
+contact pattern (one read-only array per pattern), the slip report only when the step reports a stance foot above its
+threshold or a foot is watched, and one object that makes the per-foot states when read; the estimate's numbers are
+the step's buffer.
 Other joint samples (no efforts, another contact source, a held one) take the per-part operations (``gather_joints``,
 ``joint_velocity_step``, pinocchio's kinematics, ``torque_contacts``, ``BaseEkf.update_stance_feet``, the outputs).
 A sample that is not the common case (a new name order, a bad value, a gap, the trigger's first sample, a singular

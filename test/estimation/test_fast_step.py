@@ -146,13 +146,13 @@ def test_a_sliding_foot_is_reported_the_same_on_both_paths(go1_sim, monkeypatch)
     assert len(reports) > 1000 and all(a == b for a, b in reports) and any(a for a, _ in reports)
 
 
-def test_an_estimate_over_the_joint_steps_buffer_is_an_ordinary_one(go1_sim) -> None:
+def test_an_estimate_over_the_joint_steps_buffer_is_an_ordinary_one(go1_sim, monkeypatch) -> None:
     """A joint sample applied at once (IMU first) in the compiled step: its estimate's vector is the filter's outputs
     (91 numbers, the same object at every read), its per-foot numbers are its feet's wrenches and forces
     (``FOOT_FIELDS``), and the packed buffer is the one of the same estimate made from its fields."""
     sim = dict(robot="go1", gait="stand", duration_s=0.6, seed=2)
     run = simulation.simulate(simulation.SimulationSettings(**sim), robot=go1_sim)
-    est = _estimator(go1_sim, run)
+    est = build(monkeypatch, True, lambda: _estimator(go1_sim, run))
     feed_run(est, run, imu_first=True)
     e = est.last_estimate
     assert e is not None and isinstance(est.legs.step_feet, FeetOfJointStep)
