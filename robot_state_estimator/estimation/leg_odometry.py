@@ -56,7 +56,8 @@ FloatArray = NDArray[np.float64]
 _NS = 1_000_000_000
 _EMPTY = np.empty(0)
 _MASK32 = 0xFFFFFFFF
-_HIGH_NIS = 1 << JOINT_HIGH_NIS_SHIFT
+_new_object = object.__new__
+_HIGH_NIS, _NOT_FINITE = 1 << JOINT_HIGH_NIS_SHIFT, 1 << JOINT_NOT_FINITE_SHIFT
 _FORCE, _WRENCH = FOOT_FIELDS["force_in_world"], FOOT_FIELDS["wrench_in_foot"]
 
 
@@ -96,23 +97,29 @@ class FeetOfStep:
 
 class FeetOfJointStep:
     """The per-foot states of the backend's one-call joint step, made on first request from its buffer (the per-foot
-    numbers and the stance feet's NIS; the step no longer changes it) as :class:`FeetOfStep`."""
+    numbers and the stance feet's NIS; the step no longer changes it) as :class:`FeetOfStep`.
 
-    __slots__ = ("_args", "_feet")
+    ``args``: (names, the step's buffer, the stance feet's indices, the NIS gate). The joint step makes one per sample
+    without ``__init__`` (``object.__new__``, then ``args``: half the cost)."""
+
+    __slots__ = ("_feet", "args")
+    _feet: tuple[FootState, ...]
+    args: tuple[tuple[str, ...], FloatArray, list[int], float]
 
     def __init__(self, names: tuple[str, ...], buf: FloatArray, stance: list[int], gate: float) -> None:
-        self._args = (names, buf, stance, gate)
-        self._feet: tuple[FootState, ...] | None = None
+        self.args = (names, buf, stance, gate)
 
     @property
     def vector(self) -> FloatArray:
         """The per-foot numbers (``Estimate.feet_vector``): a view of the step's buffer."""
-        names, buf, _, _ = self._args
+        names, buf, _, _ = self.args
         return buf[OUTPUT_SIZE : OUTPUT_SIZE + FOOT_STRIDE * len(names)]
 
     def __call__(self) -> tuple[FootState, ...]:
-        if self._feet is None:
-            names, buf, stance, gate = self._args
+        try:
+            return self._feet
+        except AttributeError:  # (not made yet)
+            names, buf, stance, gate = self.args
             n = len(names)
             k = len(stance)
             blocks = self.vector.reshape(n, FOOT_STRIDE)
@@ -375,8 +382,9 @@ class LegOdometry:
                         )
         else:
             self._leg_results = []
-        feet = self.step_feet = FeetOfJointStep(self.foot_frames, buf, stance_list, gate)
-        return feet, None if result >> JOINT_NOT_FINITE_SHIFT else buf
+        feet = self.step_feet = _new_object(FeetOfJointStep)
+        feet.args = (self.foot_frames, buf, stance_list, gate)
+        return feet, None if result & _NOT_FINITE else buf
 
     def _joint_step_declined(
         self, result: int, qtau: FloatArray, stamp: int, measured: bool
