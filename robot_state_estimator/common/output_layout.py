@@ -52,4 +52,4 @@ FOOT_FIELDS: dict[str, slice] = {
 #: where a foot's wrench and force start in its block, and the block's length
 FOOT_WRENCH = FOOT_FIELDS["wrench_in_foot"].start
 FOOT_FORCE = FOOT_FIELDS["force_in_world"].start
-FOOT_STRIDE = 9
+FOOT_STRIDE = FOOT_FIELDS["force_in_world"].stop

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from robot_state_estimator.common.output_layout import (
+    FOOT_STRIDE,
     OMEGA_BASE_IN_BASE,
     P_WORLD_BASE,
     POSE_COVARIANCE,
@@ -33,8 +34,8 @@ W_OFFSET: int = OMEGA_BASE_IN_BASE.start
 POSE_COV_OFFSET: int = POSE_COVARIANCE.start
 TWIST_COV_OFFSET: int = TWIST_COVARIANCE.start
 FEET_OFFSET: int = PUBLISHED_SIZE
-#: Per foot: wrench in the foot frame (6), then force in the world (3).
-FOOT_STRIDE = 9
+# Per foot: wrench in the foot frame (6), then force in the world (3): FOOT_STRIDE numbers, the estimate's per-foot
+# numbers (common.output_layout.FOOT_FIELDS, Estimate.feet_vector).
 
 
 def pack_estimate(est: Estimate) -> np.ndarray | None:

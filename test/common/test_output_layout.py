@@ -72,3 +72,18 @@ def test_published_buffer_starts_with_the_vector_then_the_feet() -> None:
     assert buf is not None and buf.shape == (85 + stream.FOOT_STRIDE,)
     np.testing.assert_array_equal(buf[:85], np.arange(85.0))
     np.testing.assert_array_equal(buf[85:], [100, 101, 102, 103, 104, 105, 1, 2, 3])  # wrench in foot, force in W
+
+
+def test_per_foot_numbers_are_the_documented_block() -> None:
+    """Per foot: its wrench in the foot frame (force, torque: 6), then its force in the world (3), named as the
+    FootState fields; the published buffer's feet use the same block."""
+    assert {k: (sl.start, sl.stop) for k, sl in output_layout.FOOT_FIELDS.items()} == {
+        "wrench_in_foot": (0, 6),
+        "force_in_world": (6, 9),
+    }
+    assert output_layout.FOOT_STRIDE == stream.FOOT_STRIDE == 9
+    assert set(output_layout.FOOT_FIELDS) <= {f.name for f in dataclasses.fields(FootState)}
+    foot = FootState("FL_foot", True, np.array([1.0, 2.0, 3.0]), np.arange(100.0, 106.0))
+    est = Estimate(0, *(np.zeros(n) for n in (3, 4, 3, 3)), np.zeros((6, 6)), np.zeros((6, 6)), np.zeros(3),
+                   np.zeros(3), (foot, foot))  # fmt: skip
+    np.testing.assert_array_equal(est.feet_vector(), [100, 101, 102, 103, 104, 105, 1, 2, 3] * 2)
