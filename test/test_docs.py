@@ -1,5 +1,5 @@
-"""README stays true to the code: the parameter tables are generated from the declarations, and every file it
-links to exists."""
+"""README and docs stay true to the code: the parameter tables are generated from the declarations, and every file
+they link to exists."""
 
 from __future__ import annotations
 
@@ -12,16 +12,19 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_readme_parameter_tables_are_current() -> None:
+def test_parameter_tables_are_current() -> None:
+    """README's node-parameter table and docs/PARAMETERS.md's settings table are what the generator makes now."""
     pytest.importorskip("rclpy", reason="the node's parameter declarations import rclpy")
     spec = importlib.util.spec_from_file_location("gen_param_docs", REPO / "scripts" / "gen_param_docs.py")
     assert spec is not None and spec.loader is not None
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    text = (REPO / "README.md").read_text()
-    assert gen.updated(text) == text, (
-        "README parameter tables are stale: run .venv/bin/python scripts/gen_param_docs.py"
-    )
+    assert set(gen.TARGETS) == {REPO / "README.md", REPO / "docs" / "PARAMETERS.md"}
+    for path in gen.TARGETS:
+        text = path.read_text()
+        assert gen.updated(path, text) == text, (
+            f"{path.name}'s parameter table is stale: run .venv/bin/python scripts/gen_param_docs.py"
+        )
 
 
 def test_readme_links_point_to_files_in_the_repository() -> None:

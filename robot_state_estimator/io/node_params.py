@@ -8,7 +8,8 @@ Everything else is made from this table:
   with their defaults);
 - replay's node options (``tools/replay.py``: what ``--set`` and a settings file may give, checked by
   :func:`value_problem` as the node's descriptors check them; the others are refused with ``replay_note``);
-- README's parameter table (``scripts/gen_param_docs.py``, checked by ``test/test_docs.py``).
+- README's node-parameter table (``scripts/gen_param_docs.py``, checked by ``test/test_docs.py``; the estimator
+  settings' table is in docs/PARAMETERS.md).
 
 The estimator's own settings (``ekf.*``, ``contact.*``, ...) are not here: they are the fields of
 ``estimation.settings.EstimatorSettings``, declared by ``ros/parameters.py`` from those dataclasses.

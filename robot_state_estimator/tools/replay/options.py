@@ -157,7 +157,7 @@ def apply_overrides(
             close = close_names(name, [*setting_names, *NODE_PARAMETER_NAMES, *NODE_ONLY_PARAMETERS])
             raise ReplayError(
                 f"--set {name}: no setting or node parameter has this name{did_you_mean(close)} (the settings are "
-                "listed by their dotted names in README.md, 'Parameters')"
+                "listed by their dotted names in docs/PARAMETERS.md; the node parameters in README.md, 'Parameters')"
             )
     return (settings_from_flat(flat, base=settings) if flat else settings), params
 
