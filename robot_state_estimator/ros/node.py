@@ -83,6 +83,7 @@ from robot_state_estimator.ros.parameters import (
     declare_node_parameters,
     declare_settings_parameters,
     settings_file_for,
+    settings_source_text,
     unknown_overrides,
     unknown_overrides_warning,
     updated_settings,
@@ -184,8 +185,8 @@ class EstimatorNode(Node):
         except SettingsError as exc:
             raise StartupError(f"invalid estimator settings: {exc}") from exc
         settings_file = settings_file_for(p["robot"], p["config_file"])
-        #: where the defaults of the settings parameters came from (the start-up log line)
-        self._settings_source = str(settings_file) if settings_file is not None else "built-in defaults"
+        #: where the settings came from: their file, and the parameters that changed them (the start-up log line)
+        self._settings_source = settings_source_text(settings_file, base, self._settings_values)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         # before the description is loaded: a misspelt foot_frames or base_frame may be why it fails
         self.unknown_overrides_warning = unknown_overrides_warning(self.unknown_overrides())

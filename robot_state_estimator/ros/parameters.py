@@ -205,6 +205,27 @@ def base_settings(robot: str, config_file: str) -> EstimatorSettings:
         raise SettingsError(f"{path}: {exc}") from exc
 
 
+def settings_source_text(settings_file: Path | None, base: EstimatorSettings, values: Mapping[str, Any]) -> str:
+    """Where the estimator settings came from, for the start-up line: the settings file (or the built-in defaults)
+    and the settings that node parameters (``-p``, ``--params-file``, the launch file) changed from it.
+
+    Args:
+        settings_file: the file that gave the defaults (:func:`settings_file_for`), or None.
+        base: the settings from it (:func:`base_settings`).
+        values: the declared settings parameters' values (:func:`declare_settings_parameters`).
+
+    Returns:
+        e.g. ``config/go1.yaml`` or ``built-in defaults + 2 set by parameters (ekf.foot_gate_nis, imu_name)``.
+    """
+    source = str(settings_file) if settings_file is not None else "built-in defaults"
+    defaults = flatten_settings(base)
+    changed = sorted(name for name, value in values.items() if name in defaults and value != defaults[name])
+    if not changed:
+        return source
+    shown = ", ".join(changed[:6]) + (", ..." if len(changed) > 6 else "")
+    return f"{source} + {len(changed)} set by parameters ({shown})"
+
+
 def declare_settings_parameters(node: Node, base: EstimatorSettings) -> dict[str, Any]:
     """Declare one parameter per setting (defaults from ``base``); return name -> value (overrides applied).
 

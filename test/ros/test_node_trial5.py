@@ -300,6 +300,9 @@ def test_the_start_up_line_names_the_settings_file(ros_context: Any, capfd: pyte
     config = str(config_dir() / "solo12.yaml")
     err = _start_log(ros_context, "/settings_file", capfd, description_file=go1, config_file=config)
     assert f"settings {config}" in err and "[robot_mismatch]" not in err, err
+    # settings given as parameters (-p, --params-file) are named: the file alone does not say what runs
+    err = _start_log(ros_context, "/settings_params", capfd, robot="go1", **{"ekf.foot_gate_nis": 11.34})
+    assert f"settings {config_dir() / 'go1.yaml'} + 1 set by parameters (ekf.foot_gate_nis)" in err, err
 
 
 def test_robot_with_the_description_of_another_model_is_warned_about(
