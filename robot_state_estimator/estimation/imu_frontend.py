@@ -72,7 +72,9 @@ def check_imu_on_the_base(model: pin.Model, imu: ImuSpec, base_link: str) -> Non
         raise ModelError(
             f"the IMU {imu.name!r} is on link {imu.link!r}, which moves relative to the base link {base_link!r} "
             f"(joint {model.names[imu_joint]!r}): the filter needs the IMU rigidly attached to the base (its pose "
-            "in the base is a constant of the filter); mount it on the base or on a link fixed to it"
+            "in the base is a constant of the filter); mount it on the base or on a link fixed to it, or choose an "
+            "IMU on the base with the setting imu_name, or declare one with declared_imu.link and declared_imu.pose "
+            "(docs/imu_choice.md)"
         )
 
 

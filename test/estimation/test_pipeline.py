@@ -236,7 +236,8 @@ def test_an_imu_on_a_moving_link_is_refused(go1_model: pin.Model) -> None:
     assert str(info.value) == (
         "the IMU 'imu' is on link 'FL_thigh', which moves relative to the base link 'base' (joint 'FL_thigh_joint'): "
         "the filter needs the IMU rigidly attached to the base (its pose in the base is a constant of the filter); "
-        "mount it on the base or on a link fixed to it"
+        "mount it on the base or on a link fixed to it, or choose an IMU on the base with the setting imu_name, or "
+        "declare one with declared_imu.link and declared_imu.pose (docs/imu_choice.md)"
     )
     # a link fixed to the base (URDF imu_link, trunk: lumped into base's joint) is fine
     for link in ("imu_link", "trunk", "base"):
