@@ -231,6 +231,22 @@ def foot_series(log: Any) -> FootSeries | None:
     return FootSeries(tuple(log.feet), t_s, contact, force[:, :, 2], nis, accepted)
 
 
+@dataclass(frozen=True)
+class FootSensorSeries:
+    """The foot contact sensors' readings that reached the estimator (``sensor_msgs/JointState`` on ``foot_forces``:
+    name = foot frames, effort = force in N or raw counts, e.g. the Go1's pressure sensors).
+
+    Attributes:
+        feet: foot frame names (F), in the order of the first sample.
+        t_s: (M,) s, the samples' stamps.
+        values: (M, F) the readings, in the sensor's unit (that of ``contact.sensor_on_threshold``).
+    """
+
+    feet: tuple[str, ...]
+    t_s: FloatArray
+    values: FloatArray
+
+
 def thinned_feet(feet: FootSeries, max_points: int = MAX_POINTS) -> FootSeries:
     """``feet`` with every k-th sample (:func:`thin_index`), for drawing."""
     idx = thin_index(len(feet.t_s), max_points)

@@ -268,7 +268,12 @@ def biases_figure(est: Trajectory, *, t0: float, truth: S.SimulatedTruth | None 
 
 # --------------------------------------------------------------------------------------------- a replay
 def replay_figures(
-    result: Any, *, title: str = "", truth: S.SimulatedTruth | None = None, nis_gate: float | None = None
+    result: Any,
+    *,
+    title: str = "",
+    truth: S.SimulatedTruth | None = None,
+    nis_gate: float | None = None,
+    sensor_thresholds: tuple[float, float] | None = None,
 ) -> dict[str, Figure]:
     """Every figure of a ``replay.ReplayResult`` by file stem (``result.ground_truth`` time-aligned, as replay
     leaves it).
@@ -278,6 +283,8 @@ def replay_figures(
         title: prefix of every figure's title.
         truth: what a simulated run knows beyond its topics (true biases), or None.
         nis_gate: the leg update's NIS gate (``ekf.foot_gate_nis``), drawn on ``nis``; None: not drawn.
+        sensor_thresholds: the foot sensors' contact on and off thresholds (``contact.sensor_on_threshold``,
+            ``sensor_off_threshold``), drawn on ``foot_sensors``; None: not drawn.
     """
     from robot_state_estimator.evaluation import plots_feet
 
@@ -321,6 +328,11 @@ def replay_figures(
         if np.any(feet.normal_force_n != 0.0) or getattr(gt_contacts, "normal_force_n", None) is not None:
             figs["foot_forces"] = plots_feet.foot_forces_figure(feet, gt_contacts, t0=t0, title=title)
         figs["nis"] = plots_feet.nis_figure(feet, t0=t0, gate=nis_gate, title=title)
+    sensors = getattr(result, "foot_sensors", None)
+    if sensors is not None:
+        figs["foot_sensors"] = plots_feet.foot_sensors_figure(
+            sensors, feet, t0=t0, thresholds=sensor_thresholds, title=title
+        )
     return figs
 
 
@@ -331,9 +343,10 @@ def plot_replay(
     title: str = "",
     truth: S.SimulatedTruth | None = None,
     nis_gate: float | None = None,
+    sensor_thresholds: tuple[float, float] | None = None,
 ) -> list[Path]:
     """Write the plots of a ``replay.ReplayResult`` into ``folder`` (:func:`replay_figures`); returns the files."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    figs = replay_figures(result, title=title, truth=truth, nis_gate=nis_gate)
+    figs = replay_figures(result, title=title, truth=truth, nis_gate=nis_gate, sensor_thresholds=sensor_thresholds)
     return [save(fig, folder / f"{name}.png") for name, fig in figs.items()]

@@ -119,6 +119,52 @@ def foot_forces_figure(feet: S.FootSeries, gt_contacts: Any, *, t0: float, title
     return fig
 
 
+def foot_sensors_figure(
+    sensors: S.FootSensorSeries,
+    feet: S.FootSeries | None,
+    *,
+    t0: float,
+    thresholds: tuple[float, float] | None = None,
+    title: str = "",
+) -> Figure:
+    """The foot contact sensors' readings per foot (the sensor's unit: N or raw counts) with the contact
+    thresholds (``contact.sensor_on_threshold``, ``sensor_off_threshold``) and the estimated contact shaded: what
+    to look at when tuning those thresholds.
+
+    ``gid``s: ``"<foot>:sensor"``, ``"<foot>:on_threshold"``, ``"<foot>:off_threshold"``.
+    """
+    fig, axes = new_figure(len(sensors.feet), row_height=1.6)
+    idx = S.thin_index(len(sensors.t_s))
+    t = sensors.t_s[idx] - t0
+    shown = S.thinned_feet(feet) if feet is not None else None
+    for k, (ax, foot) in enumerate(zip(axes, sensors.feet)):
+        if shown is not None and foot in shown.feet:
+            ax.fill_between(
+                shown.t_s - t0,
+                0,
+                1,
+                where=shown.contact[:, shown.feet.index(foot)],
+                step="post",
+                transform=ax.get_xaxis_transform(),
+                color="C0",
+                alpha=0.12,
+                lw=0,
+                label="estimated contact",
+            )
+        (line,) = ax.plot(t, sensors.values[idx, k], "C0-", lw=0.9, drawstyle="steps-post", label="sensor")
+        line.set_gid(f"{foot}:sensor")
+        if thresholds is not None:
+            for value, name, style in ((thresholds[0], "on", "--"), (thresholds[1], "off", ":")):
+                ref = ax.axhline(value, color="C3", ls=style, lw=1.0, label=f"{name} threshold")
+                ref.set_gid(f"{foot}:{name}_threshold")
+        ax.set_ylabel(f"{foot}\nsensor")
+        ax.grid(True, alpha=0.3)
+        legend_outside(ax)
+    axes[-1].set_xlabel("time [s]")
+    fig.suptitle(_title(title, "foot sensors (their unit) and contact thresholds"))
+    return fig
+
+
 def nis_figure(
     feet: S.FootSeries, *, t0: float, gate: float | None = None, dof: int = POINT_FOOT_NIS_DOF, title: str = ""
 ) -> Figure:

@@ -439,6 +439,7 @@ def run_cli(args: argparse.Namespace) -> tuple[ReplayResult, dict[str, Any] | No
             title=args.title or plot_title(inp),
             truth=plot_series.simulated_truth(inp),  # the true biases of a simulated run (its run.yaml)
             nis_gate=settings.ekf.foot_gate_nis,
+            sensor_thresholds=(settings.contact.sensor_on_threshold, settings.contact.sensor_off_threshold),
         )
         print(f"plots: {', '.join(str(f) for f in files)}")
     if args.json:

@@ -25,6 +25,7 @@ from robot_state_estimator.common.samples import (
     JointSample,
 )
 from robot_state_estimator.common.time import NS_PER_S
+from robot_state_estimator.evaluation.plot_series import FootSensorSeries
 from robot_state_estimator.tools.replay.errors import ReplayError
 from robot_state_estimator.tools.replay.inputs import ReplayInputs, bulk_converters, plan_inputs
 from robot_state_estimator.tools.replay.log import EstimateLog
@@ -113,6 +114,10 @@ class ReplayDriver:
         self.stream_counts: dict[str, list[int]] = {k: [0, 0] for k in STREAM_LABELS}
         #: stream -> cause or event key -> [messages of the stream skipped with it, its first message there]
         self.skip_causes: dict[str, dict[str, list[Any]]] = {k: {} for k in STREAM_LABELS}
+        #: the foot-sensor samples that reached the core: feet (of the first), stamps, values in that order
+        self.foot_sensor_feet: tuple[str, ...] = ()
+        self.foot_sensor_stamp_ns: list[int] = []
+        self.foot_sensor_values: list[Any] = []
 
     def _count(self, stream: str, out: Any) -> None:
         """Count one input of ``stream``; note the first message of each cause; skipped: the adapter refused
@@ -190,8 +195,25 @@ class ReplayDriver:
         """Foot sensors as ``sensor_msgs/JointState`` (name = feet, effort = values), or their ``FootForceSample``."""
         stream = self.stream
         out = stream.on_foot_forces(msg) if msg.__class__ is FootForceSample else stream.on_foot_forces_msg(msg)
+        if out.sample is not None:
+            self._record_foot_sensors(out.sample)
         self._count("foot_forces", out)
         self._emit(out)
+
+    def _record_foot_sensors(self, sample: FootForceSample) -> None:
+        """Keep a reading for the plots, in the feet order of the first (a sample naming other feet is left out)."""
+        if not self.foot_sensor_feet:
+            self.foot_sensor_feet = tuple(sample.feet)
+        feet = self.foot_sensor_feet
+        if tuple(sample.feet) == feet:
+            values = np.asarray(sample.values, dtype=float)
+        elif sorted(sample.feet) == sorted(feet):
+            order = [list(sample.feet).index(f) for f in feet]
+            values = np.asarray(sample.values, dtype=float)[order]
+        else:
+            return
+        self.foot_sensor_stamp_ns.append(sample.stamp_ns)
+        self.foot_sensor_values.append(values)
 
     def foot_wrench(self, msg: Any, foot: str) -> None:
         """A ``geometry_msgs/WrenchStamped`` of foot ``foot``, or its ``FootWrenchSample``."""
@@ -451,7 +473,18 @@ def _replay_result(
         steps_back={t: (n, ns / NS_PER_S) for t, (n, ns) in msgs.steps_back.items()},
         bulk_refused=dict(msgs.bulk_refused),
         cpu=cpu,
+        foot_sensors=_foot_sensor_series(driver),
     )
+
+
+def _foot_sensor_series(driver: ReplayDriver) -> FootSensorSeries | None:
+    """The foot-sensor readings the driver kept, or None when none reached the core."""
+    if not driver.foot_sensor_stamp_ns:
+        return None
+    t = np.asarray(driver.foot_sensor_stamp_ns, dtype=np.int64)
+    t_s = (t // NS_PER_S).astype(float) + (t % NS_PER_S).astype(float) / NS_PER_S
+    values = np.asarray(driver.foot_sensor_values, dtype=float).reshape(len(t), len(driver.foot_sensor_feet))
+    return FootSensorSeries(driver.foot_sensor_feet, t_s, values)
 
 
 def _feed(msgs: Any, handlers: list[Callable[[Any], None]], progress: bool | None) -> float:

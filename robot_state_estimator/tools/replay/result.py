@@ -11,6 +11,7 @@ import numpy as np
 from robot_state_estimator.evaluation.ground_truth import (
     GroundTruth,
 )
+from robot_state_estimator.evaluation.plot_series import FootSensorSeries
 from robot_state_estimator.tools.replay.log import EstimateLog
 
 #: Stream key of ``ReplayDriver.stream_counts`` -> its name in messages.
@@ -76,6 +77,7 @@ class ReplayResult:
             after such a step are interleaved.
         bulk_refused: input topic -> why the bulk CDR decoder refused it (rosbags read it instead).
         cpu: the CPU time of the parts (:class:`ReplayCpu`).
+        foot_sensors: the foot contact sensors' readings that reached the estimator (``foot_forces``), or None.
     """
 
     log: EstimateLog
@@ -100,6 +102,7 @@ class ReplayResult:
     steps_back: dict[str, tuple[int, float]] = field(default_factory=dict)
     bulk_refused: dict[str, str] = field(default_factory=dict)
     cpu: ReplayCpu = field(default_factory=ReplayCpu)
+    foot_sensors: FootSensorSeries | None = None
 
     def first_message(self, key: str) -> str:
         """The message of the first occurrence of a skip cause or core event ("" when none was noted)."""
