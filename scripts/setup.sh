@@ -28,7 +28,7 @@ fi
 # its install.sh is idempotent, 3 s when done). It brings the full tf2_msgs, so the generation below then skips.
 kit="${ROS2_KIT:-$root/../shared/ros2}"
 if [ -f "$kit/install.sh" ]; then
-  echo "[setup] installing the ROS 2 kit from $kit"
+  echo "[setup] the ROS 2 kit from $kit (installs what is missing; seconds when nothing is)"
   bash "$kit/install.sh" "$venv"
 else
   echo "[setup] no ROS 2 kit at $kit: launch tests and the colcon check will be skipped"

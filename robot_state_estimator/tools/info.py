@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -86,6 +87,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "estimator will use for it (base, IMU with pose and noise, feet, joints, mass, contact thresholds in N); "
         "without it, the versions",
     )
+    parser.add_argument(
+        "--robot",
+        metavar="NAME",
+        help="a bundled robot (go1, solo12, anymal_c) instead of DESCRIPTION: its description and, unless --config, "
+        "its settings config/<robot>.yaml",
+    )
     parser.add_argument("--imu", metavar="NAME", help="the IMU to use when the description has several (imu_name)")
     parser.add_argument(
         "--config", help="estimator settings YAML to apply (e.g. declared_imu.* for a robot without IMU)"
@@ -107,7 +114,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the versions, or the robot report (and write the template)."""
-    if getattr(args, "description", None):
+    robot = getattr(args, "robot", None)
+    if robot:
+        from robot_state_estimator.common.paths import BUNDLED_ROBOTS, config_dir, robot_description_path
+
+        if args.description:
+            print("info: give a DESCRIPTION or --robot, not both", file=sys.stderr)
+            return 2
+        if robot not in BUNDLED_ROBOTS:
+            print(f"info: unknown bundled robot {robot!r}; known: {sorted(BUNDLED_ROBOTS)}", file=sys.stderr)
+            return 2
+        args.description = str(robot_description_path(robot))
+        if not args.config and (config_dir() / f"{robot}.yaml").is_file():
+            args.config = str(config_dir() / f"{robot}.yaml")
+    description = getattr(args, "description", None)
+    if description:
+        from robot_state_estimator.common.paths import BUNDLED_ROBOTS
+
+        if description in BUNDLED_ROBOTS and not Path(description).exists():
+            print(
+                f"info: no such file {description!r}: for the bundled robot, use --robot {description}", file=sys.stderr
+            )
+            return 2
         return _run_robot(args)
     if any(getattr(args, name, None) for name in ("write_config", "imu", "config", "set")):
         print("info: --imu, --config, --set and --write-config need a DESCRIPTION", file=sys.stderr)

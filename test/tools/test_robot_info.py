@@ -239,3 +239,20 @@ def test_simulate_the_biped_with_a_declared_imu_or_an_unknown_imu_name(tmp_path,
     assert run["frames"]["imu"] == "declared_imu" and run["frames"]["imu_link"] == "base_link"
     assert cli.main([*argv, "--imu", "imu_sensr", "--overwrite"]) == 2
     assert "has no IMU 'imu_sensr' (did you mean 'imu_sensor'?)" in capsys.readouterr().err
+
+
+def test_info_of_a_bundled_robot_by_name(capsys) -> None:
+    """``info --robot go1`` reports the bundled Go1 with its settings file: config/go1.yaml sets
+    ``ekf.use_description_noise: false``, so the gyro bias prior is not the description's (its SDF bias stddev,
+    9.7e-6 rad/s, which the description alone gives); a bare ``go1`` that is no file says to use --robot."""
+    assert cli.main(["info", "--robot", "go1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["name"] == "go1" and len(report["feet"]) == 4
+    assert report["imu"]["filter_noise"]["gyro_bias_prior_std_rad_s"] == [0.0, 0.0, 0.0]
+    assert cli.main(["info", str(REPO / "config" / "robots" / "go1.urdf.xacro"), "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert alone["imu"]["filter_noise"]["gyro_bias_prior_std_rad_s"] == [9.7e-06, 9.7e-06, 9.7e-06]
+    assert cli.main(["info", "go1"]) == 2
+    assert "no such file 'go1': for the bundled robot, use --robot go1" in capsys.readouterr().err
+    assert cli.main(["info", "--robot", "go2"]) == 2
+    assert "unknown bundled robot 'go2'" in capsys.readouterr().err
