@@ -368,7 +368,8 @@ def kinematic_clearance(p_base_foot: FloatArray, R_world_base: FloatArray) -> Fl
         R_world_base: (3, 3) base attitude (only roll and pitch matter).
     """
     heights = p_base_foot @ R_world_base[2, :]
-    return heights - heights.min()
+    clearance: FloatArray = heights - heights.min()
+    return clearance
 
 
 def kinematic_contact_score(

@@ -198,7 +198,8 @@ class LegKinematics:
 
     def foot_velocity_in_base(self, i: int, qdot_joints: FloatArray) -> FloatArray:
         """(3,) m/s, velocity of foot i relative to the base, in B: ``J_i qdot`` (after :meth:`update`)."""
-        return self.J_base_foot[i] @ qdot_joints
+        v_foot_in_base: FloatArray = self.J_base_foot[i] @ qdot_joints
+        return v_foot_in_base
 
     def rolling_contact_terms(
         self,
@@ -257,7 +258,10 @@ class LegKinematics:
         d = -radius * np.asarray(R_world_base)[2]
         J6 = self.J6_base_foot[i]
         w_rel = J6[3:] @ qdot_joints
-        return -(J6[:3] @ qdot_joints + np.cross(w_rel, d)) - np.cross(omega_base_in_base, self.p_base_foot[i] + d)
+        v_base_in_base: FloatArray = -(J6[:3] @ qdot_joints + np.cross(w_rel, d)) - np.cross(
+            omega_base_in_base, self.p_base_foot[i] + d
+        )
+        return v_base_in_base
 
     def base_velocity_from_foot(self, i: int, qdot_joints: FloatArray, omega_base_in_base: FloatArray) -> FloatArray:
         """(3,) m/s, base linear velocity in B if foot i is still: ``-(J_i qdot) - omega_B x r_i``.
@@ -267,4 +271,7 @@ class LegKinematics:
             qdot_joints: (n_joints,) rad/s, joint velocities in pinocchio order.
             omega_base_in_base: (3,) rad/s, base angular velocity in B.
         """
-        return -(self.J_base_foot[i] @ qdot_joints) - cross3(omega_base_in_base, self.p_base_foot[i])
+        v_base_in_base: FloatArray = -(self.J_base_foot[i] @ qdot_joints) - cross3(
+            omega_base_in_base, self.p_base_foot[i]
+        )
+        return v_base_in_base

@@ -323,7 +323,7 @@ def center_of_mass(
         parent = joint_ints[i, _PARENT]
         for k in range(4):
             work[parent, _SM + k] += work[i, _SM + k]
-    total = work[1, _SM]
+    total: float = work[1, _SM]
     inv = 1.0 / total if total > 0.0 else 0.0
     for r in range(3):
         com[r] = work[1, _SH + r] * inv

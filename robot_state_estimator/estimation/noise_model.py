@@ -108,7 +108,7 @@ def leg_measurement_covariance(
     """
     J = np.asarray(J_contact, dtype=float)
     m = J.shape[0]
-    R = foot_velocity_noise**2 * np.eye(m) + joint_velocity_noise**2 * (J @ J.T)
+    R: FloatArray = foot_velocity_noise**2 * np.eye(m) + joint_velocity_noise**2 * (J @ J.T)
     R[:3, :3] += c_skew @ Sigma_gyro_base @ c_skew.T
     return R
 

@@ -613,7 +613,8 @@ def settings_from_flat(
             else:
                 merged[key] = value
         nested = merged
-    return _build(EstimatorSettings, nested, "")
+    settings: EstimatorSettings = _build(EstimatorSettings, nested, "")
+    return settings
 
 
 def flatten_settings(settings: EstimatorSettings) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import overload
 
 import numpy as np
 import pinocchio as pin
@@ -57,10 +58,15 @@ class _StateView:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = self.key(name)
 
-    def __get__(self, obj: object, objtype: type | None = None) -> FloatArray:
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> _StateView: ...
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> FloatArray: ...
+    def __get__(self, obj: object, objtype: type | None = None) -> FloatArray | _StateView:
         if obj is None:
-            return self  # type: ignore[return-value]
-        return obj.__dict__[self.name]  # type: ignore[no-any-return]
+            return self
+        view: FloatArray = obj.__dict__[self.name]
+        return view
 
     def __set__(self, obj: object, value: FloatArray) -> None:
         obj.__dict__[self.name][...] = value

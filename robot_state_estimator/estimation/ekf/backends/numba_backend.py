@@ -570,7 +570,7 @@ class CompiledJointStep:
         parts.repeat_kinematics(1, x, c, m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, work, X, J6, dyn,
                                 qtau, tf[JF_MASS], g, full, stamp_ns, qdot_prev, prev_stamp)  # fmt: skip
         bias = dyn[6 + 3 * kin.n_joints + 6 : 6 + 3 * kin.n_joints + 6 + kin.n_joints].copy()
-        calls = {
+        calls: dict[str, Callable[[int], object]] = {
             "copy": lambda n: parts.repeat_copy(n, x, P, x0, P0),
             "propagation": lambda n: parts.repeat_propagation(
                 n, x, P, c, x0, P0, clock, ekf._imu_limits, stamp_ns, stamp_ns + 1_000_000, gyro, accel),
