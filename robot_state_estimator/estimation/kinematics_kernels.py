@@ -22,7 +22,7 @@ identity configuration ("base" = pinocchio's world then; the base link frame B f
   joint j carries, ``J_com[:, j] = a_j x (h_j - m_j p_j) / M`` (revolute) or ``a_j m_j / M`` (prismatic), which
   is ``sum_k m_k J_{c_k} / M`` column by column (Orin, Goswami and Lee, "Centroidal dynamics of a humanoid
   robot", Autonomous Robots 35, 2013, sec. 3).
-- :func:`gravity_torques`: ``g(q) = -M J_com^T g_B``, the gradient of the potential energy ``-M g_B . c(q)``
+- :func:`gravity_torques`: ``g(q) = -M J_com^T g_base``, the gradient of the potential energy ``-M g_base . c(q)``
   (Siciliano et al. 2009, sec. 7.1: the gravity terms of the Lagrange equations).
 - :func:`rnea`: inverse dynamics ``tau = M(q) a + C(q, v) v + g(q)`` of the whole floating-base model, with the
   recursive Newton-Euler algorithm (RBDA sec. 5.3, Table 5.1; the floating base as joint 1 with a 6-D motion
@@ -346,7 +346,7 @@ def center_of_mass(
 
 @kernel
 def gravity_torques(J_com: FloatArray, total_mass: float, g_base: FloatArray, tau_g: FloatArray) -> None:
-    """Gravity torques on the joints, ``g(q) = -M J_com^T g_B`` (module docstring).
+    """Gravity torques on the joints, ``g(q) = -M J_com^T g_base`` (module docstring).
 
     Args:
         J_com: (3, nv - 6) from :func:`center_of_mass`.
@@ -444,9 +444,10 @@ def rnea(
     (or :func:`foot_terms`) of the same joint positions first (it reads ``liMi`` from ``work``).
 
     Args:
-        v: (nv,) pinocchio velocity ``[v_B (3) m/s, omega_B (3) rad/s, joint velocities]`` (base frame).
-        a: (nv,) its time derivative ``[dv_B/dt, domega_B/dt, joint accelerations]`` (spatial acceleration of the
-            base in B, gravity excluded).
+        v: (nv,) pinocchio velocity ``[v_base_in_base (3) m/s, omega_base_in_base (3) rad/s, joint velocities]`` (base
+            frame).
+        a: (nv,) its time derivative ``[d(v_base_in_base)/dt, d(omega_base_in_base)/dt, joint accelerations]`` (spatial
+            acceleration of the base in B, gravity excluded).
         g_base: (3,) m/s^2, gravity in base axes.
         joint_ints, joint_floats: :class:`KernelModel` arrays.
         work: after :func:`forward_kinematics`; its RNEA columns written.

@@ -158,7 +158,7 @@ class EkfSettings:
         static_gyro_threshold_rad_s: rad/s, gyro norm below which the robot may be static.
         static_joint_velocity_threshold_rad_s: rad/s, largest joint speed for static.
         zero_rate_noise_rad_s: rad/s, stddev of the ZARU pseudo-measurement.
-        gravity_m_s2: m/s^2, magnitude of gravity; ``g_W = (0, 0, -gravity_m_s2)``.
+        gravity_m_s2: m/s^2, magnitude of gravity; ``g_world = (0, 0, -gravity_m_s2)``.
         use_angular_acceleration: include the ``alpha x r`` lever-arm term (alpha from differentiated gyro).
         max_gyro_rad_s: rad/s, IMU samples with a larger gyro component are refused as implausible.
         max_accel_m_s2: m/s^2, IMU samples with a larger accelerometer component are refused.
