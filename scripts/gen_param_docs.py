@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from robot_state_estimator.estimation.settings import EstimatorSettings, flatten_settings
+from robot_state_estimator.estimation.settings import EstimatorSettings
+from robot_state_estimator.estimation.settings_loading import flatten_settings
 from robot_state_estimator.io.node_params import NODE_PARAMS
 from robot_state_estimator.ros.parameters import DYNAMIC_SETTINGS, settings_descriptions
 

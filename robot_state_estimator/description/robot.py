@@ -39,7 +39,7 @@ class RobotDescription:
         name: model / robot name.
         format: ``"sdf"`` or ``"urdf"``.
         xml: the XML text after xacro expansion.
-        model: pinocchio model; ``q = [p_WB (3), quat_WB xyzw (4), joints]`` with the free-flyer
+        model: pinocchio model; ``q = [p_world_base (3), quat_world_base xyzw (4), joints]`` with the free-flyer
             ``root_joint`` at ``base_link``; every link (also fixed ones) and joint is a frame of it.
         base_link: name of the floating-base link B.
         imus: IMU sensors found, in document order.

@@ -29,10 +29,8 @@ from robot_state_estimator.estimation.settings import (
     EkfSettings,
     EstimatorSettings,
     JointVelocitySettings,
-    flatten_settings,
-    load_settings,
-    settings_from_flat,
 )
+from robot_state_estimator.estimation.settings_loading import flatten_settings, load_settings, settings_from_flat
 
 __all__ = [
     "BaseEkf",

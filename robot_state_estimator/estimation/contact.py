@@ -11,7 +11,7 @@ with ``J_i,leg`` the foot Jacobian restricted to the leg's joint columns. With `
 gravity torques are replaced by the leg rows of ``M a + h`` (RNEA with the estimated base motion and the
 joint accelerations). Point feet give a 3-D force; flat feet a 6-D wrench (force and torque about the foot
 origin; least-norm when the leg has fewer than 6 joints). Computed with the base at the identity and gravity
-rotated into the base frame (``g_B = R_WB^T g_W``), which is the same as using the full configuration.
+rotated into the base frame (``g_base = R_world_base^T g_world``), which is the same as using the full configuration.
 """
 
 from __future__ import annotations
@@ -123,9 +123,9 @@ class ContactForceEstimator:
         Args:
             q_joints: (n_joints,) joint positions, pinocchio order.
             R_world_base: (3, 3) base attitude (only gravity's direction in B matters).
-            v: (nv,) pinocchio velocity ``[v_B, omega_B, qdot]`` (full dynamics only).
-            a: (nv,) pinocchio acceleration ``[dv_B/dt, domega_B/dt, qddot]`` with gravity excluded
-                (full dynamics only).
+            v: (nv,) pinocchio velocity ``[v_base_in_base, omega_base_in_base, qdot]`` (full dynamics only).
+            a: (nv,) pinocchio acceleration ``[d(v_base_in_base)/dt, d(omega_base_in_base)/dt, qddot]`` with gravity
+                excluded (full dynamics only).
         """
         self._model.gravity = pin.Motion(R_world_base.T @ self.g_world, self._zeros3)
         q = self._q
@@ -183,7 +183,7 @@ class ContactForceEstimator:
 
     def _compiled_forces(self, tau_joints: FloatArray, R_world_base: FloatArray) -> bool:
         """The backend's point-foot forces (``kernels.legs.point_foot_forces``): the gravity torques from
-        pinocchio's centre-of-mass Jacobian at the kinematics' last configuration (``g(q) = -m J_com^T g_B``, the
+        pinocchio's centre-of-mass Jacobian at the kinematics' last configuration (``g(q) = -m J_com^T g_base``, the
         same as ``computeGeneralizedGravity`` to rounding, one pinocchio call instead of two plus the gravity
         assignment), then the closed-form 3 x 3 solves. False when the backend declines (the reference) or a leg's
         3 x 3 system is ill-conditioned: the caller then takes the reference path (least squares)."""
@@ -368,7 +368,8 @@ def kinematic_clearance(p_base_foot: FloatArray, R_world_base: FloatArray) -> Fl
         R_world_base: (3, 3) base attitude (only roll and pitch matter).
     """
     heights = p_base_foot @ R_world_base[2, :]
-    return heights - heights.min()
+    clearance: FloatArray = heights - heights.min()
+    return clearance
 
 
 def kinematic_contact_score(
@@ -409,12 +410,12 @@ def kinematic_foot_speed(v_base_from_feet: FloatArray, clearance_m: FloatArray) 
 
     A foot at rest on the ground measures the base velocity: leg odometry
     (:meth:`~robot_state_estimator.estimation.kinematics.LegKinematics.rolling_contact_terms`,
-    ``y_i = -(J_c,i qdot) - omega_B x c_i`` in B, Bloesch et al. RSS 2012 eq. 9) gives ``y_i = v_B - v_i`` with
-    ``v_i`` the contact point's velocity over the ground. Two feet both at rest give the same ``y``, so
-    ``|y_i - y_low|`` (the lowest foot taken as at rest) is foot i's speed over the ground. It uses the joint
-    positions, velocities and the angular velocity only, not the filter's base velocity: a detector built on
-    it cannot lock itself out (a wrong base velocity does not make every foot look moving), and the lowest
-    foot always counts as still. Norms do not depend on the axes.
+    ``y_i = -(J_c,i qdot) - omega_base_in_base x c_i`` in B, Bloesch et al. RSS 2012 eq. 9) gives
+    ``y_i = v_base_in_base - v_i`` with ``v_i`` the contact point's velocity over the ground. Two feet both at rest give
+    the same ``y``, so ``|y_i - y_low|`` (the lowest foot taken as at rest) is foot i's speed over the ground. It uses
+    the joint positions, velocities and the angular velocity only, not the filter's base velocity: a detector built on
+    it cannot lock itself out (a wrong base velocity does not make every foot look moving), and the lowest foot always
+    counts as still. Norms do not depend on the axes.
 
     Args:
         v_base_from_feet: (n_feet, 3) m/s, ``y_i`` in B.

@@ -3,15 +3,17 @@
 :class:`FootWrenches` keeps the last wrench of each foot's force/torque sensor (``geometry_msgs/WrenchStamped``
 as ros2_control's force_torque_sensor_broadcaster publishes it: any frame of the description) and expresses it
 in the foot frame at the configuration of the joint sample the contact decision is made for. A wrench
-``w_S = (f_S, m_S)`` expressed in the sensor frame S, moment about S's origin, becomes in the foot frame F (moment
-about F's origin; Featherstone 2008 eq. 2.25, pinocchio ``SE3.act`` on a ``Force``)::
+``w_in_sensor = (f_in_sensor, m_in_sensor)`` expressed in the sensor frame S, moment about S's origin, becomes in the
+foot frame F (moment about F's origin; Featherstone 2008 eq. 2.25, pinocchio ``SE3.act`` on a ``Force``)::
 
-    f_F = R_FS f_S,    m_F = R_FS m_S + p_FS x f_F,    X_FS = X_BF^-1 X_BS   (base at the identity, pinocchio)
+    f_in_foot = R_foot_sensor f_in_sensor
+    m_in_foot = R_foot_sensor m_in_sensor + p_foot_sensor x f_in_foot
+    X_foot_sensor = X_base_foot^-1 X_base_sensor   (base at the identity, pinocchio)
 
 The wrench is the one the ground (and whatever lies between the ground and the sensor) exerts on the foot, so a
 foot standing on level ground reads a positive world-vertical force. Contacts from it are the vertical component
-of ``R_WB R_BF f_F`` through the same Schmitt trigger with debounce as the other foot-sensor path
-(:class:`~robot_state_estimator.estimation.contact.ContactDetector`), with the force thresholds in N
+of ``R_world_base R_base_foot f_in_foot`` through the same Schmitt trigger with debounce as the other foot-sensor
+path (:class:`~robot_state_estimator.estimation.contact.ContactDetector`), with the force thresholds in N
 (``contact.on_threshold`` / ``off_threshold`` and ``threshold_mode``).
 
 :class:`ContactSchedule` keeps a controller's contact schedule (explicitly named feet, a boolean per foot): the
@@ -134,14 +136,14 @@ class FootWrenches:
         model = self.model
         for i, fid in enumerate(self._frame_ids.tolist()):
             w = self._wrench[i]
-            X_bf = X_base_foot[i]
+            X_base_foot_i = X_base_foot[i]
             if fid == self._foot_ids[i]:
                 wrench_in_foot[i] = w
             else:
-                X_bs = pin.updateFramePlacement(model, data, fid)
-                X_fs = pin.SE3(X_bf[:3, :3].copy(), X_bf[:3, 3].copy()).actInv(X_bs)
-                wrench_in_foot[i] = X_fs.act(pin.Force(w[:3], w[3:])).vector
-            force_in_world[i] = R_world_base @ (X_bf[:3, :3] @ wrench_in_foot[i, :3])
+                X_base_sensor = pin.updateFramePlacement(model, data, fid)
+                X_foot_sensor = pin.SE3(X_base_foot_i[:3, :3].copy(), X_base_foot_i[:3, 3].copy()).actInv(X_base_sensor)
+                wrench_in_foot[i] = X_foot_sensor.act(pin.Force(w[:3], w[3:])).vector
+            force_in_world[i] = R_world_base @ (X_base_foot_i[:3, :3] @ wrench_in_foot[i, :3])
 
 
 class ContactSchedule:

@@ -8,12 +8,13 @@ estimation for legged robots on unstable and slippery terrain", IROS, with foot 
 2020, "Contact-aided invariant extended Kalman filtering for robot state estimation", IJRR). Differentiated, as
 the position constraint is, a held orientation is a zero foot angular velocity. With ``J_ang,i`` the angular
 rows of the foot Jacobian in B (base at identity, ``LOCAL_WORLD_ALIGNED``: pinocchio), the foot's angular velocity
-in B is ``omega_B + J_ang,i qdot = 0``, so the leg measures the base angular velocity:
+in B is ``omega_base_in_base + J_ang,i qdot = 0``, so the leg measures the base angular velocity:
 
-    z_i = -J_ang,i qdot = omega_B = R_base_imu (omega_S - b_g - n_g)
+    z_i = -J_ang,i qdot = omega_base_in_base = R_base_imu (omega_imu_in_imu - b_g - n_g)
 
-With ``b_g = b_g_hat + dbg`` the innovation is ``y_i = z_i - omega_hat_B`` (``omega_hat_B = R_base_imu (omega_S -
-b_g_hat)``), the Jacobian ``H_i = [0, 0, 0, 0, -R_base_imu]`` (only the gyro bias) and the noise
+With ``b_g = b_g_hat + dbg`` the innovation is ``y_i = z_i - omega_hat_base_in_base``
+(``omega_hat_base_in_base = R_base_imu (omega_imu_in_imu - b_g_hat)``), the Jacobian ``H_i = [0, 0, 0, 0,
+-R_base_imu]`` (only the gyro bias) and the noise
 
     R_i = sigma_rot^2 I + sigma_enc^2 J_ang,i J_ang,i^T + R_base_imu Sigma_g R_imu_base
 

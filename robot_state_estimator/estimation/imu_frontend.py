@@ -258,7 +258,7 @@ class ImuFrontend:
 
     def _contact_heights(self) -> FloatArray:
         """(n_feet,) m, height of each foot's ground contact point relative to the base origin along the world
-        vertical, at the last joint sample and the filter's attitude: ``e_z . (R_WB r_i) - rho_i``, the sphere
+        vertical, at the last joint sample and the filter's attitude: ``e_z . (R_world_base r_i) - rho_i``, the sphere
         centre ``r_i`` (m, B) lowered by its radius (the ground touches a rolling foot rho_i below its centre;
         rho_i = 0 for a point foot). The initial height puts the stance contact points, not the centres, on z = 0.
         """
@@ -318,7 +318,7 @@ class ImuFrontend:
             if self._init_qdot_valid:
                 r = legs.kin.p_base_foot[stance]
                 J = legs.kin.J_base_foot[stance]
-                # v_B = -(J_i qdot) - omega x r_i, averaged over the lowest feet.
+                # v_base_in_base = -(J_i qdot) - omega x r_i, averaged over the lowest feet.
                 v = -(J @ legs.qdot_joints) - r @ skew(ekf.omega_base_in_base).T
                 ekf.v_base_in_base = v.mean(axis=0)
                 how = f"velocity from {stance.size} stance feet"

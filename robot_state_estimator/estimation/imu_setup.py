@@ -48,7 +48,9 @@ def declared_rate_hz(settings: EstimatorSettings) -> float:
     return rate if rate > 0.0 else settings.ekf.nominal_imu_rate_hz
 
 
-def _noise(density: float, bias_std: float, random_walk: float, rate_hz: float) -> tuple[NoiseSpec, ...]:
+def _noise(
+    density: float, bias_std: float, random_walk: float, rate_hz: float
+) -> tuple[NoiseSpec, NoiseSpec, NoiseSpec]:
     if density == 0.0 and bias_std == 0.0 and random_walk == 0.0:
         return (NoiseSpec(), NoiseSpec(), NoiseSpec())
     spec = NoiseSpec(
@@ -77,13 +79,13 @@ def declared_imu(desc: Any, settings: EstimatorSettings) -> ImuSpec:
         pose_xyz_rpy=d.pose,
         frame_id=d.frame_id,
         update_rate=d.update_rate_hz,
-        angular_velocity_noise=_noise(  # type: ignore[arg-type]
+        angular_velocity_noise=_noise(
             d.gyro_noise_density_rad_s_sqrt_hz,
             d.gyro_bias_instability_rad_s,
             d.gyro_bias_random_walk_rad_s2_sqrt_hz,
             rate,
         ),
-        linear_acceleration_noise=_noise(  # type: ignore[arg-type]
+        linear_acceleration_noise=_noise(
             d.accel_noise_density_m_s2_sqrt_hz,
             d.accel_bias_instability_m_s2,
             d.accel_bias_random_walk_m_s3_sqrt_hz,

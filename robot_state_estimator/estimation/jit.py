@@ -34,7 +34,7 @@ from typing import Any, TypeVar, cast
 try:
     import numba as _numba
 except ImportError:  # pragma: no cover - numba is optional
-    _numba = None  # type: ignore[assignment]
+    _numba = None  # type: ignore[assignment]  # the module's name holds None without numba
 
 #: environment variable that forces the numpy reference paths ("1", "true" or "yes")
 DISABLE_ENV = "ROBOT_STATE_ESTIMATOR_DISABLE_JIT"
@@ -79,7 +79,8 @@ def entry_point(fn: Any, *args: Any) -> Callable[..., Any]:
     ``fn`` must be a kernel (numba available).
     """
     assert _numba is not None
-    sig = tuple(_numba.typeof(a) for a in args)
+    typeof = cast(Callable[[Any], Any], _numba.typeof)  # numba's typeof has no annotations
+    sig = tuple(typeof(a) for a in args)
     overload = fn.overloads.get(sig)
     if overload is None:
         fn.compile(sig)

@@ -149,7 +149,7 @@ class JointInput:
     def same_names(self, names: Sequence[str]) -> tuple[str, ...] | None:
         """``names`` as the tuple of the last sample's names when they are those (same order), else None."""
         if names is self._order_names:
-            return names  # type: ignore[return-value]
+            return names
         if type(names) is not tuple:
             names = tuple(names)
         return names if names == self._order_names else None

@@ -4,19 +4,21 @@ Everything here is computed with the base at the identity (``q_base = [0 0 0, 0 
 pinocchio's ``LOCAL_WORLD_ALIGNED`` are the base axes B. For a foot i at rest on the ground (Bloesch et al.
 2012, "State estimation for legged robots", eq. 9; mim_estimation ``BaseEkfWithImuKin``):
 
-    0 = v_W_foot = R_WB (v_B + omega_B x r_i + J_i qdot)   =>   v_B = -(J_i qdot) - omega_B x r_i
+    0 = v_foot_in_world = R_world_base (v_base_in_base + omega_base_in_base x r_i + J_i qdot)
+    =>  v_base_in_base = -(J_i qdot) - omega_base_in_base x r_i
 
 with ``r_i`` (3,) m the foot position in B and ``J_i`` (3, n) the linear Jacobian of the foot point with
 respect to the joint positions, in B.
 
 Rolling spherical feet (radius ``rho_i``, foot frame origin = sphere centre). The point of the foot body that
 is at rest in stance is the contact point, ``rho_i`` below the centre along the world vertical:
-``c_i = r_i + d_i`` with ``d_i = -rho_i R_WB^T e_z`` (in B). The velocity of that body point (a point of the
+``c_i = r_i + d_i`` with ``d_i = -rho_i R_world_base^T e_z`` (in B). The velocity of that body point (a point of the
 foot body at this instant) is the foot origin's velocity plus the foot's angular velocity crossed with the
 offset, all relative to the world and expressed in B:
 
-    0 = v_B + omega_B x c_i + J_lin,i qdot + (J_ang,i qdot) x d_i
-    =>  v_B = -(J_lin,i qdot + (J_ang,i qdot) x d_i) - omega_B x c_i = -(J_c,i qdot) - omega_B x c_i
+    0 = v_base_in_base + omega_base_in_base x c_i + J_lin,i qdot + (J_ang,i qdot) x d_i
+    =>  v_base_in_base = -(J_lin,i qdot + (J_ang,i qdot) x d_i) - omega_base_in_base x c_i
+                       = -(J_c,i qdot) - omega_base_in_base x c_i
 
 where ``J_lin``/``J_ang`` are the rows of the 6-D ``LOCAL_WORLD_ALIGNED`` foot Jacobian (base at the identity,
 so its axes are B's): ``J_lin qdot`` is the foot origin's velocity relative to the base and ``J_ang qdot`` the
@@ -198,7 +200,8 @@ class LegKinematics:
 
     def foot_velocity_in_base(self, i: int, qdot_joints: FloatArray) -> FloatArray:
         """(3,) m/s, velocity of foot i relative to the base, in B: ``J_i qdot`` (after :meth:`update`)."""
-        return self.J_base_foot[i] @ qdot_joints
+        v_foot_in_base: FloatArray = self.J_base_foot[i] @ qdot_joints
+        return v_foot_in_base
 
     def rolling_contact_terms(
         self,
@@ -221,10 +224,10 @@ class LegKinematics:
         :meth:`.ekf.backends.numpy_backend.NumpyBackend.leg_velocity_terms`: this module docstring's formula).
 
         Returns:
-            ``v_B`` (k, 3) m/s per foot; the contact body points ``c`` (k, 3) m in B; their Jacobians
-            ``J_c`` (k, 3, n); and the Jacobians of ``v_B`` (as computed) w.r.t. the right attitude
-            perturbation, ``dv/dtheta = [omega_foot]x [d]x`` (k, 3, 3) with ``omega_foot = omega_B + J_ang qdot``
-            (see :mod:`robot_state_estimator.estimation.ekf`).
+            ``v_base_in_base`` (k, 3) m/s per foot; the contact body points ``c`` (k, 3) m in B; their Jacobians
+            ``J_c`` (k, 3, n); and the Jacobians of ``v_base_in_base`` (as computed) w.r.t. the right attitude
+            perturbation, ``dv/dtheta = [omega_foot]x [d]x`` (k, 3, 3) with ``omega_foot = omega_base_in_base + J_ang
+            qdot`` (see :mod:`robot_state_estimator.estimation.ekf`).
         """
         return self.backend.leg_velocity_terms(
             idx, qdot_joints, omega_base_in_base, R_world_base, radii, self.p_base_foot, self.J6_base_foot
@@ -241,9 +244,9 @@ class LegKinematics:
             omega_base_in_base: (3,) rad/s, base angular velocity in B.
 
         Returns:
-            ``v_B = -(J_i qdot) - omega_B x r_i`` (k, 3) m/s; the foot positions ``r`` (k, 3) m in B; their
-            Jacobians ``J`` (k, 3, n). Computed by the backend (compiled: :meth:`rolling_contact_terms` with zero
-            radii, the same formula in one call).
+            ``v_base_in_base = -(J_i qdot) - omega_base_in_base x r_i`` (k, 3) m/s; the foot positions ``r`` (k, 3) m in
+            B; their Jacobians ``J`` (k, 3, n). Computed by the backend (compiled: :meth:`rolling_contact_terms` with
+            zero radii, the same formula in one call).
         """
         return self.backend.point_contact_terms(
             idx, qdot_joints, omega_base_in_base, self.p_base_foot, self.J6_base_foot
@@ -252,19 +255,25 @@ class LegKinematics:
     def base_velocity_from_rolling_foot(
         self, i: int, qdot_joints: FloatArray, omega_base_in_base: FloatArray, R_world_base: FloatArray, radius: float
     ) -> FloatArray:
-        """(3,) m/s, ``v_B = -(J_lin qdot + (J_ang qdot) x d) - omega_B x (r + d)``, ``d = -rho R^T e_z``
-        (the reference formula of :meth:`rolling_contact_terms` for one foot)."""
+        """(3,) m/s, ``v_base_in_base = -(J_lin qdot + (J_ang qdot) x d) - omega_base_in_base x (r + d)``, ``d = -rho
+        R^T e_z`` (the reference formula of :meth:`rolling_contact_terms` for one foot)."""
         d = -radius * np.asarray(R_world_base)[2]
         J6 = self.J6_base_foot[i]
         w_rel = J6[3:] @ qdot_joints
-        return -(J6[:3] @ qdot_joints + np.cross(w_rel, d)) - np.cross(omega_base_in_base, self.p_base_foot[i] + d)
+        v_base_in_base: FloatArray = -(J6[:3] @ qdot_joints + np.cross(w_rel, d)) - np.cross(
+            omega_base_in_base, self.p_base_foot[i] + d
+        )
+        return v_base_in_base
 
     def base_velocity_from_foot(self, i: int, qdot_joints: FloatArray, omega_base_in_base: FloatArray) -> FloatArray:
-        """(3,) m/s, base linear velocity in B if foot i is still: ``-(J_i qdot) - omega_B x r_i``.
+        """(3,) m/s, base linear velocity in B if foot i is still: ``-(J_i qdot) - omega_base_in_base x r_i``.
 
         Args:
             i: foot index.
             qdot_joints: (n_joints,) rad/s, joint velocities in pinocchio order.
             omega_base_in_base: (3,) rad/s, base angular velocity in B.
         """
-        return -(self.J_base_foot[i] @ qdot_joints) - cross3(omega_base_in_base, self.p_base_foot[i])
+        v_base_in_base: FloatArray = -(self.J_base_foot[i] @ qdot_joints) - cross3(
+            omega_base_in_base, self.p_base_foot[i]
+        )
+        return v_base_in_base

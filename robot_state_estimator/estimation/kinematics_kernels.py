@@ -22,7 +22,7 @@ identity configuration ("base" = pinocchio's world then; the base link frame B f
   joint j carries, ``J_com[:, j] = a_j x (h_j - m_j p_j) / M`` (revolute) or ``a_j m_j / M`` (prismatic), which
   is ``sum_k m_k J_{c_k} / M`` column by column (Orin, Goswami and Lee, "Centroidal dynamics of a humanoid
   robot", Autonomous Robots 35, 2013, sec. 3).
-- :func:`gravity_torques`: ``g(q) = -M J_com^T g_B``, the gradient of the potential energy ``-M g_B . c(q)``
+- :func:`gravity_torques`: ``g(q) = -M J_com^T g_base``, the gradient of the potential energy ``-M g_base . c(q)``
   (Siciliano et al. 2009, sec. 7.1: the gravity terms of the Lagrange equations).
 - :func:`rnea`: inverse dynamics ``tau = M(q) a + C(q, v) v + g(q)`` of the whole floating-base model, with the
   recursive Newton-Euler algorithm (RBDA sec. 5.3, Table 5.1; the floating base as joint 1 with a 6-D motion
@@ -33,8 +33,9 @@ identity configuration ("base" = pinocchio's world then; the base link frame B f
 
 The model and the work and output arrays are plain arrays (no allocation in the kernels; callers own the buffers):
 a compiled step calls these functions with its own arrays. :func:`pack_model` makes the kernels' model arrays
-(:class:`KernelModel`), :func:`make_work` the work array; :class:`CompiledKinematics` holds them all and calls
-the kernels from Python (through ``jit.entry_point``: no type dispatch).
+(:class:`KernelModel`), :func:`make_work` the work array;
+:class:`~robot_state_estimator.estimation.compiled_kinematics.CompiledKinematics` holds them all and calls the kernels
+from Python (through ``jit.entry_point``: no type dispatch).
 
 Array layouts (``njoints`` pinocchio joints with the universe and the root; ``nf`` frames; ``nvj = nv - 6``):
 
@@ -50,30 +51,26 @@ Array layouts (``njoints`` pinocchio joints with the universe and the root; ``nf
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_state_estimator.estimation.jit import entry_point, kernel, numba_available
+from robot_state_estimator.estimation.jit import kernel
 from robot_state_estimator.estimation.model_constants import (
     JOINT_FREE_FLYER,
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
     JOINT_REVOLUTE_UNBOUNDED,
     ModelConstants,
-    extract_model_constants,
 )
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 __all__ = [
-    "CompiledKinematics",
     "KernelModel",
     "center_of_mass",
-    "compile_kinematics_kernels",
     "foot_terms",
     "forward_kinematics",
     "frame_jacobians",
@@ -323,7 +320,7 @@ def center_of_mass(
         parent = joint_ints[i, _PARENT]
         for k in range(4):
             work[parent, _SM + k] += work[i, _SM + k]
-    total = work[1, _SM]
+    total: float = work[1, _SM]
     inv = 1.0 / total if total > 0.0 else 0.0
     for r in range(3):
         com[r] = work[1, _SH + r] * inv
@@ -346,7 +343,7 @@ def center_of_mass(
 
 @kernel
 def gravity_torques(J_com: FloatArray, total_mass: float, g_base: FloatArray, tau_g: FloatArray) -> None:
-    """Gravity torques on the joints, ``g(q) = -M J_com^T g_B`` (module docstring).
+    """Gravity torques on the joints, ``g(q) = -M J_com^T g_base`` (module docstring).
 
     Args:
         J_com: (3, nv - 6) from :func:`center_of_mass`.
@@ -444,9 +441,10 @@ def rnea(
     (or :func:`foot_terms`) of the same joint positions first (it reads ``liMi`` from ``work``).
 
     Args:
-        v: (nv,) pinocchio velocity ``[v_B (3) m/s, omega_B (3) rad/s, joint velocities]`` (base frame).
-        a: (nv,) its time derivative ``[dv_B/dt, domega_B/dt, joint accelerations]`` (spatial acceleration of the
-            base in B, gravity excluded).
+        v: (nv,) pinocchio velocity ``[v_base_in_base (3) m/s, omega_base_in_base (3) rad/s, joint velocities]`` (base
+            frame).
+        a: (nv,) its time derivative ``[d(v_base_in_base)/dt, d(omega_base_in_base)/dt, joint accelerations]`` (spatial
+            acceleration of the base in B, gravity excluded).
         g_base: (3,) m/s^2, gravity in base axes.
         joint_ints, joint_floats: :class:`KernelModel` arrays.
         work: after :func:`forward_kinematics`; its RNEA columns written.
@@ -518,108 +516,3 @@ def rnea(
                 work[i, _LR + 3 * r] * work[i, _F + 3] + work[i, _LR + 3 * r + 1] * work[i, _F + 4]
                 + work[i, _LR + 3 * r + 2] * work[i, _F + 5] + pxf[r]
             )  # fmt: skip
-
-
-# ----------------------------------------------------------------------------------------------- Python access
-class CompiledKinematics:
-    """The kernels with their model, work and output arrays, for calls from Python (tests, benchmarks, a caller
-    outside a compiled step). Each method calls one compiled entry point (no numba type dispatch).
-
-    Args:
-        constants: from :func:`~robot_state_estimator.estimation.model_constants.extract_model_constants`.
-
-    Attributes:
-        constants: the constants.
-        model: the :class:`KernelModel` arrays.
-        work: (njoints, 46) the work array.
-        X_base_frame: (nf, 4, 4) frame placements in the base after :meth:`update`.
-        J_base_frame: (nf, 6, nv - 6) frame Jacobians (linear; angular rows, base axes) after :meth:`update`.
-        com: (3,) m, centre of mass in the base after :meth:`update`.
-        J_com: (3, nv - 6) its Jacobian after :meth:`update`.
-        total_mass: kg.
-        tau: (nv,) the last :meth:`rnea` result.
-        tau_gravity: (nv - 6,) the last :meth:`gravity_torques` result.
-    """
-
-    def __init__(self, constants: ModelConstants) -> None:
-        c = constants
-        self.constants = c
-        self.model = pack_model(c)
-        self.work = make_work(c)
-        self.X_base_frame = np.tile(np.eye(4), (c.n_frames, 1, 1))
-        self.J_base_frame = np.zeros((c.n_frames, 6, c.nv_joints))
-        self.com = np.zeros(3)
-        self.J_com = np.zeros((3, c.nv_joints))
-        self.total_mass = c.total_mass
-        self.tau = np.zeros(c.nv_joints + 6)
-        self.tau_gravity = np.zeros(c.nv_joints)
-        m = self.model
-        q = np.zeros(c.nq_joints)
-        self._foot_args = (m.joint_ints, m.joint_floats, m.frame_ints, m.frame_floats, self.work, self.X_base_frame,
-                           self.J_base_frame, self.com, self.J_com)  # fmt: skip
-        self._foot_terms = _entry(foot_terms, q, *self._foot_args)
-        self._gravity = _entry(gravity_torques, self.J_com, 1.0, np.zeros(3), self.tau_gravity)
-        self._rnea = _entry(rnea, self.tau, self.tau, np.zeros(3), m.joint_ints, m.joint_floats, self.work, self.tau)
-
-    def update(self, q_joints: FloatArray) -> None:
-        """:func:`foot_terms` of the joint positions: frame placements and Jacobians, centre of mass and its
-        Jacobian (written into the attributes).
-
-        Args:
-            q_joints: (nq - 7,) float64 C-contiguous, the joint part of the pinocchio configuration.
-
-        Raises:
-            ValueError: ``q_joints`` of the wrong shape or type (the compiled call would read it wrongly).
-        """
-        self.total_mass = self._foot_terms(_checked(q_joints, self.constants.nq_joints, "q_joints"), *self._foot_args)
-
-    def gravity_torques(self, g_base: FloatArray) -> FloatArray:
-        """(nv - 6,) N m, :func:`gravity_torques` at the last :meth:`update` (the ``tau_gravity`` array).
-
-        Args:
-            g_base: (3,) m/s^2, gravity in base axes.
-        """
-        self._gravity(self.J_com, self.total_mass, _checked(g_base, 3, "g_base"), self.tau_gravity)
-        return self.tau_gravity
-
-    def rnea(self, v: FloatArray, a: FloatArray, g_base: FloatArray) -> FloatArray:
-        """(nv,) :func:`rnea` at the last :meth:`update`'s joint positions (the ``tau`` array).
-
-        Args:
-            v: (nv,) pinocchio velocity (base frame).
-            a: (nv,) pinocchio acceleration, gravity excluded.
-            g_base: (3,) m/s^2, gravity in base axes.
-        """
-        nv = self.constants.nv_joints + 6
-        m = self.model
-        self._rnea(_checked(v, nv, "v"), _checked(a, nv, "a"), _checked(g_base, 3, "g_base"), m.joint_ints,
-                   m.joint_floats, self.work, self.tau)  # fmt: skip
-        return self.tau
-
-
-def compile_kinematics_kernels(model: Any, frames: Sequence[str | int]) -> CompiledKinematics:
-    """Compile (or load from numba's cache) every kernel of this module with the array layouts of
-    :class:`CompiledKinematics`, and run each once at zero joint positions (``precompile``).
-
-    Args:
-        model: a pinocchio model (see ``extract_model_constants``).
-        frames: the frames, by name or id.
-    """
-    ck = CompiledKinematics(extract_model_constants(model, frames))
-    nv = ck.constants.nv_joints + 6
-    ck.update(np.zeros(ck.constants.nq_joints))
-    g = np.array(ck.constants.gravity)
-    ck.gravity_torques(g)
-    ck.rnea(np.zeros(nv), np.zeros(nv), g)
-    return ck
-
-
-def _entry(fn: Any, *args: Any) -> Any:
-    """The compiled entry point of kernel ``fn`` for these argument types, or ``fn`` itself without numba."""
-    return entry_point(fn, *args) if numba_available() else fn
-
-
-def _checked(x: FloatArray, n: int, name: str) -> FloatArray:
-    if not (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (n,) and x.flags.c_contiguous):
-        raise ValueError(f"{name} must be a C-contiguous float64 array of shape ({n},), got {np.asarray(x).shape}")
-    return x

@@ -455,7 +455,7 @@ class LegOdometry:
                 y, c, Jc, H_th = kin.rolling_contact_terms(stance, prepared.qdot, omega, ekf.R_world_base, radii)
                 res = ekf.update_leg_velocities(names, y, c, Jc, H_attitude=H_th)
             else:
-                # v_B = -(J_i qdot) - omega x r_i for all stance feet at once.
+                # v_base_in_base = -(J_i qdot) - omega x r_i for all stance feet at once.
                 y, r, J = kin.point_contact_terms(stance, prepared.qdot, omega)
                 res = ekf.update_leg_velocities(names, y, r, J)
         self._leg_results = list(res)

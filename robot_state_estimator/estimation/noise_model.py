@@ -1,7 +1,7 @@
 """What the filter assumes about its measurements: the leg-kinematics noise and the IMU process-noise floor.
 
 Leg kinematics (one function, :func:`leg_measurement_covariance`, for the 3-D velocity update and any other
-leg update that needs it). Foot i measures the base velocity ``y_i = -(J_c,i qdot) - omega_hat_B x c_i``
+leg update that needs it). Foot i measures the base velocity ``y_i = -(J_c,i qdot) - omega_hat_base_in_base x c_i``
 (Bloesch et al., RSS 2012, eq. 9; ``c_i`` the contact point in B, ``J_c,i`` its Jacobian). Its error has three
 independent parts:
 
@@ -14,7 +14,7 @@ independent parts:
    :func:`differentiated_velocity_std` of ``ekf.encoder_noise_rad`` (encoder noise, backlash and compliance of
    the transmission: the joint angle at the output is uncertain by that much) and the encoder's quantisation step
    ``ekf.encoder_resolution_rad`` (uniform: variance ``step^2 / 12``);
-3. the gyroscope's per-sample noise through the lever arm: ``[c_i]x R_BS Sigma_g R_SB [c_i]x^T``.
+3. the gyroscope's per-sample noise through the lever arm: ``[c_i]x R_base_imu Sigma_g R_imu_base [c_i]x^T``.
 
 Neglected (second order): the encoder position error moving ``c_i`` and ``J_c,i`` themselves (``omega x dc``:
 1 mrad of joint error moves a 0.2 m leg's foot by 0.2 mm, times omega of ~1 rad/s), and the differentiator's lag
@@ -102,13 +102,13 @@ def leg_measurement_covariance(
         J_contact: (m, n) rows of the contact Jacobian in B the measurement uses (m = 3: contact point velocity;
             6: with the foot's angular velocity, for a flat-foot update).
         c_skew: (3, 3) ``[c_i]x`` of the contact point in B (the gyro term enters the first three rows).
-        Sigma_gyro_base: (3, 3) rad^2/s^2, per-sample gyro covariance in B (``R_BS Sigma_g R_SB``).
+        Sigma_gyro_base: (3, 3) rad^2/s^2, per-sample gyro covariance in B (``R_base_imu Sigma_g R_imu_base``).
         foot_velocity_noise: m/s, contact-point velocity stddev (part 1; also applied to the angular rows).
         joint_velocity_noise: rad/s, ``sigma_qdot`` (part 2).
     """
     J = np.asarray(J_contact, dtype=float)
     m = J.shape[0]
-    R = foot_velocity_noise**2 * np.eye(m) + joint_velocity_noise**2 * (J @ J.T)
+    R: FloatArray = foot_velocity_noise**2 * np.eye(m) + joint_velocity_noise**2 * (J @ J.T)
     R[:3, :3] += c_skew @ Sigma_gyro_base @ c_skew.T
     return R
 

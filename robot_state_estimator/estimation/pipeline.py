@@ -216,12 +216,13 @@ class RobotStateEstimator:
 
     @property
     def q(self) -> FloatArray:
-        """(nq,) configuration in the pinocchio layout ``[p_WB (3) m, quat_WB xyzw (4), joints]``."""
+        """(nq,) configuration in the pinocchio layout ``[p_world_base (3) m, quat_world_base xyzw (4), joints]``."""
         return np.concatenate([self.ekf.p_world_base, self.ekf.quat_world_base_xyzw(), self.legs.q_joints])
 
     @property
     def v(self) -> FloatArray:
-        """(nv,) velocity in the pinocchio layout ``[v_B (3) m/s, omega_B (3) rad/s, qdot]`` (base frame)."""
+        """(nv,) velocity in the pinocchio layout ``[v_base_in_base (3) m/s, omega_base_in_base (3) rad/s, qdot]`` (base
+        frame)."""
         return np.concatenate([self.ekf.v_base_in_base, self.ekf.omega_base_in_base, self.legs.qdot_joints])
 
     @property
@@ -270,9 +271,10 @@ class RobotStateEstimator:
 
         Args:
             stamp_ns: time of the state (ns).
-            q: (nq,) ``[p_WB, quat_WB xyzw, joints]``.
-            v: (nv,) ``[v_B, omega_B, qdot]`` (base-frame twist, as pinocchio's free-flyer) or None (zero).
-                A world-frame linear velocity must be rotated into B first (``R_WB^T v_W``).
+            q: (nq,) ``[p_world_base, quat_world_base xyzw, joints]``.
+            v: (nv,) ``[v_base_in_base, omega_base_in_base, qdot]`` (base-frame twist, as pinocchio's free-flyer) or
+                None (zero). A world-frame linear velocity must be rotated into B first (``R_world_base^T
+                v_base_in_world``).
 
         Returns:
             The estimate at ``stamp_ns``.
@@ -318,7 +320,7 @@ class RobotStateEstimator:
 
         Args:
             p_world_base: (3,) m, base origin in W (``odom``).
-            R_world_base: (3, 3) rotation matrix of the base attitude (``R_WB``: base axes in W).
+            R_world_base: (3, 3) rotation matrix of the base attitude (base axes in W).
             pose_covariance: (6, 6) or (36,) row-major, ROS order ``x, y, z, rot x, rot y, rot z`` (m^2, m rad,
                 rad^2; the rotation about the fixed W axes, as ``nav_msgs/Odometry`` publishes it), symmetric
                 positive semi-definite; None or all zeros: from the settings.

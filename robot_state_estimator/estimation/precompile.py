@@ -10,7 +10,7 @@ Building an estimator on a bundled robot runs every warm-up the node's construct
 their signatures, the joint path's kernels with the layouts of the real calls), so the same cache entries are
 written (the joint step with its compiled kinematics and dynamics, built from the robot's constants: its signature
 depends on no property of the robot, so one compilation serves every robot); the compiled kinematics' Python access
-(``kinematics_kernels.CompiledKinematics``, tests and benchmarks) is compiled for the bundled robot's feet too, and the
+(``compiled_kinematics.CompiledKinematics``, tests and benchmarks) is compiled for the bundled robot's feet too, and the
 flat feet's orientation update (humanoid soles: its own kernel) on the same robot. ``jit.kernels_need_compiling`` is
 False afterwards (numba's own cache test on every kernel) and no node start says it compiles.
 """
@@ -39,7 +39,7 @@ def compile_kernels(robot: str = "go1") -> float:
         return 0.0
     from robot_state_estimator.common.paths import robot_description_path
     from robot_state_estimator.description import load_description
-    from robot_state_estimator.estimation.kinematics_kernels import compile_kinematics_kernels
+    from robot_state_estimator.estimation.compiled_kinematics import compile_kinematics_kernels
     from robot_state_estimator.estimation.pipeline import RobotStateEstimator
     from robot_state_estimator.estimation.settings import EstimatorSettings
 

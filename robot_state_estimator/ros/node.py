@@ -48,7 +48,7 @@ from std_msgs.msg import String
 
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.jit import kernels_need_compiling
-from robot_state_estimator.estimation.settings import settings_from_flat
+from robot_state_estimator.estimation.settings_loading import settings_from_flat
 from robot_state_estimator.io.node_params import ADAPTER_PARAMETERS, NON_EMPTY_PARAMETERS
 from robot_state_estimator.io.stream import (
     LOST_KEYS,

@@ -41,10 +41,8 @@ from robot_state_estimator.estimation.settings import (
     EkfSettings,
     EstimatorSettings,
     JointVelocitySettings,
-    flatten_settings,
-    load_settings,
-    settings_from_flat,
 )
+from robot_state_estimator.estimation.settings_loading import flatten_settings, load_settings, settings_from_flat
 from robot_state_estimator.io.node_params import NODE_PARAMS, NodeParam, default_value
 from robot_state_estimator.ros.rclpy_compat import parameter_overrides
 

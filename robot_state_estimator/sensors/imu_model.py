@@ -3,13 +3,13 @@
 Math (CONVENTIONS.md, issue 4): with ``S`` the sensor frame rigidly attached to ``imu.link`` at
 ``imu.pose_in_link``,
 
-- gyroscope ``omega_S = R_SW omega_WS``: angular velocity of S relative to the world, in S (pinocchio
-  ``getFrameVelocity(..., LOCAL).angular``);
-- accelerometer (specific force) ``f_S = R_SW (a_W - g_W)``, with ``a_W`` the classical acceleration of the
-  origin of S in the world (second time derivative of its position), ``g_W = (0, 0, -9.81)``; in S this is
-  ``getFrameClassicalAcceleration(..., LOCAL).linear`` = spatial acceleration + ``omega x v`` (Featherstone,
-  Rigid Body Dynamics Algorithms, 2.11); at rest and level the reading is +9.81 on z;
-- orientation ``R_ref_S = R_world_ref^T R_world_S`` (see :mod:`.orientation`).
+- gyroscope ``omega_imu_in_imu = R_imu_world omega_imu_in_world``: angular velocity of S relative to the world, in S
+  (pinocchio ``getFrameVelocity(..., LOCAL).angular``);
+- accelerometer (specific force) ``f_imu_in_imu = R_imu_world (a_imu_in_world - g_world)``, with ``a_imu_in_world`` the
+  classical acceleration of the origin of S in the world (second time derivative of its position), ``g_world = (0, 0,
+  -9.81)``; in S this is ``getFrameClassicalAcceleration(..., LOCAL).linear`` = spatial acceleration + ``omega x v``
+  (Featherstone, Rigid Body Dynamics Algorithms, 2.11); at rest and level the reading is +9.81 on z;
+- orientation ``R_ref_imu = R_world_ref^T R_world_imu`` (see :mod:`.orientation`).
 
 gz-sensors computes the same specific force from the physics engine's link acceleration and subtracts the
 gravity rotated into the sensor frame, then adds noise (``ImuSensor::Update``); it reports the orientation
@@ -41,17 +41,17 @@ class ImuReading:
     """One IMU reading in the sensor frame S.
 
     Attributes:
-        omega_S: (3,) rad/s, gyroscope.
-        f_S: (3,) m/s^2, accelerometer (specific force; +9.81 on z when level at rest).
-        quat_ref_S_xyzw: (4,) orientation of S in the reference frame, ``x y z w``; None when the IMU does not
+        omega_imu_in_imu: (3,) rad/s, gyroscope.
+        f_imu_in_imu: (3,) m/s^2, accelerometer (specific force; +9.81 on z when level at rest).
+        quat_ref_imu_xyzw: (4,) orientation of S in the reference frame, ``x y z w``; None when the IMU does not
             report orientation (``enable_orientation`` false).
-        R_world_S: (3, 3) true orientation of S in the world (ground truth, never noisy).
+        R_world_imu: (3, 3) true orientation of S in the world (ground truth, never noisy).
     """
 
-    omega_S: FloatArray
-    f_S: FloatArray
-    quat_ref_S_xyzw: FloatArray | None
-    R_world_S: FloatArray
+    omega_imu_in_imu: FloatArray
+    f_imu_in_imu: FloatArray
+    quat_ref_imu_xyzw: FloatArray | None
+    R_world_imu: FloatArray
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,8 @@ class ImuModel:
 
     Args:
         imu: the sensor (frame, orientation reference, noise).
-        model: pinocchio model with a free-flyer root; ``q = [p_WB, quat_WB xyzw, joints]``,
-            ``v = [v_B, omega_B, qdot]``, ``a = dv/dt``.
+        model: pinocchio model with a free-flyer root; ``q = [p_world_base, quat_world_base xyzw, joints]``,
+            ``v = [v_base_in_base, omega_base_in_base, qdot]``, ``a = dv/dt``.
         heading_rad: world heading for the orientation reference (rad).
         rng: noise generator or seed (biases are drawn here).
         gazebo_compatible: orientation reference as gz-sensors computes it (see :mod:`.orientation`).
@@ -159,30 +159,37 @@ class ImuModel:
 
     # ------------------------------------------------------------------------------------------- readings
     def kinematics(self, q: FloatArray, v: FloatArray, a: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """``(R_world_S (3, 3), omega_S (3,) rad/s, acc_S (3,) m/s^2)``: orientation, angular velocity and
-        classical acceleration of the sensor origin, both in S (no gravity, no noise)."""
+        """``(R_world_imu (3, 3), omega_imu_in_imu (3,) rad/s, a_imu_in_imu (3,) m/s^2)``: orientation, angular velocity
+        and classical acceleration of the sensor origin, both in S (no gravity, no noise)."""
         pin.forwardKinematics(self.model, self.data, q, v, a)
-        X_world_S = pin.updateFramePlacement(self.model, self.data, self.frame_id)
-        omega_S = pin.getFrameVelocity(self.model, self.data, self.frame_id, pin.LOCAL).angular
-        acc_S = pin.getFrameClassicalAcceleration(self.model, self.data, self.frame_id, pin.LOCAL).linear
-        return np.array(X_world_S.rotation), np.array(omega_S), np.array(acc_S)
+        X_world_imu = pin.updateFramePlacement(self.model, self.data, self.frame_id)
+        omega_imu_in_imu = pin.getFrameVelocity(self.model, self.data, self.frame_id, pin.LOCAL).angular
+        a_imu_in_imu = pin.getFrameClassicalAcceleration(self.model, self.data, self.frame_id, pin.LOCAL).linear
+        return np.array(X_world_imu.rotation), np.array(omega_imu_in_imu), np.array(a_imu_in_imu)
 
     def ideal(self, q: FloatArray, v: FloatArray, a: FloatArray) -> ImuReading:
         """Noise-free reading at configuration ``q`` (nq,), velocity ``v`` (nv,) and acceleration ``a`` (nv,).
 
         Returns:
-            :class:`ImuReading` with ``f_S = acc_S - R_SW g_W``.
+            :class:`ImuReading` with ``f_imu_in_imu = a_imu_in_imu - R_imu_world g_world``.
         """
         q = np.asarray(q, dtype=float)
         if self._R_world_ref is None:
             self.set_reference(q)
-        R_world_S, omega_S, acc_S = self.kinematics(q, np.asarray(v, dtype=float), np.asarray(a, dtype=float))
-        f_S = acc_S - R_world_S.T @ self.gravity_world
+        R_world_imu, omega_imu_in_imu, a_imu_in_imu = self.kinematics(
+            q, np.asarray(v, dtype=float), np.asarray(a, dtype=float)
+        )
+        f_imu_in_imu = a_imu_in_imu - R_world_imu.T @ self.gravity_world
         quat = None
         if self.imu.orientation_enabled:
             assert self._R_world_ref is not None
-            quat = _matrix_to_quat_xyzw(self._R_world_ref.T @ R_world_S)
-        return ImuReading(omega_S=omega_S, f_S=f_S, quat_ref_S_xyzw=quat, R_world_S=R_world_S)
+            quat = _matrix_to_quat_xyzw(self._R_world_ref.T @ R_world_imu)
+        return ImuReading(
+            omega_imu_in_imu=omega_imu_in_imu,
+            f_imu_in_imu=f_imu_in_imu,
+            quat_ref_imu_xyzw=quat,
+            R_world_imu=R_world_imu,
+        )
 
     def measure(self, q: FloatArray, v: FloatArray, a: FloatArray, dt: float) -> ImuReading:
         """Noisy reading (gz-sensors noise on each axis; orientation is not perturbed, as in gz-sensors).
@@ -192,8 +199,13 @@ class ImuModel:
             dt: time since the previous sample (s); 0 for the first sample.
         """
         ideal = self.ideal(q, v, a)
-        omega, f = self.noise.apply(ideal.omega_S, ideal.f_S, float(dt))
-        return ImuReading(omega_S=omega, f_S=f, quat_ref_S_xyzw=ideal.quat_ref_S_xyzw, R_world_S=ideal.R_world_S)
+        omega, f = self.noise.apply(ideal.omega_imu_in_imu, ideal.f_imu_in_imu, float(dt))
+        return ImuReading(
+            omega_imu_in_imu=omega,
+            f_imu_in_imu=f,
+            quat_ref_imu_xyzw=ideal.quat_ref_imu_xyzw,
+            R_world_imu=ideal.R_world_imu,
+        )
 
     def ideal_series(self, q: FloatArray, v: FloatArray, a: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Noise-free readings of a trajectory.
@@ -202,8 +214,8 @@ class ImuModel:
             q: (n, nq), v: (n, nv), a: (n, nv).
 
         Returns:
-            ``omega_S`` (n, 3) rad/s, ``f_S`` (n, 3) m/s^2, ``quat_ref_S_xyzw`` (n, 4) (NaN rows when orientation
-            is not reported).
+            ``omega_imu_in_imu`` (n, 3) rad/s, ``f_imu_in_imu`` (n, 3) m/s^2, ``quat_ref_imu_xyzw`` (n, 4) (NaN rows
+            when orientation is not reported).
         """
         n = q.shape[0]
         omega = np.empty((n, 3))
@@ -211,10 +223,10 @@ class ImuModel:
         quat = np.full((n, 4), np.nan)
         for k in range(n):
             r = self.ideal(q[k], v[k], a[k])
-            omega[k] = r.omega_S
-            f[k] = r.f_S
-            if r.quat_ref_S_xyzw is not None:
-                quat[k] = r.quat_ref_S_xyzw
+            omega[k] = r.omega_imu_in_imu
+            f[k] = r.f_imu_in_imu
+            if r.quat_ref_imu_xyzw is not None:
+                quat[k] = r.quat_ref_imu_xyzw
         return omega, f, quat
 
     def covariances(self) -> ImuCovariances:

@@ -200,14 +200,17 @@ class ImuNoise:
         """(3,) current accelerometer bias (m/s^2), sensor frame S."""
         return np.array([a.bias for a in self.accel])
 
-    def apply(self, omega_S: FloatArray, f_S: FloatArray, dt: float) -> tuple[FloatArray, FloatArray]:
-        """Noisy ``(omega_S, f_S)`` for one sample (``dt`` in s since the previous sample, 0 for the first)."""
-        omega = np.array([ax.apply(float(x), dt) for ax, x in zip(self.gyro, omega_S)])
-        f = np.array([ax.apply(float(x), dt) for ax, x in zip(self.accel, f_S)])
+    def apply(self, omega_imu_in_imu: FloatArray, f_imu_in_imu: FloatArray, dt: float) -> tuple[FloatArray, FloatArray]:
+        """Noisy ``(omega_imu_in_imu, f_imu_in_imu)`` for one sample (``dt`` in s since the previous sample, 0 for the
+        first)."""
+        omega = np.array([ax.apply(float(x), dt) for ax, x in zip(self.gyro, omega_imu_in_imu)])
+        f = np.array([ax.apply(float(x), dt) for ax, x in zip(self.accel, f_imu_in_imu)])
         return omega, f
 
-    def apply_series(self, omega_S: FloatArray, f_S: FloatArray, dts: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Noisy series: ``omega_S`` (n, 3) rad/s and ``f_S`` (n, 3) m/s^2, ``dts`` (n,) s."""
-        omega = np.column_stack([ax.apply_series(omega_S[:, i], dts) for i, ax in enumerate(self.gyro)])
-        f = np.column_stack([ax.apply_series(f_S[:, i], dts) for i, ax in enumerate(self.accel)])
+    def apply_series(
+        self, omega_imu_in_imu: FloatArray, f_imu_in_imu: FloatArray, dts: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
+        """Noisy series: ``omega_imu_in_imu`` (n, 3) rad/s and ``f_imu_in_imu`` (n, 3) m/s^2, ``dts`` (n,) s."""
+        omega = np.column_stack([ax.apply_series(omega_imu_in_imu[:, i], dts) for i, ax in enumerate(self.gyro)])
+        f = np.column_stack([ax.apply_series(f_imu_in_imu[:, i], dts) for i, ax in enumerate(self.accel)])
         return omega, f

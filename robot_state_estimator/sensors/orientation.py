@@ -1,7 +1,7 @@
 """Orientation reference frames of an IMU (``//imu/orientation_reference_frame`` in SDFormat 1.7+).
 
 :func:`orientation_reference` returns ``R_world_ref``, the rotation of the frame the IMU reports its
-orientation in; the reported orientation is then ``R_ref_S = R_world_ref^T R_world_S``.
+orientation in; the reported orientation is then ``R_ref_imu = R_world_ref^T R_world_imu``.
 
 The world frame ``W`` is ENU (REP-103) rotated about z by an optional ``heading_rad`` (the world's
 spherical-coordinates heading in Gazebo): ``R_world_ENU = Rz(heading)`` as gz-sim passes it to the sensor.

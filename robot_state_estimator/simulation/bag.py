@@ -141,8 +141,8 @@ def foot_wrench_samples(
         for i, foot in enumerate(run.feet):
             w = np.asarray(run.contact_wrenches_in_foot[k, i], dtype=float)
             if sids[foot] != fids[foot]:
-                X_sf = data.oMf[sids[foot]].actInv(data.oMf[fids[foot]])
-                w = X_sf.act(pin.Force(w[:3], w[3:])).vector
+                X_sensor_foot = data.oMf[sids[foot]].actInv(data.oMf[fids[foot]])
+                w = X_sensor_foot.act(pin.Force(w[:3], w[3:])).vector
             if noise_n > 0.0:
                 w = w + rng.normal(size=6) * np.repeat([noise_n, noise_n / 10], 3)
             row.append(FootWrenchSample(int(stamp), foot, frames.get(foot, foot), np.array(w)))

@@ -156,9 +156,9 @@ def point_contact_forces(
         fs = f[stance]
         violations = int(np.count_nonzero(np.hypot(fs[:, 0], fs[:, 1]) > mu * fs[:, 2]))
         for i in stance:
-            R_FW = data.oMf[frame_ids[i]].rotation.T
-            w_foot[i, :3] = R_FW @ f[i]
-            w_foot[i, 3:] = R_FW @ (Dx[i] @ f[i])  # (d x f): the force acts at the contact point
+            R_foot_world = data.oMf[frame_ids[i]].rotation.T
+            w_foot[i, :3] = R_foot_world @ f[i]
+            w_foot[i, 3:] = R_foot_world @ (Dx[i] @ f[i])  # (d x f): the force acts at the contact point
     return ContactForces(f, w_foot, resid, unilateral, violations)
 
 
@@ -195,7 +195,7 @@ def sole_wrenches(
             w = sol[6 * j : 6 * j + 6]
             resid -= J6[foot].T @ w
             f[foot] = w[:3]
-            R_FW = data.oMf[frame_ids[foot]].rotation.T
-            w_foot[foot, :3], w_foot[foot, 3:] = R_FW @ w[:3], R_FW @ w[3:]
+            R_foot_world = data.oMf[frame_ids[foot]].rotation.T
+            w_foot[foot, :3], w_foot[foot, 3:] = R_foot_world @ w[:3], R_foot_world @ w[3:]
             violations += int(np.hypot(w[0], w[1]) > mu * w[2])
     return ContactForces(f, w_foot, resid, False, violations)

@@ -12,8 +12,8 @@ Pipeline, one sample after the other at the union of the IMU and joint stamps (:
 3. leg joints by Newton inverse kinematics on the foot origins (warm-started from the previous sample
    extrapolated with its velocity and acceleration), to ``|error| < 1e-12 m`` (:mod:`.inverse_kinematics`);
 4. joint velocities and accelerations through the leg Jacobians, not finite differences: in swing
-   ``J_leg qdot = v_F - J_base v_base`` (foot origin, ``LOCAL_WORLD_ALIGNED``); in stance the same rows of the
-   contact-point Jacobian ``J_c = J_lin - [d]x J_ang`` with the contact point's velocity (zero, or the slip's);
+   ``J_leg qdot = v_foot_in_world - J_base v_base`` (foot origin, ``LOCAL_WORLD_ALIGNED``); in stance the same rows of
+   the contact-point Jacobian ``J_c = J_lin - [d]x J_ang`` with the contact point's velocity (zero, or the slip's);
    accelerations from the classical accelerations, ``J_c a + (c_lin - [d]x c_ang) = a_contact`` (``c`` the
    drift: the classical acceleration with zero joint accelerations) (:mod:`.inverse_kinematics`);
 5. ``tau_full = RNEA(q, v, a) = M a + h``; stance forces ``f`` (world axes) at the contact points from the

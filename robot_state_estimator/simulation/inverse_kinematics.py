@@ -4,7 +4,7 @@ velocity and acceleration levels (pinocchio kinematics; the base is given, each 
 Positions (step 3), Newton's method on the foot errors, warm-started from the previous sample:
 
 - point and spherical feet (3-joint legs, :func:`solve_foot_positions`): the foot origins, all legs stacked,
-  ``J_leg dq = p_target - p_F`` with ``J_leg`` the leg's columns of the foot's ``LOCAL_WORLD_ALIGNED`` linear
+  ``J_leg dq = p_target - p_world_foot`` with ``J_leg`` the leg's columns of the foot's ``LOCAL_WORLD_ALIGNED`` linear
   Jacobian; far from the solution (error above 1 mm: the first sample, a touch-down posture) the step is damped
   least squares (Levenberg-Marquardt, ``(J^T J + 1e-6 I)^-1 J^T e``) clamped to 0.2 rad, plain Newton close to it
   (:func:`ik_step`);
@@ -17,7 +17,7 @@ Both stop at ``|error| < IK_TOLERANCE_M`` (1e-12 m, or rad for the sole's rotati
 ``IK_MAX_ITERATIONS``.
 
 Velocities and accelerations (step 4), through the leg Jacobians, not finite differences: the velocity of a body
-point at offset ``d`` (W) from the foot origin is ``v_F + omega_F x d = (J_lin - [d]x J_ang) v``
+point at offset ``d`` (W) from the foot origin is ``v_foot_in_world + omega_foot_in_world x d = (J_lin - [d]x J_ang) v``
 (:func:`contact_jacobians`), so ``J_leg qdot = v_target - J_base v_base`` and, from the classical accelerations,
 ``J_leg qddot = a_target - drift`` with ``drift`` the point's classical acceleration at zero joint accelerations
 (:func:`foot_joint_rates`; a sole: the same with its 6-D twist and classical spatial acceleration,

@@ -1,12 +1,13 @@
 """Rolling spherical feet: how the foot origin (the sphere's centre) moves while the sphere rolls without slipping.
 
 A foot with ``foot_model="sphere"`` is a sphere of radius ``rho`` (from the description) centred at the foot frame
-origin. Its lowest point is ``c = p_F + d`` with ``d = -rho e_z`` (W). Rolling without slip, the body point there
-is at rest: ``v_F + omega_F x d = 0``, so the centre moves with ``v_F = omega_F x (rho e_z) = [d]x omega_F`` and
-``a_F = [d]x alpha_F`` (``e_z`` and ``d`` constant), ``omega_F``, ``alpha_F`` the foot's angular velocity and
-acceleration in W (rigid-body kinematics of a rolling sphere). They depend on the joint velocities, so the
-constraint is solved on the joints (:func:`~.inverse_kinematics.foot_joint_rates` on the contact point's
-Jacobian), and the centre's rolling displacement follows from them:
+origin. Its lowest point is ``c = p_world_foot + d`` with ``d = -rho e_z`` (W). Rolling without slip, the body point
+there is at rest: ``v_foot_in_world + omega_foot_in_world x d = 0``, so the centre moves with ``v_foot_in_world =
+omega_foot_in_world x (rho e_z) = [d]x omega_foot_in_world`` and ``a_foot_in_world = [d]x alpha_foot_in_world`` (``e_z``
+and ``d`` constant), ``omega_foot_in_world``, ``alpha_foot_in_world`` the foot's angular velocity and acceleration in W
+(rigid-body kinematics of a rolling sphere). They depend on the joint velocities, so the constraint is solved on the
+joints (:func:`~.inverse_kinematics.foot_joint_rates` on the contact point's Jacobian), and the centre's rolling
+displacement follows from them:
 
 - in a stance, it is integrated from one sample to the next with a third-order Taylor step (:class:`RollingState`),
   ``r += h v + h^2 a / 2 + h^3 j / 6``, ``j`` from the backward difference of the last two accelerations;
@@ -107,9 +108,9 @@ class RollingState:
         va: tuple[FloatArray, FloatArray],
         drift_ang: FloatArray,
     ) -> None:
-        """Keep this sample's rolling velocity and acceleration, ``[d]x omega_F`` and ``[d]x alpha_F``, of the
-        stance feet ``rollers`` (m of them), and the previous acceleration of the feet ``going_on`` (nf,) (the same
-        stance, ``h`` s ago) for the backward difference.
+        """Keep this sample's rolling velocity and acceleration, ``[d]x omega_foot_in_world`` and ``[d]x
+        alpha_foot_in_world``, of the stance feet ``rollers`` (m of them), and the previous acceleration of the feet
+        ``going_on`` (nf,) (the same stance, ``h`` s ago) for the backward difference.
 
         Args:
             h: s since the previous sample.
@@ -145,7 +146,8 @@ def rolling_contact(
     """Velocity (3,) m/s and acceleration (3,) m/s^2 (W) of a rolling foot's origin in configuration ``q``
     with the base twist ``v_base`` (6,) and its derivative ``a_base`` (6,) (pinocchio layout), the contact
     point at rest: leg velocities from ``J_c v = 0``, accelerations from ``J_c a + c_drift = 0``; the origin
-    moves with ``omega_F x (rho e_z) = [d]x omega_F`` and ``[d]x alpha_F`` (``Dx = [d]x``, ``d = -rho e_z``)."""
+    moves with ``omega_foot_in_world x (rho e_z) = [d]x omega_foot_in_world`` and ``[d]x alpha_foot_in_world`` (``Dx =
+    [d]x``, ``d = -rho e_z``)."""
     nv = model.nv
     pin.computeJointJacobians(model, data, q)
     J6 = pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)

@@ -63,8 +63,8 @@ class SimulatedRun:
         foot_model: ``"sphere"`` or ``"point"`` (the resolved ``settings.foot_model``).
         foot_radii: (nf,) m, the radius of each foot as simulated (0 for point feet).
         stamps_ns: (n,) int64 absolute stamps (ns).
-        q: (n, nq) pinocchio configuration ``[p_WB, quat_WB xyzw, joints]``.
-        v: (n, nv) ``[v_B (m/s), omega_B (rad/s), qdot]``.
+        q: (n, nq) pinocchio configuration ``[p_world_base, quat_world_base xyzw, joints]``.
+        v: (n, nv) ``[v_base_in_base (m/s), omega_base_in_base (rad/s), qdot]``.
         a: (n, nv) ``dv/dt``.
         tau: (n, nj) joint torques (N m), ``tau = M a + h - J_c^T f_c`` on the actuated rows (noise-free).
         base_residual_wrench: (n, 6) unactuated rows of ``M a + h - J_c^T f_c`` (force N, torque N m, base
@@ -79,7 +79,7 @@ class SimulatedRun:
         contact_forces_world: (n, nf, 3) N, ground reaction force on each foot, world axes, acting at the contact
             point (0 in swing).
         contact_wrenches_in_foot: (n, nf, 6) [force N, torque N m] in the foot frame about its origin: force
-            ``R_WF^T f``, torque ``R_WF^T ((-rho e_z) x f)`` (0 for point feet).
+            ``R_world_foot^T f``, torque ``R_world_foot^T ((-rho e_z) x f)`` (0 for point feet).
         friction_violations: number of (sample, foot) pairs in stance whose force leaves the friction cone,
             ``hypot(f_x, f_y) > mu f_z`` (``settings.friction_coefficient``); normal forces never pull
             (``f_z >= 0``).

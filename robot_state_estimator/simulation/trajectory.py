@@ -6,13 +6,14 @@ smoothsteps, C^2 everywhere), so velocity and acceleration are exact. The horizo
 of ``u (cos psi, sin psi)``, computed with 5-point Gauss-Legendre quadrature on sub-intervals of at most
 1 ms (error far below 1e-12 m over a run), so it is consistent with the analytic velocity.
 
-Orientation ``R_WB = Rz(psi) Ry(theta) Rx(phi)``; angular velocity and acceleration in W:
+Orientation ``R_world_base = Rz(psi) Ry(theta) Rx(phi)``; angular velocity and acceleration in W:
 
-- ``omega_W = psi' e_z + Rz theta' e_y + Rz Ry phi' e_x``
-- ``alpha_W = psi'' e_z + Rz theta'' e_y + (psi' e_z) x (Rz theta' e_y) + Rz Ry phi'' e_x
+- ``omega_base_in_world = psi' e_z + Rz theta' e_y + Rz Ry phi' e_x``
+- ``alpha_base_in_world = psi'' e_z + Rz theta'' e_y + (psi' e_z) x (Rz theta' e_y) + Rz Ry phi'' e_x
   + omega_zy x (Rz Ry phi' e_x)``, with ``omega_zy = psi' e_z + Rz theta' e_y``.
 
-pinocchio free-flyer layout: ``v = (R^T p', R^T omega_W)``, ``a = dv/dt = (R^T p'' - omega_B x v_B, R^T alpha_W)``.
+pinocchio free-flyer layout: ``v = (R^T p', R^T omega_base_in_world)``, ``a = dv/dt = (R^T p'' - omega_base_in_base x
+v_base_in_base, R^T alpha_base_in_world)``.
 
 Feet: the foot frame origin (a point foot, or the centre of a spherical foot) is at a given height above the
 ground in stance (0 for point feet, the radius for spheres; :meth:`FootPlan.evaluate` gives the stance part:
@@ -167,7 +168,8 @@ class BaseState:
     Attributes:
         p_world_base: (n, 3) m; R_world_base: (n, 3, 3); v_world: (n, 3) m/s (dp/dt in W);
         a_world: (n, 3) m/s^2 (d2p/dt2 in W); omega_world: (n, 3) rad/s; alpha_world: (n, 3) rad/s^2;
-        q_base: (n, 7) pinocchio ``[p, quat_xyzw]``; v_base: (n, 6) ``[v_B, omega_B]``; a_base: (n, 6) dv/dt.
+        q_base: (n, 7) pinocchio ``[p, quat_xyzw]``; v_base: (n, 6) ``[v_base_in_base, omega_base_in_base]``; a_base:
+            (n, 6) dv/dt.
         psi: (n,) heading (rad).
     """
 
@@ -231,9 +233,9 @@ def evaluate_base(motion: BaseMotion, t: FloatArray) -> BaseState:
         + np.cross(w_zy, w_x)
     )
     Rt = np.transpose(R, (0, 2, 1))
-    v_B = np.einsum("nij,nj->ni", Rt, v)
-    omega_B = np.einsum("nij,nj->ni", Rt, omega)
-    a_lin = np.einsum("nij,nj->ni", Rt, acc) - np.cross(omega_B, v_B)
+    v_base_in_base = np.einsum("nij,nj->ni", Rt, v)
+    omega_base_in_base = np.einsum("nij,nj->ni", Rt, omega)
+    a_lin = np.einsum("nij,nj->ni", Rt, acc) - np.cross(omega_base_in_base, v_base_in_base)
     a_ang = np.einsum("nij,nj->ni", Rt, alpha)
     quat = Rotation.from_matrix(R).as_quat()  # x y z w
     quat *= np.sign(quat[:, 3:4] + (quat[:, 3:4] == 0))  # w >= 0
@@ -245,7 +247,7 @@ def evaluate_base(motion: BaseMotion, t: FloatArray) -> BaseState:
         omega_world=omega,
         alpha_world=alpha,
         q_base=np.column_stack([p, quat]),
-        v_base=np.column_stack([v_B, omega_B]),
+        v_base=np.column_stack([v_base_in_base, omega_base_in_base]),
         a_base=np.column_stack([a_lin, a_ang]),
         psi=psi.x,
     )

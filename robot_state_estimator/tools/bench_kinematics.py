@@ -34,6 +34,7 @@ import pinocchio as pin
 from robot_state_estimator.common.paths import robot_description_path
 from robot_state_estimator.description import load_description
 from robot_state_estimator.estimation import kinematics_kernels as kk
+from robot_state_estimator.estimation.compiled_kinematics import CompiledKinematics
 from robot_state_estimator.estimation.contact import ContactForceEstimator
 from robot_state_estimator.estimation.jit import kernel, numba_available
 from robot_state_estimator.estimation.kinematics import LegKinematics
@@ -98,7 +99,7 @@ def bench_kinematics(*, short: bool = False, robot: str = "go1") -> dict[str, An
     model, feet = desc.model, desc.foot_frames()
     kin = LegKinematics(model, feet, base_link=desc.base_link)
     forces = ContactForceEstimator(kin, use_full_dynamics=True)
-    ck = kk.CompiledKinematics(extract_model_constants(model, feet))
+    ck = CompiledKinematics(extract_model_constants(model, feet))
     rng = np.random.default_rng(0)
     nj = model.nv - 6
     q = np.ascontiguousarray(pin.neutral(model)[7:] + rng.uniform(-0.3, 0.3, nj))

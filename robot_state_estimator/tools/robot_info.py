@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from robot_state_estimator.estimation.settings import NODE_KEY, PARAMS_KEY, EstimatorSettings
+from robot_state_estimator.estimation.settings import EstimatorSettings
+from robot_state_estimator.estimation.settings_loading import NODE_KEY, PARAMS_KEY
 
 
 def settings_for(config: str | None, sets: list[str] | None, imu: str | None) -> EstimatorSettings:

@@ -1,8 +1,9 @@
 """Test helpers: an analytic base motion with exact IMU readings, and feeding simulated runs to the estimator.
 
-Exact IMU readings (gz-sensors semantics, CONVENTIONS.md): ``omega_S = R_SB omega_B`` and
-``f_S = R_SB (f_B + alpha_B x r + omega_B x (omega_B x r))`` with ``f_B = R_WB^T (a_W - g_W)`` the specific
-force at the base origin and ``r = p_BS`` the IMU lever arm.
+Exact IMU readings (gz-sensors semantics, CONVENTIONS.md): ``omega_imu_in_imu = R_imu_base omega_base_in_base``
+and ``f_imu_in_imu = R_imu_base (f_base_in_base + alpha_base_in_base x r + omega_base_in_base x (omega_base_in_base x
+r))`` with ``f_base_in_base = R_world_base^T (a_base_in_world - g_world)`` the specific force at the base origin and
+``r = p_base_imu`` the IMU lever arm.
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ class AnalyticMotion:
         r = np.asarray(X_base_imu.translation)
         f_base = R.T @ (self.a_world(t) - G_WORLD)
         f_at_imu = f_base + np.cross(self.alpha_base(t), r) + np.cross(w, np.cross(w, r))
-        R_SB = np.asarray(X_base_imu.rotation).T
-        return R_SB @ w, R_SB @ f_at_imu
+        R_imu_base = np.asarray(X_base_imu.rotation).T
+        return R_imu_base @ w, R_imu_base @ f_at_imu
 
 
 def boxplus(ekf: BaseEkf, dx: np.ndarray) -> None:

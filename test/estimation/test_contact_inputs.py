@@ -62,22 +62,24 @@ def test_wrench_in_other_frames_is_moved_to_the_foot_frame(go1_model: pin.Model)
     f_foot = rng.normal(size=(4, 3)) * 5 + [0.0, 0.0, 60.0]
     t = T0 + 30 * MS
     for i, (foot, frame) in enumerate(zip(GO1_FEET, frames, strict=True)):
-        X_bf = data.oMf[go1_model.getFrameId(foot)]
-        X_bs = data.oMf[go1_model.getFrameId(frame)]
-        f_base = X_bf.rotation @ f_foot[i]
-        m_base = np.cross(X_bf.translation, f_base)  # moment of the point force about the base origin
-        # the same force in S's axes, the moment about S's origin: R_SB f, R_SB (m_B - p_BS x f_B)
-        R_sb = X_bs.rotation.T
-        w_s = np.r_[R_sb @ f_base, R_sb @ (m_base - np.cross(X_bs.translation, f_base))]
-        est.add_foot_wrench(FootWrenchSample(t, foot, frame, w_s))
+        X_base_foot = data.oMf[go1_model.getFrameId(foot)]
+        X_base_sensor = data.oMf[go1_model.getFrameId(frame)]
+        f_base = X_base_foot.rotation @ f_foot[i]
+        m_base = np.cross(X_base_foot.translation, f_base)  # moment of the point force about the base origin
+        # in S's axes, the moment about S's origin: R_sensor_base f, R_sensor_base (m_base - p_base_sensor x f_base)
+        R_sensor_base = X_base_sensor.rotation.T
+        w_in_sensor = np.r_[
+            R_sensor_base @ f_base, R_sensor_base @ (m_base - np.cross(X_base_sensor.translation, f_base))
+        ]
+        est.add_foot_wrench(FootWrenchSample(t, foot, frame, w_in_sensor))
     e = tick(est, 30, Q_BENT)
     assert est.contact_source == "foot_wrench"
     assert [x for x in est.pop_events() if x.key != "foot_gated"] == []  # (the jump to Q_BENT is gated)
     for i, foot in enumerate(e.feet):
         np.testing.assert_allclose(foot.wrench_in_foot[:3], f_foot[i], atol=1e-9)
         np.testing.assert_allclose(foot.wrench_in_foot[3:], 0.0, atol=1e-9)
-        R_bf = data.oMf[go1_model.getFrameId(foot.name)].rotation
-        np.testing.assert_allclose(foot.force_in_world, R_bf @ f_foot[i], atol=1e-9)  # level base: W = B
+        R_base_foot = data.oMf[go1_model.getFrameId(foot.name)].rotation
+        np.testing.assert_allclose(foot.force_in_world, R_base_foot @ f_foot[i], atol=1e-9)  # level base: W = B
         assert foot.in_contact  # 60 N up against 0.3 of a 12.7 kg Go1's quarter weight (~9 N)
 
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from robot_state_estimator.common.paths import BUNDLED_ROBOTS, robot_description_path
 from robot_state_estimator.common.robots import ROBOT_URDFS, example_robot_urdf
 from robot_state_estimator.description import load_description
+from robot_state_estimator.estimation.compiled_kinematics import CompiledKinematics, compile_kinematics_kernels
 from robot_state_estimator.estimation.errors import ModelError
-from robot_state_estimator.estimation.kinematics_kernels import CompiledKinematics, compile_kinematics_kernels
 from robot_state_estimator.estimation.model_constants import (
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,

@@ -56,7 +56,7 @@ def lifted_stream(est: RobotStateEstimator) -> tuple[list[Sample], float]:
     assert np.ptp(contact_heights(Q_STAND)) < 1e-9  # the four feet of the standing pose on one plane
     hang = float(contact_heights(Q_STAND).min() - contact_heights(Q_HANG).min())
     assert 0.01 < hang < LIFT_M  # the hanging feet stay above the ground, 6 cm - hang
-    R_SB = est.imu.pose_in_base.rotation.T
+    R_imu_base = est.imu.pose_in_base.rotation.T
     t_air, t_lower = 1.2, 1.0  # s held, s lowering, then standing
     out = []
     n = int(3.6 * RATE_HZ)
@@ -83,8 +83,8 @@ def lifted_stream(est: RobotStateEstimator) -> tuple[list[Sample], float]:
             assert abs(f[2::3].sum() - weight) < 1e-6 * weight
             tau = tau - J.T @ f
             assert np.abs(tau[:6]).max() < 1e-8
-        f_B = np.array([0.0, 0.0, 9.81 + a_z])
-        out.append((T0_NS + round(k * 1e9 / RATE_HZ), R_SB @ f_B, qj, tau[6:], np.full(4, standing)))
+        f_base_in_base = np.array([0.0, 0.0, 9.81 + a_z])
+        out.append((T0_NS + round(k * 1e9 / RATE_HZ), R_imu_base @ f_base_in_base, qj, tau[6:], np.full(4, standing)))
     return out, h_stand
 
 

@@ -33,7 +33,7 @@ from robot_state_estimator.common.samples import FootForceSample, ImuSample, Joi
 from robot_state_estimator.description import load_description
 from robot_state_estimator.estimation import RobotStateEstimator
 from robot_state_estimator.estimation.jit import DISABLE_ENV, use_kernels
-from robot_state_estimator.estimation.settings import load_settings
+from robot_state_estimator.estimation.settings_loading import load_settings
 from robot_state_estimator.io import bags, messages
 from robot_state_estimator.io.stream import AdapterSettings, EstimatorStream, StampLossCounter
 

@@ -16,7 +16,8 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import ReliabilityPolicy  # noqa: E402
 
 from robot_state_estimator.common.samples import Estimate, FootState  # noqa: E402
-from robot_state_estimator.estimation.settings import EstimatorSettings, flatten_settings  # noqa: E402
+from robot_state_estimator.estimation.settings import EstimatorSettings  # noqa: E402
+from robot_state_estimator.estimation.settings_loading import flatten_settings  # noqa: E402
 from robot_state_estimator.io.node_params import NODE_PARAMS  # noqa: E402
 from robot_state_estimator.io.sample_rules import MESSAGE_CAUSES  # noqa: E402
 from robot_state_estimator.io.stream_causes import STREAM_CAUSES  # noqa: E402

@@ -25,7 +25,8 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.logging import LoggingSeverity  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
-from robot_state_estimator.estimation.settings import NODE_KEY, NODE_KEYS, EkfSettings, load_settings  # noqa: E402
+from robot_state_estimator.estimation.settings import EkfSettings  # noqa: E402
+from robot_state_estimator.estimation.settings_loading import NODE_KEY, NODE_KEYS, load_settings  # noqa: E402
 from robot_state_estimator.ros.node import EstimatorNode  # noqa: E402
 
 from .conftest import REPO_ROOT, spin_until  # noqa: E402

@@ -41,7 +41,7 @@ def test_reported_orientation_of_level_sensor_facing_east(loc, quat_xyzw):
     model = _body()
     imu = ImuModel(ImuSpec(name="i", link="base", frame_id="i", localization=Localization(loc)), model)
     r = imu.ideal(pin.neutral(model), np.zeros(6), np.zeros(6))
-    q = np.asarray(r.quat_ref_S_xyzw)
+    q = np.asarray(r.quat_ref_imu_xyzw)
     assert min(np.linalg.norm(q - quat_xyzw), np.linalg.norm(q + quat_xyzw)) < 1e-12  # q and -q are equal
 
 
@@ -73,9 +73,9 @@ def test_custom_empty_parent_reports_relative_to_initial_orientation():
     imu = ImuModel(ImuSpec(name="i", link="base", frame_id="i"), model)
     q0 = _q(rpy_to_matrix((0, 0, 1.0)))
     r0 = imu.ideal(q0, np.zeros(6), np.zeros(6))
-    np.testing.assert_allclose(quat_of(_R(r0.quat_ref_S_xyzw)), [0, 0, 0, 1], atol=1e-12)
+    np.testing.assert_allclose(quat_of(_R(r0.quat_ref_imu_xyzw)), [0, 0, 0, 1], atol=1e-12)
     r1 = imu.ideal(_q(rpy_to_matrix((0, 0, 1.5))), np.zeros(6), np.zeros(6))
-    np.testing.assert_allclose(_R(r1.quat_ref_S_xyzw), rot_z(0.5), atol=1e-12)
+    np.testing.assert_allclose(_R(r1.quat_ref_imu_xyzw), rot_z(0.5), atol=1e-12)
 
 
 def test_grav_up_and_down():
@@ -141,7 +141,7 @@ def test_custom_rpy_in_world_reports_as_gz_sensors_test(gazebo_compatible):
     )
     imu = ImuModel(spec, model, gazebo_compatible=gazebo_compatible)
     r = imu.ideal(pin.neutral(model), np.zeros(6), np.zeros(6))
-    np.testing.assert_allclose(_R(r.quat_ref_S_xyzw), rpy_to_matrix((-1.570795, 0.0, 0.0)), atol=1e-12)
+    np.testing.assert_allclose(_R(r.quat_ref_imu_xyzw), rpy_to_matrix((-1.570795, 0.0, 0.0)), atol=1e-12)
 
 
 def test_custom_parent_frame_may_be_the_fully_scoped_link_name():

@@ -115,7 +115,8 @@ class BaseEkf(FilterState):
         return step
 
     def base_motion(self) -> tuple[FloatArray, FloatArray]:
-        """Bias-corrected ``(omega_B (3,) rad/s, f_B (3,) m/s^2 at the base origin)`` from the held reading."""
+        """Bias-corrected ``(omega_base_in_base (3,) rad/s, f_base_in_base (3,) m/s^2 at the base origin)`` from the
+        held reading."""
         w, f = self.base_motion_lists()
         return np.array(w), np.array(f)
 
@@ -204,7 +205,8 @@ class BaseEkf(FilterState):
 
         Args:
             name: foot name.
-            v_base_measured: (3,) m/s in B, ``-(J qdot) - omega_hat_B x r`` with the filter's angular velocity.
+            v_base_measured: (3,) m/s in B, ``-(J qdot) - omega_hat_base_in_base x r`` with the filter's angular
+                velocity.
             p_base_foot: (3,) m, foot position r in B (rolling feet: the contact body point c).
             J_base_foot: (3, n) foot Jacobian in B, for the encoder-noise term (omitted when None; rolling
                 feet: ``J_c``).
@@ -247,7 +249,7 @@ class BaseEkf(FilterState):
 
         Args:
             names: (k,) foot names.
-            v_base_measured: (k, 3) m/s in B, ``-(J_i qdot) - omega_hat_B x r_i`` per foot.
+            v_base_measured: (k, 3) m/s in B, ``-(J_i qdot) - omega_hat_base_in_base x r_i`` per foot.
             p_base_foot: (k, 3) m, foot positions r_i in B.
             J_base_foot: (k, 3, n) foot Jacobians in B (encoder noise term), or None.
             gate_nis: NIS gate per foot (``settings.foot_gate_nis`` when None; 0 disables).
@@ -311,7 +313,7 @@ class BaseEkf(FilterState):
         return out
 
     def zero_rate_measurement(self) -> Measurement:
-        """Zero angular rate pseudo-measurement (robot static): ``0 = R_base_imu (omega_S - b_g - n_g)``."""
+        """Zero angular rate pseudo-measurement (robot static): ``0 = R_base_imu (omega_imu_in_imu - b_g - n_g)``."""
         omega_hat = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
         return zero_rate_measurement(
             omega_hat,
@@ -355,8 +357,8 @@ class BaseEkf(FilterState):
     def twist_covariance(self) -> FloatArray:
         """(6, 6) twist covariance (linear, angular), both in B.
 
-        ``omega_B = R_base_imu (omega_S - b_g)``: its covariance is ``R_base_imu P_bg R_imu_base`` plus the gyro
-        white noise of one sample; the cross block with the velocity is ``-P_v,bg R_imu_base``.
+        ``omega_base_in_base = R_base_imu (omega_imu_in_imu - b_g)``: its covariance is ``R_base_imu P_bg R_imu_base``
+        plus the gyro white noise of one sample; the cross block with the velocity is ``-P_v,bg R_imu_base``.
         """
         return self.backend.twist_covariance(self)
 

@@ -12,7 +12,7 @@ The filter keeps its state in preallocated float64 buffers that every step updat
 - ``P`` (15, 15) C-contiguous, the error covariance in the order ``[dp_W, dv_B, dtheta_B, dba_S, dbg_S]``
   (:data:`P_SL` ... :data:`BG_SL`);
 - ``c`` (:data:`C_SIZE`,) constants of the IMU mount and noise: ``[C_R_BASE_IMU:+9]`` ``R_base_imu`` row-major,
-  ``[C_P_BASE_IMU:+3]`` ``p_base_imu`` (m, B), ``[C_G_WORLD:+3]`` ``g_W`` (m/s^2), ``[C_SIGMA_ACCEL:+9]`` and
+  ``[C_P_BASE_IMU:+3]`` ``p_base_imu`` (m, B), ``[C_G_WORLD:+3]`` ``g_world`` (m/s^2), ``[C_SIGMA_ACCEL:+9]`` and
   ``[C_SIGMA_GYRO:+9]`` the accelerometer and gyroscope white-noise densities squared mapped to B
   (``R_base_imu Sigma R_imu_base``), ``[C_BIAS_WALK:+6]`` the bias random-walk densities squared (accelerometer then
   gyroscope, S), ``[C_SIGMA_GYRO_SAMPLE:+9]`` the per-sample gyroscope covariance in B.
@@ -119,9 +119,9 @@ JV_LIMITS_SIZE = 2
 #: the joint step's tables. Integers ``ti``: [JI_MIN_ON] and [JI_MIN_OFF] the trigger's hold times (ns),
 #: [JI_ROLLING] rolling feet (1) or point feet (0), [JI_USE_J] the encoder-noise term in use (1/0), [JI_FULL] the
 #: full dynamics in the force estimate (1: ``M a + h``; 0: ``g(q)``), then from [JI_LEGS] each foot's 3 leg joint
-#: columns (n, 3). Floats ``tf``: [JF_MASS] total mass (kg), [JF_G:+3] ``g_W`` (m/s^2) of the force estimate, [JF_SF2]
-#: foot velocity noise^2 ((m/s)^2), [JF_SE2] encoder velocity noise^2 ((rad/s)^2), [JF_GATE] the NIS gate per foot
-#: (<= 0: none), then from [JF_RADII] the foot radii (n,) m.
+#: columns (n, 3). Floats ``tf``: [JF_MASS] total mass (kg), [JF_G:+3] ``g_world`` (m/s^2) of the force estimate,
+#: [JF_SF2] foot velocity noise^2 ((m/s)^2), [JF_SE2] encoder velocity noise^2 ((rad/s)^2), [JF_GATE] the NIS gate per
+#: foot (<= 0: none), then from [JF_RADII] the foot radii (n,) m.
 JI_MIN_ON, JI_MIN_OFF, JI_ROLLING, JI_USE_J, JI_FULL, JI_LEGS = 0, 1, 2, 3, 4, 5
 JF_MASS, JF_G, JF_SF2, JF_SE2, JF_GATE, JF_JV_MAX_DT, JF_JV_TAU, JF_HIGH_NIS, JF_RADII = 0, 1, 4, 5, 6, 7, 8, 9, 10
 #: (in ``tf``, [JF_JV_MAX_DT] and [JF_JV_TAU]: the joint velocity estimator's ``limits``, constants copied once;

@@ -2,24 +2,24 @@
 the flat feet's orientation; the chi-square gate.
 
 Leg odometry (per foot in stance, Bloesch 2012 eq. 9): the leg-odometry velocity ``y_i = -(J_i qdot) -
-omega_hat_B x r_i`` measures ``v_B``; since ``omega_B = omega_hat_B - R_base_imu (dbg + n_g)``,
-``y_i = v_B + [r_i]x R_base_imu (dbg + n_g) + noise``, so ``H_i = [0, I, 0, 0, [r_i]x R_base_imu]`` and the
-measurement noise is ``sigma_foot^2 I + sigma_enc^2 J_i J_i^T + [r_i]x R_base_imu Sigma_g R_imu_base [r_i]x^T``
-(:func:`~robot_state_estimator.estimation.noise_model.leg_measurement_covariance`, whose docstring gives the
-sources; the batched numpy reference and the kernels compute the same sum, tested to 1e-12).
+omega_hat_base_in_base x r_i`` measures ``v_base_in_base``; since ``omega_base_in_base = omega_hat_base_in_base -
+R_base_imu (dbg + n_g)``, ``y_i = v_base_in_base + [r_i]x R_base_imu (dbg + n_g) + noise``, so ``H_i = [0, I, 0, 0,
+[r_i]x R_base_imu]`` and the measurement noise is ``sigma_foot^2 I + sigma_enc^2 J_i J_i^T + [r_i]x R_base_imu Sigma_g
+R_imu_base [r_i]x^T`` (:func:`~robot_state_estimator.estimation.noise_model.leg_measurement_covariance`, whose docstring
+gives the sources; the batched numpy reference and the kernels compute the same sum, tested to 1e-12).
 
 Rolling spherical feet (radius rho_i; :mod:`robot_state_estimator.estimation.kinematics`): the body point at
 rest is the contact point ``c_i = r_i + d_i``, ``d_i = -rho_i R^T e_z``, and
-``y_i = -(J_c,i qdot) - omega_hat_B x c_i`` with ``J_c,i = J_lin,i - [d_i]x J_ang,i``. Writing
-``y_i = -J_lin qdot - omega_hat x r_i - omega_foot x d_i`` (``omega_foot = omega_B + J_ang qdot``, the foot's
+``y_i = -(J_c,i qdot) - omega_hat_base_in_base x c_i`` with ``J_c,i = J_lin,i - [d_i]x J_ang,i``. Writing
+``y_i = -J_lin qdot - omega_hat x r_i - omega_foot x d_i`` (``omega_foot = omega_base_in_base + J_ang qdot``, the foot's
 angular velocity in B), two state errors enter through the estimated quantities: the gyro bias as above with
 ``c_i`` in place of ``r_i``, and the attitude through ``d_i``: with ``R = R_hat Exp(dtheta)``,
 ``d_true = -rho (I - [dtheta]x) R_hat^T e_z = d_hat + [d_hat]x dtheta``, so
-``y_i - v_B = -omega_foot x (d_hat - d_true) = [omega_foot]x [d_hat]x dtheta``. Hence
+``y_i - v_base_in_base = -omega_foot x (d_hat - d_true) = [omega_foot]x [d_hat]x dtheta``. Hence
 ``H_i = [0, I, [omega_foot]x [d_i]x, 0, [c_i]x R_base_imu]``, and the noise uses ``c_i`` and ``J_c,i``. rho = 0
 gives the point-foot measurement above (the attitude block vanishes).
 
-Zero rate (robot static): ``0 = R_base_imu (omega_S - b_g - n_g)``. Flat feet's orientation:
+Zero rate (robot static): ``0 = R_base_imu (omega_imu_in_imu - b_g - n_g)``. Flat feet's orientation:
 :mod:`robot_state_estimator.estimation.flat_feet` (:func:`rotation_measurement`).
 
 Update. Each measurement is gated on its prior NIS (chi-square, 3 DoF for a foot), then the accepted ones are fused
@@ -160,7 +160,7 @@ def leg_velocity_measurement(
 
     Args:
         name: foot name.
-        v_base_measured: (3,) m/s in B, ``-(J qdot) - omega_hat_B x r`` with the filter's angular velocity.
+        v_base_measured: (3,) m/s in B, ``-(J qdot) - omega_hat_base_in_base x r`` with the filter's angular velocity.
         v_base_in_base: (3,) m/s, the filter's velocity (the prediction).
         p_base_foot: (3,) m, foot position r in B (rolling feet: the contact body point c).
         J_base_foot: (3, n) foot Jacobian in B, for the encoder-noise term (omitted when None; rolling feet:
@@ -193,10 +193,10 @@ def leg_velocity_measurement(
 def zero_rate_measurement(
     omega_hat: FloatArray, *, R_base_imu: FloatArray, Sigma_gyro_sample: FloatArray, zero_rate_noise: float
 ) -> Measurement:
-    """The zero angular rate pseudo-measurement (robot static): ``0 = R_base_imu (omega_S - b_g - n_g)``.
+    """The zero angular rate pseudo-measurement (robot static): ``0 = R_base_imu (omega_imu_in_imu - b_g - n_g)``.
 
     Args:
-        omega_hat: (3,) rad/s, the predicted rate ``R_base_imu (omega_S - b_g_hat)`` in B.
+        omega_hat: (3,) rad/s, the predicted rate ``R_base_imu (omega_imu_in_imu - b_g_hat)`` in B.
         R_base_imu: (3, 3). Sigma_gyro_sample: (3, 3) per-sample gyro covariance in B.
         zero_rate_noise: rad/s, the stddev of the robot's remaining rate.
     """
@@ -218,7 +218,7 @@ def rotation_measurement(
     encoder_noise: float,
 ) -> Measurement:
     """The orientation measurement of one flat stance foot (:mod:`robot_state_estimator.estimation.flat_feet`):
-    ``z = -J_ang qdot = omega_B``, ``H = [0, 0, 0, 0, -R_base_imu]``,
+    ``z = -J_ang qdot = omega_base_in_base``, ``H = [0, 0, 0, 0, -R_base_imu]``,
     ``R = sigma_rot^2 I + Sigma_g + sigma_enc^2 J_ang J_ang^T``.
 
     Args:

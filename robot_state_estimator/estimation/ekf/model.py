@@ -14,20 +14,21 @@ the right (local / body frame): ``R = R_hat Exp(dtheta)`` (Solà 2017, "Quaterni
 Kalman filter", sec. 5 and 7, local perturbation). Everything else is additive.
 
 IMU in the base frame. The IMU frame S is posed in B by ``X_base_imu = (R_base_imu, r = p_base_imu)``. With gyro
-and accelerometer readings ``omega_S``, ``f_S`` (specific force at the IMU origin):
+and accelerometer readings ``omega_imu_in_imu``, ``f_imu_in_imu`` (specific force at the IMU origin):
 
-    omega_B = R_base_imu (omega_S - b_g)
-    f_B     = R_base_imu (f_S - b_a) - alpha_B x r - omega_B x (omega_B x r)   (specific force at the base origin)
+    omega_base_in_base = R_base_imu (omega_imu_in_imu - b_g)
+    f_base_in_base     = R_base_imu (f_imu_in_imu - b_a) - alpha_base_in_base x r
+                         - omega_base_in_base x (omega_base_in_base x r)      (specific force at the base origin)
 
-(rigid-body acceleration transport; ``alpha_B`` from the difference of consecutive bias-corrected gyro
+(rigid-body acceleration transport; ``alpha_base_in_base`` from the difference of consecutive bias-corrected gyro
 readings, a one-sample backward difference). mim's filter ignores the lever arm and the rotation in its
-measurement Jacobian; here both enter the process and measurement Jacobians. In code these are
-``omega_base_in_base``, ``f_base_in_base`` and ``alpha_base_in_base``.
+measurement Jacobian; here both enter the process and measurement Jacobians.
 
-Continuous dynamics: ``p_dot = R v``, ``v_dot = f_B + R^T g - omega x v``, ``R_dot = R [omega]x``,
+Continuous dynamics: ``p_dot = R v``, ``v_dot = f_base_in_base + R^T g - omega x v``, ``R_dot = R [omega]x``,
 ``b_dot = n_b``. The nominal state is integrated in the world frame with the readings held over the
-interval (exact for constant ``a_W = R f_B + g`` and ``omega``): ``p += v_W dt + a_W dt^2 / 2``,
-``v_W += a_W dt``, ``R = R Exp(omega dt)``, ``v_B = R^T v_W``.
+interval (exact for constant ``a_base_in_world = R f_base_in_base + g`` and ``omega``): ``p += v_base_in_world dt +
+a_base_in_world dt^2 / 2``, ``v_base_in_world += a_base_in_world dt``, ``R = R Exp(omega dt)``, ``v_base_in_base = R^T
+v_base_in_world``.
 
 Error dynamics ``d(dx)/dt = A dx + G n`` with ``n = [n_a, n_g, n_ba, n_bg]`` (S frame) and
 ``L = [omega x r]x + [omega]x [r]x`` (derivative of the lever-arm term w.r.t. omega):
@@ -162,7 +163,8 @@ def imu_noise_from_spec(imu: ImuSpec | None, settings: EkfSettings) -> ImuNoise:
 
 
 def rotation_from_gravity(f_base_in_base: FloatArray) -> FloatArray:
-    """(3, 3) ``R_world_base`` with yaw 0 from a static specific force (3,) m/s^2 in B (``f_B = R^T (-g_W)``).
+    """(3, 3) ``R_world_base`` with yaw 0 from a static specific force (3,) m/s^2 in B (``f_base_in_base = R^T
+    (-g_world)``).
 
     roll = atan2(f_y, f_z), pitch = atan2(-f_x, hypot(f_y, f_z)), ``R = Ry(pitch) Rx(roll)``.
     """
@@ -209,7 +211,8 @@ class ProcessModel:
         self._G = np.zeros((N_STATES, 6))
         self._G[V_SL, 0:3] = -_I3
         self._G[TH_SL, 3:6] = -_I3
-        #: (6, 6) ``diag(I, -R_base_imu)``: the twist (v_B, omega_B) from the (dv, dbg) error block (the outputs)
+        #: (6, 6) ``diag(I, -R_base_imu)``: the twist (v_base_in_base, omega_base_in_base) from the (dv, dbg) error
+        #: block (the outputs)
         self.twist_transform = np.eye(6)
         self.twist_transform[3:, 3:] = -R_base_imu
         #: (6, 6) the gyro's per-sample noise on the angular rate of the twist
@@ -229,7 +232,7 @@ class ProcessModel:
         c[C_SIGMA_GYRO_SAMPLE : C_SIGMA_GYRO_SAMPLE + 9] = self.Sigma_gyro_sample.ravel()
 
     def omega_base_in_base(self, gyro_imu: list[float], gyro_bias: list[float]) -> list[float]:
-        """``omega_B = R_base_imu (omega_S - b_g)`` (rad/s, B) on Python floats."""
+        """``omega_base_in_base = R_base_imu (omega_imu_in_imu - b_g)`` (rad/s, B) on Python floats."""
         return _rot(self.R_base_imu_list, _sub(gyro_imu, gyro_bias))
 
     def base_motion(
@@ -240,8 +243,8 @@ class ProcessModel:
         accel_bias: list[float],
         alpha_base_in_base: list[float],
     ) -> tuple[list[float], list[float]]:
-        """Bias-corrected ``(omega_B rad/s, f_B m/s^2 at the base origin)`` in B from a reading in S (module
-        docstring, "IMU in the base frame"), on Python floats."""
+        """Bias-corrected ``(omega_base_in_base rad/s, f_base_in_base m/s^2 at the base origin)`` in B from a reading in
+        S (module docstring, "IMU in the base frame"), on Python floats."""
         R_base_imu = self.R_base_imu_list
         w = _rot(R_base_imu, _sub(gyro_imu, gyro_bias))
         f_imu = _rot(R_base_imu, _sub(accel_imu, accel_bias))

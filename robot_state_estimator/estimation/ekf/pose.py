@@ -66,7 +66,7 @@ def pose_error_covariance(pose_covariance: FloatArray, R_world_base: FloatArray)
     """
     T_inv = np.eye(6)
     T_inv[3:6, 3:6] = np.asarray(R_world_base, dtype=float).T
-    P = T_inv @ np.asarray(pose_covariance, dtype=float) @ T_inv.T
+    P: FloatArray = T_inv @ np.asarray(pose_covariance, dtype=float) @ T_inv.T
     return 0.5 * (P + P.T)
 
 
@@ -84,7 +84,7 @@ def check_pose_covariance(pose_covariance: FloatArray) -> FloatArray:
         ValueError: wrong size, a NaN/Inf, not symmetric (relative 1e-9), or an eigenvalue below
             ``-1e-10 max |C|`` (not positive semi-definite); the message says which.
     """
-    C = np.asarray(pose_covariance, dtype=float)
+    C: FloatArray = np.asarray(pose_covariance, dtype=float)
     if C.shape == (36,):
         C = C.reshape(6, 6)
     if C.shape != (6, 6):

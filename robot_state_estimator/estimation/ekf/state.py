@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import overload
 
 import numpy as np
 import pinocchio as pin
@@ -57,10 +58,15 @@ class _StateView:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = self.key(name)
 
-    def __get__(self, obj: object, objtype: type | None = None) -> FloatArray:
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> _StateView: ...
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> FloatArray: ...
+    def __get__(self, obj: object, objtype: type | None = None) -> FloatArray | _StateView:
         if obj is None:
-            return self  # type: ignore[return-value]
-        return obj.__dict__[self.name]  # type: ignore[no-any-return]
+            return self
+        view: FloatArray = obj.__dict__[self.name]
+        return view
 
     def __set__(self, obj: object, value: FloatArray) -> None:
         obj.__dict__[self.name][...] = value
@@ -253,14 +259,14 @@ class FilterState:
         ``initial_*`` values when given (the initialisation from a moving window).
 
         ``tilt_from_specific_force``: roll and pitch were taken from a mean specific force (the static and the
-        moving initialisation), which reads ``f_B = R^T (-g_W) + R_base_imu b_a``: the tilt is off by exactly what
-        the accelerometer bias leans the reading. With ``R = R_hat Exp(dtheta)``, ``R^T (-g_W) = u + [u]x
-        dtheta`` for ``u = R_hat^T (-g_W)``, and ``R_hat`` makes ``u`` the reading, so ``[u]x dtheta = -R_base_imu
-        b_a``: ``dtheta = T b_a`` (plus a part along ``u``, yaw) with ``T = [u]x R_base_imu / |u|^2``. The bias's
-        prior ``Sigma_b`` then adds ``T Sigma_b T^T`` to the attitude block and ``T Sigma_b`` to the
+        moving initialisation), which reads ``f_base_in_base = R^T (-g_world) + R_base_imu b_a``: the tilt is off by
+        exactly what the accelerometer bias leans the reading. With ``R = R_hat Exp(dtheta)``, ``R^T (-g_world) = u +
+        [u]x dtheta`` for ``u = R_hat^T (-g_world)``, and ``R_hat`` makes ``u`` the reading, so ``[u]x dtheta =
+        -R_base_imu b_a``: ``dtheta = T b_a`` (plus a part along ``u``, yaw) with ``T = [u]x R_base_imu / |u|^2``. The
+        bias's prior ``Sigma_b`` then adds ``T Sigma_b T^T`` to the attitude block and ``T Sigma_b`` to the
         attitude-bias cross block (Farrell 2008, "Aided Navigation", sec. 11.4: the leveling error of an
-        accelerometer-levelled INS equals its bias over g, the two being separable only once the vehicle turns).
-        The settings' roll/pitch stddev stays as the independent part (the window's noise and motion).
+        accelerometer-levelled INS equals its bias over g, the two being separable only once the vehicle turns). The
+        settings' roll/pitch stddev stays as the independent part (the window's noise and motion).
         """
         s = self.settings
         v_std = s.initial_velocity_std if velocity_std is None else velocity_std
@@ -365,7 +371,7 @@ class FilterState:
         """Initialise on a moving robot: roll and pitch from the mean specific force, yaw 0, gyro bias 0.
 
         Over whole gait cycles the base acceleration averages to about zero, so the mean specific force is
-        about ``R^T (-g_W)``. The covariance uses ``init_moving_roll_pitch_std``, ``init_moving_velocity_std``
+        about ``R^T (-g_world)``. The covariance uses ``init_moving_roll_pitch_std``, ``init_moving_velocity_std``
         and ``init_moving_gyro_bias_std`` of the settings.
 
         Args:

@@ -100,7 +100,7 @@ def split_config(path: str | Path | None) -> tuple[EstimatorSettings, dict[str, 
         starts with the file) or a node parameter with a bad value (:func:`check_node_params`).
     """
     from robot_state_estimator.estimation.errors import SettingsError
-    from robot_state_estimator.estimation.settings import load_settings
+    from robot_state_estimator.estimation.settings_loading import load_settings
 
     if path is None:
         return load_settings(None), {}
@@ -131,7 +131,8 @@ def apply_overrides(
             with a bad value (:func:`check_node_params`); ``estimation.errors.SettingsError``: unknown name or bad
             value of a setting.
     """
-    from robot_state_estimator.estimation.settings import EstimatorSettings, flatten_settings, settings_from_flat
+    from robot_state_estimator.estimation.settings import EstimatorSettings
+    from robot_state_estimator.estimation.settings_loading import flatten_settings, settings_from_flat
 
     flat: dict[str, Any] = {}
     params = dict(node_params)

@@ -72,7 +72,8 @@ _ZEROS3 = np.zeros(3)
 def _sub_flat_index(idx: tuple[int, ...]) -> NDArray[np.intp]:
     """Flat indices of the sub-matrix ``P[np.ix_(idx, idx)]`` of a 15 x 15 P (for ``P.take``)."""
     a = np.asarray(idx)
-    return a[:, None] * N_STATES + a[None, :]
+    flat: NDArray[np.intp] = a[:, None] * N_STATES + a[None, :]
+    return flat
 
 
 _POSE_FLAT = _sub_flat_index((0, 1, 2, 6, 7, 8))

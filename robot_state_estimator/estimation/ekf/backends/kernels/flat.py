@@ -33,7 +33,7 @@ def rotation_update(
     out: np.ndarray,
 ) -> int:
     """The orientation update of the flat stance feet ``feet`` (``NumpyBackend.rotation_update``):
-    ``y_i = -J_ang,i qdot - omega_hat_B``, ``H_i = [0, 0, 0, 0, -R_base_imu]``,
+    ``y_i = -J_ang,i qdot - omega_hat_base_in_base``, ``H_i = [0, 0, 0, 0, -R_base_imu]``,
     ``R_i = sr2 I + se2 J_ang,i J_ang,i^T + Sigma_g`` (B), each gated on its NIS, the accepted ones fused in one
     Joseph-form update (:func:`.update.update`).
 

@@ -86,9 +86,10 @@ def bias_torques(
 ) -> np.ndarray:
     """The bias torques of the force estimate on the joints (``ContactSource._estimate_forces``,
     ``ContactForceEstimator.bias_torques``) after :func:`foot_terms` of the joint positions: ``g(q) = -M J_com^T
-    g_B``, or with ``full`` the joint rows of ``M a + h`` by RNEA with the filter's base motion (``v = [v_B, omega_B,
-    qdot]``, ``a = [f_B + R^T g_W - omega_B x v_B, alpha_B, qddot]``) and the joint accelerations ``qddot`` from the
-    previous joint velocities (``ContactForceEstimator.joint_acceleration``: zero without them).
+    g_base``, or with ``full`` the joint rows of ``M a + h`` by RNEA with the filter's base motion (``v =
+    [v_base_in_base, omega_base_in_base, qdot]``, ``a = [f_base_in_base + R^T g_world - omega_base_in_base x
+    v_base_in_base, alpha_base_in_base, qddot]``) and the joint accelerations ``qddot`` from the previous joint
+    velocities (``ContactForceEstimator.joint_acceleration``: zero without them).
 
     Args:
         x, c: the filter's buffers (``ekf.layout``).

@@ -162,10 +162,10 @@ def _leg_force(
     force_in_world: FloatArray,
     wrench_in_foot: FloatArray,
 ) -> bool:
-    """Foot i's point force from its leg's 3 x 3 system ``J_leg^T f_B = (x, y, z)`` (the bias torques minus the
-    measured ones on the leg's joints) by the adjugate, when the Hadamard ratio test of ``contact._solve3`` passes:
-    ``force_in_world[i] = R_WB f_B``, ``wrench_in_foot[i] = [R_base_foot^T f_B, 0]``. False (outputs untouched)
-    when the system is ill-conditioned."""
+    """Foot i's point force from its leg's 3 x 3 system ``J_leg^T f_base_in_base = (x, y, z)`` (the bias torques minus
+    the measured ones on the leg's joints) by the adjugate, when the Hadamard ratio test of ``contact._solve3`` passes:
+    ``force_in_world[i] = R_world_base f_base_in_base``, ``wrench_in_foot[i] = [R_base_foot^T f_base_in_base, 0]``.
+    False (outputs untouched) when the system is ill-conditioned."""
     # A = J_leg^T: A[r, k] = J6[i, k, cols[r]] (the naming of contact._solve3)
     c0_, c1_, c2_ = leg_cols[i, 0], leg_cols[i, 1], leg_cols[i, 2]
     a, b_, c = J6[i, 0, c0_], J6[i, 1, c0_], J6[i, 2, c0_]
@@ -204,8 +204,9 @@ def forces_from_bias(
     wrench_in_foot: FloatArray,
 ) -> int:
     """Point-foot contact forces of 3-joint legs, all feet in one call, from the bias torques ``bias`` on the joints:
-    ``g(q)`` (quasi-static) or the joint rows of ``M a + h`` (full dynamics). Per leg ``f_B = (J_leg^T)^-1 (bias_leg
-    - tau_leg)`` (``ContactForceEstimator.estimate`` with ``_estimate_point_3x3``).
+    ``g(q)`` (quasi-static) or the joint rows of ``M a + h`` (full dynamics). Per leg
+    ``f_base_in_base = (J_leg^T)^-1 (bias_leg - tau_leg)`` (``ContactForceEstimator.estimate`` with
+    ``_estimate_point_3x3``).
 
     Args:
         J6: (n, 6, nj) foot Jacobians in B. leg_cols: (n, 3) joint columns of each leg.
@@ -243,9 +244,9 @@ def point_foot_forces(
     """Point-foot contact forces of 3-joint legs with gravity compensation, all feet in one call.
 
     The reference is ``ContactForceEstimator.estimate`` (``bias_torques`` then ``_estimate_point_3x3``): with
-    ``g_B = R_WB^T g_W`` the gravity torques are ``g(q) = -m J_com^T g_B`` (the gradient of the potential
-    ``-m g_B . c(q)``; pinocchio's ``computeGeneralizedGravity`` gives the same to rounding), and per leg
-    ``f_B = (J_leg^T)^-1 (g_leg - tau_leg)`` by the adjugate when the Hadamard ratio test of
+    ``g_base = R_world_base^T g_world`` the gravity torques are ``g(q) = -m J_com^T g_base`` (the gradient of the
+    potential ``-m g_base . c(q)``; pinocchio's ``computeGeneralizedGravity`` gives the same to rounding), and per leg
+    ``f_base_in_base = (J_leg^T)^-1 (g_leg - tau_leg)`` by the adjugate when the Hadamard ratio test of
     ``contact._solve3`` passes.
 
     Args:
@@ -365,7 +366,7 @@ def leg_velocity_terms(
     """Leg-odometry velocities of the feet ``idx`` with rolling spherical feet (radius 0 = point foot).
 
     The reference is ``LegKinematics.rolling_contact_terms`` (see its docstring and the module docstring of
-    :mod:`~robot_state_estimator.estimation.kinematics`): ``z = R_WB^T e_z``, ``c = r - rho z``,
+    :mod:`~robot_state_estimator.estimation.kinematics`): ``z = R_world_base^T e_z``, ``c = r - rho z``,
     ``J_c = J_lin + rho [z]x J_ang``, ``v = -(J_c qdot) - omega x c``, ``H = -rho [omega_foot]x [z]x`` with
     ``omega_foot = J_ang qdot + omega``.
 

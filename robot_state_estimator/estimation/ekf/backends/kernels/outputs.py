@@ -89,8 +89,8 @@ def twist_covariance(P: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
 
 @kernel
 def outputs(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
-    """out (91,) = ``BaseEkf.output_vector``: p (3), quaternion x y z w (4), v_B (3), omega_B (3), pose
-    covariance (36), twist covariance (36), accelerometer bias (3), gyroscope bias (3)."""
+    """out (91,) = ``BaseEkf.output_vector``: p (3), quaternion x y z w (4), v_base_in_base (3), omega_base_in_base (3),
+    pose covariance (36), twist covariance (36), accelerometer bias (3), gyroscope bias (3)."""
     q = np.empty(4)
     _quat_xyzw(x, q)
     C = np.empty((6, 6))

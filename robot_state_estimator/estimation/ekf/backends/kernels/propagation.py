@@ -95,9 +95,9 @@ def _omega_from_gyro(x: np.ndarray, c: np.ndarray, out: np.ndarray, o: int) -> N
 @kernel
 def set_imu(x: np.ndarray, c: np.ndarray, gyro: np.ndarray, accel: np.ndarray, dt_gyro: float) -> None:
     """Hold an IMU reading (``BaseEkf.set_imu``): gyro (3,) rad/s and accel (3,) m/s^2 in S into x; the
-    angular acceleration ``alpha_B = (omega_B - omega_B,prev) / dt_gyro`` (backward difference, ``ekf.model``
-    "IMU in the base frame"), zero when ``dt_gyro <= 0``; ``omega_B = R_base_imu (gyro - b_g)`` becomes the previous
-    rate."""
+    angular acceleration ``alpha_base_in_base = (omega_base_in_base - omega_base_in_base_prev) / dt_gyro`` (backward
+    difference, ``ekf.model`` "IMU in the base frame"), zero when ``dt_gyro <= 0``; ``omega_base_in_base = R_base_imu
+    (gyro - b_g)`` becomes the previous rate."""
     for i in range(3):
         x[X_GYRO + i] = gyro[i]
         x[X_ACCEL + i] = accel[i]
@@ -116,10 +116,10 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     """Propagate x and P over dt (s) with the held reading (``BaseEkf.propagate_to``; ``ekf.model``
     "IMU in the base frame", "Continuous dynamics", "Error dynamics", "Discretisation").
 
-    ``omega_B``, ``f_B`` at the base origin (lever arm and angular acceleration); nominal state integrated in W
-    (``p += v_W dt + a_W dt^2 / 2``, ``v_W += a_W dt``, ``R = R Exp(omega_B dt)``, ``v_B = R^T v_W``), R
-    re-orthonormalised when ``normalise``; ``P = Phi P Phi^T + G Q_c G^T dt`` with ``Phi = I + A dt + (A dt)^2 / 2``,
-    symmetrised.
+    ``omega_base_in_base``, ``f_base_in_base`` at the base origin (lever arm and angular acceleration); nominal state
+    integrated in W (``p += v_base_in_world dt + a_base_in_world dt^2 / 2``, ``v_base_in_world += a_base_in_world dt``,
+    ``R = R Exp(omega_base_in_base dt)``, ``v_base_in_base = R^T v_base_in_world``), R re-orthonormalised when
+    ``normalise``; ``P = Phi P Phi^T + G Q_c G^T dt`` with ``Phi = I + A dt + (A dt)^2 / 2``, symmetrised.
     """
     _base_motion(x, c)
     M = np.empty((3, 3))
@@ -131,8 +131,8 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
 
 @kernel
 def _base_motion(x: np.ndarray, c: np.ndarray) -> None:
-    """``x[X_OMEGA:+3]`` = ``omega_B`` and ``x[X_F:+3]`` = ``f_B``, the specific force at the base origin (lever arm
-    and angular acceleration), from the held reading (``ekf.model``, "IMU in the base frame")."""
+    """``x[X_OMEGA:+3]`` = ``omega_base_in_base`` and ``x[X_F:+3]`` = ``f_base_in_base``, the specific force at the base
+    origin (lever arm and angular acceleration), from the held reading (``ekf.model``, "IMU in the base frame")."""
     _omega_from_gyro(x, c, x, X_OMEGA)
     w0 = x[X_OMEGA]
     w1 = x[X_OMEGA + 1]
@@ -227,8 +227,8 @@ def _transition(x: np.ndarray, c: np.ndarray, dt: float, M: np.ndarray, F: np.nd
 
 @kernel
 def _nominal_step(x: np.ndarray, c: np.ndarray, dt: float, normalise: bool) -> None:
-    """The nominal state over dt, integrated in W with the held ``omega_B`` and ``f_B`` (``ekf.model``, "Continuous
-    dynamics"); R re-orthonormalised when ``normalise``."""
+    """The nominal state over dt, integrated in W with the held ``omega_base_in_base`` and ``f_base_in_base``
+    (``ekf.model``, "Continuous dynamics"); R re-orthonormalised when ``normalise``."""
     R = x[X_R : X_R + 9].reshape((3, 3))
     v0 = x[X_V]
     v1 = x[X_V + 1]

@@ -52,7 +52,7 @@ def _joseph(
     (= ``(I - K H) P``), ``Z = K R - W H^T``, ``P = W + Z K^T`` on the upper triangle, mirrored (the same
     products regrouped; H's zero columns skipped), injection of ``dx = K y`` with
     ``R = R Exp(dtheta)`` and the reset ``G = I - [dtheta / 2]x`` (Solà 2017 sec. 7.2), P symmetrised,
-    ``omega_B`` recomputed with the new gyro bias. Returns False, with nothing changed, when S is not
+    ``omega_base_in_base`` recomputed with the new gyro bias. Returns False, with nothing changed, when S is not
     numerically positive definite (the caller then uses the reference path, which falls back to LU).
     """
     m = y.shape[0]
@@ -122,7 +122,7 @@ def _joseph(
 def _inject(x: np.ndarray, P: np.ndarray, c: np.ndarray, dx: np.ndarray) -> None:
     """Inject the error ``dx`` (15,) into the nominal state (``R = R Exp(dtheta)``, the rest additive), reset the
     covariance of the attitude error with ``G = I - [dtheta / 2]x`` (Solà 2017 sec. 7.2), symmetrise P and recompute
-    ``omega_B`` with the new gyro bias."""
+    ``omega_base_in_base`` with the new gyro bias."""
     for i in range(3):
         x[X_P + i] = x[X_P + i] + dx[i]
         x[X_V + i] = x[X_V + i] + dx[3 + i]
@@ -243,7 +243,7 @@ def leg_update(
         H_att: (k, 3, 3) attitude blocks of H (used when ``use_H_att``).
         sf2, se2: foot velocity noise (m/s)^2 and encoder velocity noise (rad/s)^2.
         gate: NIS gate per foot (<= 0: none).
-        out: (13 k,) written: innovations (k, 3) ``y_i - v_B``, the per-foot innovation covariances (k, 3, 3)
+        out: (13 k,) written: innovations (k, 3) ``y_i - v_base_in_base``, the per-foot innovation covariances (k, 3, 3)
             (diagonal blocks of the stacked S) and the NIS (k,).
 
     ``H_i = [0, I, H_att,i, 0, [r_i]x R_base_imu]``, ``R_i = sf2 I + [r_i]x Sigma_g [r_i]x^T + se2 J_i J_i^T``; each
@@ -408,7 +408,7 @@ def stance_update(
 ) -> int:
     """The leg-odometry update of the feet in contact (``BaseEkf.update_stance_feet``):
     :func:`.legs.leg_velocity_terms` of those feet at the filter's
-    ``omega_B`` and attitude (module docstring of ``kinematics``), then :func:`leg_update` with their contact
+    ``omega_base_in_base`` and attitude (module docstring of ``kinematics``), then :func:`leg_update` with their contact
     points, Jacobians ``J_c`` and, when ``rolling``, attitude blocks.
 
     Args:
