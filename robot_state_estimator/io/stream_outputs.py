@@ -53,10 +53,11 @@ def pack_estimate(est: Estimate) -> np.ndarray | None:
     vector = getattr(est, "output_vector", None)  # the core's own (91,) vector: its first 85 numbers are these
     feet_vector = getattr(est, "feet_vector", None)
     if vector is not None and feet_vector is not None:
-        head = vector()[:FEET_OFFSET]
+        head = vector()[:FEET_OFFSET]  # (float64: Estimate.output_vector's)
         numbers = feet_vector()
-        buf = _concatenate((head, numbers)) if len(numbers) else _copy(head)
-        expected = FEET_OFFSET + FOOT_STRIDE * (len(numbers) // FOOT_STRIDE)
+        n = len(numbers)
+        buf = _concatenate((head, numbers)) if n else head.copy()
+        expected = FEET_OFFSET + FOOT_STRIDE * (n // FOOT_STRIDE)
     else:  # an estimate-like object: from its fields
         feet = est.feet
         if vector is not None:
@@ -74,17 +75,12 @@ def pack_estimate(est: Estimate) -> np.ndarray | None:
     if buf.shape != (expected,):
         raise ValueError(f"estimate arrays have unexpected sizes ({buf.size} numbers, expected {expected})")
     # all finite: then so is the sum of squares, unless it overflows (then the test of each number decides)
-    if not math.isfinite(_dot(buf, buf)) and not np.isfinite(buf).all():
+    if not math.isfinite(buf.dot(buf)) and not np.isfinite(buf).all():
         return None
     return buf
 
 
 _concatenate = np.concatenate
-_dot = np.dot
-
-
-def _copy(a: np.ndarray) -> np.ndarray:
-    return np.array(a, dtype=np.float64)
 
 
 class Outputs(NamedTuple):
