@@ -19,6 +19,7 @@ through ``EstimatorStream.on_*_msg``, which names what is wrong (``imu_not_finit
 
 from __future__ import annotations
 
+import math
 import struct
 
 import numpy as np
@@ -40,12 +41,14 @@ _HEAD = struct.Struct("<iII")
 _U32 = struct.Struct("<I")
 _STAMP = struct.Struct("<iI")
 #: an Imu's 37 float64 after its header: orientation (4), its covariance (9), angular velocity (3), its covariance
-#: (9), linear acceleration (3), its covariance (9)
-_IMU_VALUES = struct.Struct("<37d")
+#: (9), linear acceleration (3), its covariance (9); read: the orientation, its covariance's element 0, the angular
+#: velocity and the linear acceleration (11 numbers: the other covariances are not used)
+_IMU_VALUES = struct.Struct("<4dd64x3d72x3d")
 _IMU_BYTES = 37 * 8
 #: little-endian float64, made once (a dtype string is parsed on every call)
 _F8 = np.dtype("<f8")
 _frombuffer = np.frombuffer
+_isfinite = math.isfinite
 
 
 def _string_end(data: bytes, rel: int) -> int:
@@ -93,7 +96,7 @@ class ImuDecoder:
                 self._frames[raw] = frame
         v = _IMU_VALUES.unpack_from(data, off)
         try:
-            return imu_sample_from_values(sec_nanosec_to_ns(sec, nanosec), frame, v[13:16], v[25:28], v[:4], v[4])
+            return imu_sample_from_values(sec_nanosec_to_ns(sec, nanosec), frame, v[5:8], v[8:11], v[:4], v[4])
         except MessageError:
             return None
 
@@ -189,9 +192,17 @@ class JointStateDecoder:
             n = len(self._names)
             if n_position == n_velocity == n_effort == n:
                 run = _frombuffer(data, dtype=_F8, count=count, offset=start).astype(np.float64)
+                # every number of the run finite (the two gaps are a count and padding: a tiny number, 0 or, were
+                # the padding not zeros, anything: then the rule tests each value)
+                finite = _isfinite(run.dot(run))
                 try:
                     return joint_sample_from_arrays(
-                        sec_nanosec_to_ns(sec, nanosec), self._names, run[:n], run[n + 1 : 2 * n + 1], run[2 * n + 2 :]
+                        sec_nanosec_to_ns(sec, nanosec),
+                        self._names,
+                        run[:n],
+                        run[n + 1 : 2 * n + 1],
+                        run[2 * n + 2 :],
+                        values_finite=finite,
                     )
                 except MessageError:
                     return None

@@ -242,7 +242,13 @@ def check_joint_names(names: tuple[str, ...]) -> None:
 
 
 def joint_sample_from_arrays(
-    stamp_ns: int, names: tuple[str, ...], position: FloatArray, velocity: FloatArray, effort: FloatArray
+    stamp_ns: int,
+    names: tuple[str, ...],
+    position: FloatArray,
+    velocity: FloatArray,
+    effort: FloatArray,
+    *,
+    values_finite: bool = False,
 ) -> JointSample:
     """The :class:`JointSample` of a JointState's values, its names checked by :func:`check_joint_names`.
 
@@ -251,6 +257,8 @@ def joint_sample_from_arrays(
         names: the joint names.
         position, velocity, effort: (n,), (n,) or (0,), (n,) or (0,) float64 arrays the sample takes over (not
             copied); an empty velocity or effort is not reported (None).
+        values_finite: the caller found every value finite (``io.cdr_samples``: one test over the three); False:
+            tested here.
 
     Raises:
         MessageError: lengths that do not match the names (``joint_bad_lengths``), or non-finite values
@@ -263,7 +271,7 @@ def joint_sample_from_arrays(
         if values.size and values.shape != (n,):
             raise MessageError(f"JointState has {n} names but {values.size} {field_name} values", JOINT_BAD_LENGTHS)
     # all finite: then so is the sum of the squares, unless it overflows (then the test of each value decides)
-    if not _isfinite(position.dot(position) + velocity.dot(velocity) + effort.dot(effort)):
+    if not values_finite and not _isfinite(position.dot(position) + velocity.dot(velocity) + effort.dot(effort)):
         for field_name, values in (("position", position), ("velocity", velocity), ("effort", effort)):
             if not np.isfinite(values).all():
                 bad = [names[i] for i in np.flatnonzero(~np.isfinite(values))]
