@@ -158,14 +158,8 @@ def imu_sample_from_values(
             field), or a reported orientation that is not a finite non-zero quaternion (``imu_bad_message``).
     """
     w, f = angular_velocity, linear_acceleration
-    if not (
-        _isfinite(w[0])
-        and _isfinite(w[1])
-        and _isfinite(w[2])
-        and _isfinite(f[0])
-        and _isfinite(f[1])
-        and _isfinite(f[2])
-    ):
+    # all finite: then so is their sum, unless it overflows (then the test of each value decides)
+    if not _isfinite(w[0] + w[1] + w[2] + f[0] + f[1] + f[2]):
         for what, v in (("angular_velocity", w), ("linear_acceleration", f)):
             if not all(map(_isfinite, v)):
                 raise MessageError(f"{what} is not finite: {list(v)}", IMU_NOT_FINITE)

@@ -208,9 +208,10 @@ def test_refusals_carry_the_diagnostics_cause_key(make: Any, cause: str) -> None
 
 
 def test_huge_finite_joint_values_pass_and_the_samples_are_ordinary_ones() -> None:
-    """The joint rule's finiteness test sums the squares first: values whose squares overflow (1e200) are finite and
-    pass, a NaN among them is still refused naming its joint; the samples the one-message forms make are equal to the
-    dataclasses' own (``_made`` skips their ``__init__``), can be replaced and are frozen."""
+    """The finiteness tests sum first (the joint rule the squares, the Imu rule the values): values whose sum overflows
+    (1e200 squared, 1e308 twice) are finite and pass, a non-finite value among them is still refused under the rule's
+    key and named; the samples the one-message forms make are the dataclasses' (``_made`` skips their ``__init__``),
+    with every field, and can be replaced and are frozen."""
     import dataclasses
 
     from robot_state_estimator.common.samples import ImuSample, JointSample
@@ -232,3 +233,8 @@ def test_huge_finite_joint_values_pass_and_the_samples_are_ordinary_ones() -> No
     assert _bits(imu.linear_acceleration) == _bits([0, 0, 9.8])
     assert _bits(imu.orientation_xyzw) == _bits([0.0, 0.0, 0.0, 1.0])
     assert [f.name for f in dataclasses.fields(imu)] == list(vars(imu))  # every field set, in order
+    huge = R.imu_sample_from_values(5, "imu", (1e308, 1e308, 0.0), (0.0, -1e308, -1e308), (0.0,) * 4, -1.0)
+    assert _bits(huge.angular_velocity) == _bits([1e308, 1e308, 0.0])  # finite, although their sum is not
+    with pytest.raises(R.MessageError, match="linear_acceleration is not finite") as info:
+        R.imu_sample_from_values(5, "imu", (1e308, 1e308, 0.0), (0.0, math.inf, -math.inf), (0.0,) * 4, -1.0)
+    assert info.value.cause == R.IMU_NOT_FINITE
