@@ -133,15 +133,17 @@ def test_the_context_shutdown_ends_spin(ros_domain_env) -> None:
 
 
 def test_services_and_other_messages_are_served_while_hot_messages_keep_coming(ros_context) -> None:
-    """While a hot subscription has a message at every wait, the loop waits on the hot set, and on every entity at
-    least every ``FULL_WAIT_PERIOD_S``: a parameter request and another subscription's message are served meanwhile
-    (the housekeeping round, which would serve them too, is out of reach here: 1000 s)."""
+    """While a hot subscription has a message at every wait, the loop waits on the hot set, and on every entity when
+    a timer is due and at least every ``FULL_WAIT_PERIOD_S``: a timer, a parameter request and another subscription's
+    message are served meanwhile (the housekeeping round, which would serve them too, is out of reach: 1000 s)."""
     node = rclpy.create_node("lean_busy", context=ros_context)
     node.declare_parameter("x", 1)
     hot_msgs: list[int] = []
     other_msgs: list[str] = []
     hot = node.create_subscription(UInt32, "busy/hot", lambda m: hot_msgs.append(m.data), output_qos(1000))
     node.create_subscription(String, "busy/other", lambda m: other_msgs.append(m.data), 10)
+    ticks: list[float] = []
+    node.create_timer(0.02, lambda: ticks.append(time.monotonic()))
     lean = LeanExecutor(node, [hot], housekeeping_period_s=1000.0)
     peer = rclpy.create_node("lean_busy_peer", context=ros_context)
     peer_exec = SingleThreadedExecutor(context=ros_context)
@@ -161,6 +163,8 @@ def test_services_and_other_messages_are_served_while_hot_messages_keep_coming(r
         pub_other = peer.create_publisher(String, "busy/other", 10)
         assert busy(lambda: pub_hot.get_subscription_count() >= 1 and pub_other.get_subscription_count() >= 1)
         assert busy(lambda: len(hot_msgs) > 10)
+        n_ticks = len(ticks)
+        assert busy(lambda: len(ticks) >= n_ticks + 3)  # the timer is called while busy (a full wait when it is due)
         pub_other.publish(String(data="other"))
         assert busy(lambda: other_msgs == ["other"])
         client = peer.create_client(SetParameters, "/lean_busy/set_parameters")
