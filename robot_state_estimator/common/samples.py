@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_state_estimator.common.output_layout import FOOT_FIELDS, FOOT_STRIDE, OUTPUT_FIELDS, OUTPUT_SIZE
+from robot_state_estimator.common.output_layout import (
+    FOOT_FIELDS,
+    FOOT_STRIDE,
+    OUTPUT_FIELDS,
+    OUTPUT_SIZE,
+    PUBLISHED_SIZE,
+)
 
 FloatArray = NDArray[np.float64]
 
@@ -246,6 +252,13 @@ class Estimate:
         states made: do not write to it), else new from ``feet``."""
         return _feet_vector_of(self.feet)
 
+    def published_vector(self) -> FloatArray:
+        """(PUBLISHED_SIZE + FOOT_STRIDE * n_feet,) float64, a new array: the first ``common.output_layout.
+        PUBLISHED_SIZE`` numbers of :meth:`output_vector` (what ``nav_msgs/Odometry`` carries: position, quaternion,
+        velocities, both covariances), then :meth:`feet_vector` (``io.stream.pack_estimate``'s buffer). Taken from the
+        core's step buffer in one copy where the estimate is over it."""
+        return _concatenate((self.output_vector()[:PUBLISHED_SIZE], self.feet_vector()))
+
     def stance_summary(self) -> tuple[int, tuple[str, ...]]:
         """What ``feet`` tells of the contacts: the number of feet in contact, and the names of those in contact whose
         kinematic update was not accepted (``in_contact and not update_accepted``), in the order of ``feet``; ``(0,
@@ -291,6 +304,18 @@ class _LazyEstimate(Estimate):
         vector: FloatArray | None = getattr(make, "vector", None)
         return _feet_vector_of(self.feet) if vector is None else vector
 
+    def published_vector(self) -> FloatArray:
+        try:
+            output = _get_output(self)
+            make = _get_feet_fn(self)
+        except AttributeError:  # made with a tuple of feet, or by dataclasses.replace
+            return Estimate.published_vector(self)
+        if make is None:  # made without feet
+            return output[:PUBLISHED_SIZE].copy()
+        of_buffer: Callable[[FloatArray], FloatArray | None] | None = getattr(make, "published_of", None)
+        vector = None if of_buffer is None else of_buffer(output)  # None: the estimate is not over its buffer
+        return Estimate.published_vector(self) if vector is None else vector
+
     def stance_summary(self) -> tuple[int, tuple[str, ...]]:
         try:
             make = _get_feet_fn(self)
@@ -307,6 +332,7 @@ class _LazyEstimate(Estimate):
 
 
 _new_object = object.__new__
+_concatenate = np.concatenate
 # The slots' descriptors, read from the class dict and typed here (through the class attributes a checker sees the
 # dataclass fields, an int and a tuple, not the descriptors).
 _FeetFn = Callable[[], tuple[FootState, ...]]

@@ -30,7 +30,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from robot_state_estimator.common.output_layout import FOOT_FIELDS, FOOT_STRIDE, OUTPUT_SIZE
+from robot_state_estimator.common.output_layout import FOOT_FIELDS, FOOT_STRIDE, OUTPUT_SIZE, PUBLISHED_SIZE
 from robot_state_estimator.common.samples import FootState, JointSample, foot_states
 from robot_state_estimator.estimation.contact import ContactForceEstimator, kinematic_clearance
 from robot_state_estimator.estimation.contact_source import ContactSource
@@ -118,6 +118,14 @@ class FeetOfJointStep:
         args = self.args
         return args[1][OUTPUT_SIZE : OUTPUT_SIZE + FOOT_STRIDE * len(args[0])]
 
+    def published_of(self, output: FloatArray) -> FloatArray | None:
+        """``Estimate.published_vector`` of an estimate whose output vector is ``output``: when that is the step's
+        buffer, its published numbers and the per-foot numbers in one copy (:func:`_published_index`); else None."""
+        names, buf = self.args[:2]
+        if output is not buf:
+            return None
+        return buf[_published_index(len(names))]
+
     def stance_summary(self) -> tuple[int, tuple[str, ...]]:
         """``Estimate.stance_summary`` without making the per-foot states: the number of feet in contact and the names
         of those whose update the gate refused (their NIS tested as :meth:`__call__` does, only when the step accepted
@@ -148,6 +156,21 @@ class FeetOfJointStep:
                 nis[i] = e
             self._feet = foot_states(names, contacts, blocks[:, _FORCE], blocks[:, _WRENCH], accepted, nis)
         return self._feet
+
+
+_PUBLISHED_INDEX: dict[int, NDArray[np.intp]] = {}
+
+
+def _published_index(n_feet: int) -> NDArray[np.intp]:
+    """Where a joint step's buffer holds ``Estimate.published_vector``'s numbers for ``n_feet`` feet: its first
+    ``PUBLISHED_SIZE`` numbers, then the per-foot numbers after the output vector (one array per number of feet,
+    read-only)."""
+    index = _PUBLISHED_INDEX.get(n_feet)
+    if index is None:
+        index = np.r_[0:PUBLISHED_SIZE, OUTPUT_SIZE : OUTPUT_SIZE + FOOT_STRIDE * n_feet].astype(np.intp)
+        index.flags.writeable = False
+        _PUBLISHED_INDEX[n_feet] = index
+    return index
 
 
 #: the per-foot states of a joint step: made, or made when first read

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from est_helpers import feed_run
 
-from robot_state_estimator.common.output_layout import OUTPUT_SIZE
+from robot_state_estimator.common.output_layout import OUTPUT_SIZE, PUBLISHED_SIZE
 from robot_state_estimator.common.samples import Estimate, ImuSample, JointSample
 from robot_state_estimator.estimation import ContactSettings, EstimatorSettings, RobotStateEstimator
 from robot_state_estimator.estimation.ekf import layout
@@ -160,6 +160,7 @@ def test_an_estimate_over_the_joint_steps_buffer_is_an_ordinary_one(go1_sim, mon
     feed_run(est, run, imu_first=True)
     e = est.last_estimate
     assert e is not None and isinstance(est.legs.step_feet, FeetOfJointStep)
+    published = e.published_vector()  # before the vector is read: one copy from the step's buffer
     vector = e.output_vector()
     assert vector.shape == (OUTPUT_SIZE,) and e.output_vector() is vector
     np.testing.assert_array_equal(vector, est.ekf.output_vector())
@@ -172,8 +173,16 @@ def test_an_estimate_over_the_joint_steps_buffer_is_an_ordinary_one(go1_sim, mon
     assert packed is not None and packed_eager is not None
     np.testing.assert_array_equal(packed, packed_eager)
     assert not np.shares_memory(packed, vector)
+    # the published numbers: the vector's first PUBLISHED_SIZE, then the per-foot ones; from the step's buffer, from
+    # the vector once read (the estimate is no longer over the buffer) and from the fields give the same new array
+    worked_out = np.concatenate([vector[:PUBLISHED_SIZE], expected])
+    for p in (published, e.published_vector(), eager.published_vector()):
+        np.testing.assert_array_equal(p, worked_out)
+        assert not np.shares_memory(p, vector)
     imu = est.add_imu(ImuSample(int(est.ekf.stamp_ns or 0) + MS, run.imu_omega[0], run.imu_f[0]))
     assert imu is not None and imu.feet == () and imu.feet_vector().size == 0
+    np.testing.assert_array_equal(imu.published_vector(), imu.output_vector()[:PUBLISHED_SIZE])
+    assert not np.shares_memory(imu.published_vector(), imu.output_vector())
 
 
 def _summary_of_feet(e: Estimate) -> tuple[int, tuple[str, ...]]:
