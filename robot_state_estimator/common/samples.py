@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from robot_state_estimator.common.output_layout import FOOT_FIELDS, FOOT_STRIDE, OUTPUT_FIELDS, OUTPUT_SIZE
+from robot_state_estimator.common.output_layout import (
+    FOOT_FIELDS,
+    FOOT_STRIDE,
+    OUTPUT_FIELDS,
+    OUTPUT_SIZE,
+    PUBLISHED_SIZE,
+)
 
 FloatArray = NDArray[np.float64]
 
@@ -229,7 +235,9 @@ class Estimate:
             _set_feet_fn(est, feet)  # type: ignore[arg-type]
         elif feet:
             _set_feet(est, feet)
-        return est  # (no feet: none set, () when read)
+        else:  # no feet: no function (the feet are () when read; feet_vector is empty without making them)
+            _set_feet_fn(est, None)
+        return est
 
     def output_vector(self) -> FloatArray:
         """(91,) float64: the numbers of the estimate in the layout of :meth:`from_output_vector` (the stored
@@ -243,6 +251,23 @@ class Estimate:
         the world); empty without feet. The joint step's own numbers when it made them (not copied and not the
         states made: do not write to it), else new from ``feet``."""
         return _feet_vector_of(self.feet)
+
+    def published_vector(self) -> FloatArray:
+        """(PUBLISHED_SIZE + FOOT_STRIDE * n_feet,) float64, a new array: the first ``common.output_layout.
+        PUBLISHED_SIZE`` numbers of :meth:`output_vector` (what ``nav_msgs/Odometry`` carries: position, quaternion,
+        velocities, both covariances), then :meth:`feet_vector` (``io.stream.pack_estimate``'s buffer). Taken from the
+        core's step buffer in one copy where the estimate is over it."""
+        return _concatenate((self.output_vector()[:PUBLISHED_SIZE], self.feet_vector()))
+
+    def stance_summary(self) -> tuple[int, tuple[str, ...]]:
+        """What ``feet`` tells of the contacts: the number of feet in contact, and the names of those in contact whose
+        kinematic update was not accepted (``in_contact and not update_accepted``), in the order of ``feet``; ``(0,
+        ())`` without feet. From the core's step without making the per-foot states where it can (the node's
+        diagnostics read it for every estimate with feet)."""
+        feet = self.feet
+        return sum(1 for f in feet if f.in_contact), tuple(
+            f.name for f in feet if f.in_contact and not f.update_accepted
+        )
 
     if not TYPE_CHECKING:  # (a static checker keeps seeing the declared fields only)
 
@@ -273,9 +298,31 @@ class _LazyEstimate(Estimate):
         try:
             make = _get_feet_fn(self)
         except AttributeError:  # made with a tuple of feet, or by dataclasses.replace
-            make = None
+            return _feet_vector_of(self.feet)
+        if make is None:  # made without feet
+            return _EMPTY
         vector: FloatArray | None = getattr(make, "vector", None)
         return _feet_vector_of(self.feet) if vector is None else vector
+
+    def published_vector(self) -> FloatArray:
+        try:
+            output = _get_output(self)
+            make = _get_feet_fn(self)
+        except AttributeError:  # made with a tuple of feet, or by dataclasses.replace
+            return Estimate.published_vector(self)
+        if make is None:  # made without feet
+            return output[:PUBLISHED_SIZE].copy()
+        of_buffer: Callable[[FloatArray], FloatArray | None] | None = getattr(make, "published_of", None)
+        vector = None if of_buffer is None else of_buffer(output)  # None: the estimate is not over its buffer
+        return Estimate.published_vector(self) if vector is None else vector
+
+    def stance_summary(self) -> tuple[int, tuple[str, ...]]:
+        try:
+            make = _get_feet_fn(self)
+        except AttributeError:  # made with a tuple of feet, or by dataclasses.replace
+            make = None
+        summary: Callable[[], tuple[int, tuple[str, ...]]] | None = getattr(make, "stance_summary", None)
+        return Estimate.stance_summary(self) if summary is None else summary()
 
     def __reduce__(self) -> tuple[type[Estimate], tuple[Any, ...]]:  # Any: the field values, of mixed types
         return Estimate, tuple(getattr(self, f.name) for f in fields(Estimate))
@@ -285,6 +332,7 @@ class _LazyEstimate(Estimate):
 
 
 _new_object = object.__new__
+_concatenate = np.concatenate
 # The slots' descriptors, read from the class dict and typed here (through the class attributes a checker sees the
 # dataclass fields, an int and a tuple, not the descriptors).
 _FeetFn = Callable[[], tuple[FootState, ...]]

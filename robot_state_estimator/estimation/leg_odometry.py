@@ -30,7 +30,7 @@ import numpy as np
 import pinocchio as pin
 from numpy.typing import NDArray
 
-from robot_state_estimator.common.output_layout import FOOT_FIELDS, FOOT_STRIDE, OUTPUT_SIZE
+from robot_state_estimator.common.output_layout import FOOT_FIELDS, FOOT_STRIDE, OUTPUT_SIZE, PUBLISHED_SIZE
 from robot_state_estimator.common.samples import FootState, JointSample, foot_states
 from robot_state_estimator.estimation.contact import ContactForceEstimator, kinematic_clearance
 from robot_state_estimator.estimation.contact_source import ContactSource
@@ -99,27 +99,50 @@ class FeetOfJointStep:
     """The per-foot states of the backend's one-call joint step, made on first request from its buffer (the per-foot
     numbers and the stance feet's NIS; the step no longer changes it) as :class:`FeetOfStep`.
 
-    ``args``: (names, the step's buffer, the stance feet's indices, the NIS gate). The joint step makes one per sample
-    without ``__init__`` (``object.__new__``, then ``args``: half the cost)."""
+    ``args``: (names, the step's buffer, the stance feet's indices, the NIS gate, the number of stance feet the step
+    accepted). The joint step makes one per sample without ``__init__`` (``object.__new__``, then ``args``: half the
+    cost)."""
 
     __slots__ = ("_feet", "args")
     _feet: tuple[FootState, ...]
-    args: tuple[tuple[str, ...], FloatArray, list[int], float]
+    args: tuple[tuple[str, ...], FloatArray, list[int], float, int]
 
-    def __init__(self, names: tuple[str, ...], buf: FloatArray, stance: list[int], gate: float) -> None:
-        self.args = (names, buf, stance, gate)
+    def __init__(
+        self, names: tuple[str, ...], buf: FloatArray, stance: list[int], gate: float, n_accepted: int
+    ) -> None:
+        self.args = (names, buf, stance, gate, n_accepted)
 
     @property
     def vector(self) -> FloatArray:
         """The per-foot numbers (``Estimate.feet_vector``): a view of the step's buffer."""
-        names, buf, _, _ = self.args
-        return buf[OUTPUT_SIZE : OUTPUT_SIZE + FOOT_STRIDE * len(names)]
+        args = self.args
+        return args[1][OUTPUT_SIZE : OUTPUT_SIZE + FOOT_STRIDE * len(args[0])]
+
+    def published_of(self, output: FloatArray) -> FloatArray | None:
+        """``Estimate.published_vector`` of an estimate whose output vector is ``output``: when that is the step's
+        buffer, its published numbers and the per-foot numbers in one copy (:func:`_published_index`); else None."""
+        names, buf = self.args[:2]
+        if output is not buf:
+            return None
+        return buf[_published_index(len(names))]
+
+    def stance_summary(self) -> tuple[int, tuple[str, ...]]:
+        """``Estimate.stance_summary`` without making the per-foot states: the number of feet in contact and the names
+        of those whose update the gate refused (their NIS tested as :meth:`__call__` does, only when the step accepted
+        fewer than all)."""
+        names, buf, stance, gate, n_accepted = self.args
+        k = len(stance)
+        if n_accepted >= k:
+            return k, ()
+        o = OUTPUT_SIZE + FOOT_STRIDE * len(names) + 12 * k  # the stance feet's NIS, as in __call__
+        nis = buf[o : o + k].tolist()
+        return k, tuple(names[i] for i, e in zip(stance, nis) if not (math.isfinite(e) and (gate <= 0.0 or e <= gate)))
 
     def __call__(self) -> tuple[FootState, ...]:
         try:
             return self._feet
         except AttributeError:  # (not made yet)
-            names, buf, stance, gate = self.args
+            names, buf, stance, gate, _ = self.args
             n = len(names)
             k = len(stance)
             blocks = self.vector.reshape(n, FOOT_STRIDE)
@@ -133,6 +156,21 @@ class FeetOfJointStep:
                 nis[i] = e
             self._feet = foot_states(names, contacts, blocks[:, _FORCE], blocks[:, _WRENCH], accepted, nis)
         return self._feet
+
+
+_PUBLISHED_INDEX: dict[int, NDArray[np.intp]] = {}
+
+
+def _published_index(n_feet: int) -> NDArray[np.intp]:
+    """Where a joint step's buffer holds ``Estimate.published_vector``'s numbers for ``n_feet`` feet: its first
+    ``PUBLISHED_SIZE`` numbers, then the per-foot numbers after the output vector (one array per number of feet,
+    read-only)."""
+    index = _PUBLISHED_INDEX.get(n_feet)
+    if index is None:
+        index = np.r_[0:PUBLISHED_SIZE, OUTPUT_SIZE : OUTPUT_SIZE + FOOT_STRIDE * n_feet].astype(np.intp)
+        index.flags.writeable = False
+        _PUBLISHED_INDEX[n_feet] = index
+    return index
 
 
 #: the per-foot states of a joint step: made, or made when first read
@@ -365,6 +403,7 @@ class LegOdometry:
         contact.source = "torque"
         gate = self._gate
         slip = self.slip
+        n_accepted = (result >> JOINT_ACCEPTED_SHIFT) & 0xFFFF
         if result & _HIGH_NIS or slip.active_feet:
             slip_events = slip.update(stamp, stance_list, buf[nis_slice].tolist())
             if slip_events:
@@ -374,7 +413,7 @@ class LegOdometry:
         if k:
             # the leg update's results, made when read (as BaseEkf.update_stance_feet leaves them)
             self.ekf._pending_results = self._leg_results = (names, buf, gate, leg_start)
-            if (result >> JOINT_ACCEPTED_SHIFT) & 0xFFFF < k:
+            if n_accepted < k:
                 for i, e in zip(stance_list, buf[nis_slice].tolist()):
                     if not (math.isfinite(e) and (gate <= 0.0 or e <= gate)):
                         self._events.emit(
@@ -383,7 +422,7 @@ class LegOdometry:
         else:
             self._leg_results = []
         feet = self.step_feet = _new_object(FeetOfJointStep)
-        feet.args = (self.foot_frames, buf, stance_list, gate)
+        feet.args = (self.foot_frames, buf, stance_list, gate, n_accepted)
         return feet, None if result & _NOT_FINITE else buf
 
     def _joint_step_declined(

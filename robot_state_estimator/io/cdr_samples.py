@@ -19,6 +19,7 @@ through ``EstimatorStream.on_*_msg``, which names what is wrong (``imu_not_finit
 
 from __future__ import annotations
 
+import math
 import struct
 
 import numpy as np
@@ -40,9 +41,14 @@ _HEAD = struct.Struct("<iII")
 _U32 = struct.Struct("<I")
 _STAMP = struct.Struct("<iI")
 #: an Imu's 37 float64 after its header: orientation (4), its covariance (9), angular velocity (3), its covariance
-#: (9), linear acceleration (3), its covariance (9)
-_IMU_VALUES = struct.Struct("<37d")
+#: (9), linear acceleration (3), its covariance (9); read: the orientation, its covariance's element 0, the angular
+#: velocity and the linear acceleration (11 numbers: the other covariances are not used)
+_IMU_VALUES = struct.Struct("<4dd64x3d72x3d")
 _IMU_BYTES = 37 * 8
+#: little-endian float64, made once (a dtype string is parsed on every call)
+_F8 = np.dtype("<f8")
+_frombuffer = np.frombuffer
+_isfinite = math.isfinite
 
 
 def _string_end(data: bytes, rel: int) -> int:
@@ -90,9 +96,28 @@ class ImuDecoder:
                 self._frames[raw] = frame
         v = _IMU_VALUES.unpack_from(data, off)
         try:
-            return imu_sample_from_values(sec_nanosec_to_ns(sec, nanosec), frame, v[13:16], v[25:28], v[:4], v[4])
+            return imu_sample_from_values(sec_nanosec_to_ns(sec, nanosec), frame, v[5:8], v[8:11], v[:4], v[4])
         except MessageError:
             return None
+
+
+def _usual_layout(names_end: int, n: int) -> tuple[int, struct.Struct, int, int]:
+    """Where the usual JointState whose ``name`` ends at relative offset ``names_end`` has its numbers: ``n``
+    positions, velocities and efforts. Each sequence's data ends 8-aligned, so the next count and its padding take
+    exactly 8 bytes: the three sequences are one run of ``3 n + 2`` float64 (the two 8-byte gaps are not used).
+
+    Returns:
+        (its size in bytes without trailing padding, a struct reading from byte 4 the stamp's ``sec`` and ``nanosec``
+        and the three counts, the byte where the run starts, the run's number of float64).
+    """
+    rel4 = (names_end + 3) & ~3  # the position count
+    start = (rel4 + 4 + 7) & ~7  # the positions
+    counts = (rel4, start + 8 * n, start + 16 * n + 8)  # relative offsets of the three counts
+    fmt, at = "<iI", 8  # the stamp at relative offsets 0..8
+    for offset in counts:
+        fmt += f"{offset - at}xI"
+        at = offset + 4
+    return 4 + start + 24 * n + 16, struct.Struct(fmt), 4 + start, 3 * n + 2
 
 
 class JointStateDecoder:
@@ -107,6 +132,9 @@ class JointStateDecoder:
         self._prefix = b""  # bytes 12..4 + names_end of the last layout (frame_id and name)
         self._names: tuple[str, ...] = ()
         self._names_end = 0  # relative offset of the end of name
+        # the usual message of the kept layout (``_usual_layout``): its size without padding, the struct of its stamp
+        # and three counts, where its run of values starts and how many
+        self._usual: tuple[int, struct.Struct, int, int] | None = None
 
     def _layout(self, data: bytes) -> bool:
         """Read ``frame_id`` and ``name`` of ``data`` into the kept layout; False when they do not decode."""
@@ -139,6 +167,7 @@ class JointStateDecoder:
         except MessageError:
             return False
         self._prefix, self._names, self._names_end = data[12 : 4 + rel], names_t, rel
+        self._usual = _usual_layout(rel, len(names_t))
         return True
 
     def sample(self, data: bytes) -> JointSample | None:
@@ -150,33 +179,35 @@ class JointStateDecoder:
         if data[:2] != _LE or len(data) < 16:
             return None
         prefix = self._prefix
-        if not prefix or data[12 : 12 + len(prefix)] != prefix:
+        if not prefix or not data.startswith(prefix, 12):
             if not self._layout(data):
                 return None
-        rel = self._names_end
         size = len(data)
+        usual = self._usual
+        assert usual is not None  # set with the layout
+        # the usual message: position, velocity and effort of n joints each (_usual_layout)
+        usual_size, head, start, count = usual
+        if usual_size <= size <= usual_size + _MAX_PADDING:
+            sec, nanosec, n_position, n_velocity, n_effort = head.unpack_from(data, 4)
+            n = len(self._names)
+            if n_position == n_velocity == n_effort == n:
+                run = _frombuffer(data, dtype=_F8, count=count, offset=start).astype(np.float64)
+                # every number of the run finite (the two gaps are a count and padding: a tiny number, 0 or, were
+                # the padding not zeros, anything: then the rule tests each value)
+                finite = _isfinite(run.dot(run))
+                try:
+                    return joint_sample_from_arrays(
+                        sec_nanosec_to_ns(sec, nanosec),
+                        self._names,
+                        run[:n],
+                        run[n + 1 : 2 * n + 1],
+                        run[2 * n + 2 :],
+                        values_finite=finite,
+                    )
+                except MessageError:
+                    return None
+        rel = self._names_end
         sec, nanosec = _STAMP.unpack_from(data, 4)
-        # the usual message: position, velocity and effort of n joints each. Each sequence's data ends 8-aligned,
-        # so the next count and its padding take exactly 8 bytes: the three are one run of 3 n + 2 float64, read
-        # with one copy (the two 8-byte gaps are not used)
-        n = len(self._names)
-        rel4 = (rel + 3) & ~3
-        start = (rel4 + 4 + 7) & ~7
-        end = start + 24 * n + 16
-        if (
-            4 + end <= size
-            and size - 4 - end <= _MAX_PADDING
-            and _U32.unpack_from(data, 4 + rel4)[0] == n
-            and _U32.unpack_from(data, 4 + start + 8 * n)[0] == n
-            and _U32.unpack_from(data, 4 + start + 16 * n + 8)[0] == n
-        ):
-            run = np.frombuffer(data, dtype="<f8", count=3 * n + 2, offset=4 + start).astype(np.float64)
-            try:
-                return joint_sample_from_arrays(
-                    sec_nanosec_to_ns(sec, nanosec), self._names, run[:n], run[n + 1 : 2 * n + 1], run[2 * n + 2 :]
-                )
-            except MessageError:
-                return None
         arrays = []
         for _ in range(3):  # position, velocity, effort
             rel = (rel + 3) & ~3

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -115,6 +115,21 @@ def _duplicates(names: Sequence[str]) -> list[str]:
     return sorted({x for x in names if names.count(x) > 1})
 
 
+_SampleT = TypeVar("_SampleT", ImuSample, JointSample)
+
+
+def _made(cls: type[_SampleT], values: dict[str, object]) -> _SampleT:
+    """``cls(**values)`` for a frozen sample dataclass without its generated ``__init__`` (one ``object.__setattr__``
+    per field: twice the cost; the node and the message path make one per message): the instance dict set at once.
+    ``values`` must name every field of ``cls``; nothing is checked or converted (the rules above did)."""
+    sample = _new_object(cls)
+    _set_attr(sample, "__dict__", values)
+    return sample
+
+
+_new_object = object.__new__
+_set_attr = object.__setattr__
+
 # --------------------------------------------------------------------------------------------------- IMU
 
 _isfinite = math.isfinite
@@ -143,14 +158,8 @@ def imu_sample_from_values(
             field), or a reported orientation that is not a finite non-zero quaternion (``imu_bad_message``).
     """
     w, f = angular_velocity, linear_acceleration
-    if not (
-        _isfinite(w[0])
-        and _isfinite(w[1])
-        and _isfinite(w[2])
-        and _isfinite(f[0])
-        and _isfinite(f[1])
-        and _isfinite(f[2])
-    ):
+    # all finite: then so is their sum, unless it overflows (then the test of each value decides)
+    if not _isfinite(w[0] + w[1] + w[2] + f[0] + f[1] + f[2]):
         for what, v in (("angular_velocity", w), ("linear_acceleration", f)):
             if not all(map(_isfinite, v)):
                 raise MessageError(f"{what} is not finite: {list(v)}", IMU_NOT_FINITE)
@@ -160,7 +169,16 @@ def imu_sample_from_values(
         if not _isfinite(n) or n < QUATERNION_MIN_NORM:
             raise MessageError(f"orientation is not a valid quaternion: {list(quat)}", IMU_BAD_MESSAGE)
         quat_xyzw = np.array(quat, dtype=float) / n
-    return ImuSample(stamp_ns, np.array(w, dtype=float), np.array(f, dtype=float), quat_xyzw, frame_id)
+    return _made(
+        ImuSample,
+        {
+            "stamp_ns": stamp_ns,
+            "angular_velocity": np.array(w, dtype=float),
+            "linear_acceleration": np.array(f, dtype=float),
+            "orientation_xyzw": quat_xyzw,
+            "frame_id": frame_id,
+        },
+    )
 
 
 class ImuRows(NamedTuple):
@@ -218,7 +236,13 @@ def check_joint_names(names: tuple[str, ...]) -> None:
 
 
 def joint_sample_from_arrays(
-    stamp_ns: int, names: tuple[str, ...], position: FloatArray, velocity: FloatArray, effort: FloatArray
+    stamp_ns: int,
+    names: tuple[str, ...],
+    position: FloatArray,
+    velocity: FloatArray,
+    effort: FloatArray,
+    *,
+    values_finite: bool = False,
 ) -> JointSample:
     """The :class:`JointSample` of a JointState's values, its names checked by :func:`check_joint_names`.
 
@@ -227,6 +251,8 @@ def joint_sample_from_arrays(
         names: the joint names.
         position, velocity, effort: (n,), (n,) or (0,), (n,) or (0,) float64 arrays the sample takes over (not
             copied); an empty velocity or effort is not reported (None).
+        values_finite: the caller found every value finite (``io.cdr_samples``: one test over the three); False:
+            tested here.
 
     Raises:
         MessageError: lengths that do not match the names (``joint_bad_lengths``), or non-finite values
@@ -238,17 +264,21 @@ def joint_sample_from_arrays(
     for field_name, values in (("velocity", velocity), ("effort", effort)):
         if values.size and values.shape != (n,):
             raise MessageError(f"JointState has {n} names but {values.size} {field_name} values", JOINT_BAD_LENGTHS)
-    if not np.isfinite(np.concatenate((position, velocity, effort))).all():
+    # all finite: then so is the sum of the squares, unless it overflows (then the test of each value decides)
+    if not values_finite and not _isfinite(position.dot(position) + velocity.dot(velocity) + effort.dot(effort)):
         for field_name, values in (("position", position), ("velocity", velocity), ("effort", effort)):
             if not np.isfinite(values).all():
                 bad = [names[i] for i in np.flatnonzero(~np.isfinite(values))]
                 raise MessageError(f"JointState {field_name} is not finite for joints {bad}", JOINT_NOT_FINITE)
-    return JointSample(
-        stamp_ns=stamp_ns,
-        names=names,
-        position=position,
-        velocity=velocity if velocity.size else None,
-        effort=effort if effort.size else None,
+    return _made(
+        JointSample,
+        {
+            "stamp_ns": stamp_ns,
+            "names": names,
+            "position": position,
+            "velocity": velocity if velocity.size else None,
+            "effort": effort if effort.size else None,
+        },
     )
 
 

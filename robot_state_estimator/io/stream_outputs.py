@@ -43,22 +43,21 @@ def pack_estimate(est: Estimate) -> np.ndarray | None:
 
     Layout: position (3), quaternion xyzw (4), linear velocity (3), angular velocity (3), pose covariance
     (36, row-major), twist covariance (36), then per foot its wrench in the foot frame (6) and its force in
-    the world (3). An :class:`Estimate` gives its numbers as two vectors (``output_vector``, ``feet_vector``: views of
-    the core's step buffer, no per-foot state made), copied here in one concatenation; then one finiteness test:
-    the finiteness guard and, for the node, the values to publish.
+    the world (3). An :class:`Estimate` gives them in one new array (``Estimate.published_vector``: its output
+    vector's first numbers and its per-foot numbers, in one copy from the core's step buffer where the estimate is over
+    it, no per-foot state made); then one finiteness test: the finiteness guard and, for the node, the values to
+    publish.
 
     Raises:
         ValueError: an array of the estimate has an unexpected size.
     """
-    vector = getattr(est, "output_vector", None)  # the core's own (91,) vector: its first 85 numbers are these
-    feet_vector = getattr(est, "feet_vector", None)
-    if vector is not None and feet_vector is not None:
-        head = vector()[:FEET_OFFSET]
-        numbers = feet_vector()
-        buf = _concatenate((head, numbers)) if len(numbers) else _copy(head)
-        expected = FEET_OFFSET + FOOT_STRIDE * (len(numbers) // FOOT_STRIDE)
+    published = getattr(est, "published_vector", None)  # an Estimate's: the core's output vector's numbers, its feet's
+    if published is not None:
+        buf: np.ndarray = published()  # (float64: Estimate.output_vector's and feet_vector's)
+        expected = FEET_OFFSET + FOOT_STRIDE * ((len(buf) - FEET_OFFSET) // FOOT_STRIDE)
     else:  # an estimate-like object: from its fields
         feet = est.feet
+        vector = getattr(est, "output_vector", None)
         if vector is not None:
             head = vector()[:FEET_OFFSET]
         else:
@@ -74,17 +73,12 @@ def pack_estimate(est: Estimate) -> np.ndarray | None:
     if buf.shape != (expected,):
         raise ValueError(f"estimate arrays have unexpected sizes ({buf.size} numbers, expected {expected})")
     # all finite: then so is the sum of squares, unless it overflows (then the test of each number decides)
-    if not math.isfinite(_dot(buf, buf)) and not np.isfinite(buf).all():
+    if not math.isfinite(buf.dot(buf)) and not np.isfinite(buf).all():
         return None
     return buf
 
 
 _concatenate = np.concatenate
-_dot = np.dot
-
-
-def _copy(a: np.ndarray) -> np.ndarray:
-    return np.array(a, dtype=np.float64)
 
 
 class Outputs(NamedTuple):

@@ -255,13 +255,11 @@ class DiagnosticsState:
 
     def note_feet(self, est: Estimate) -> None:
         """After an estimate with feet (a joint update): count the stance feet whose update was refused, and
-        follow the stretches without any foot in contact (``no_contact_since_ns``)."""
-        touching = False
-        for foot in est.feet:
-            if foot.in_contact:
-                touching = True
-                if not foot.update_accepted:
-                    self.foot_rejected_updates[foot.name] += 1
+        follow the stretches without any foot in contact (``no_contact_since_ns``). Reads the estimate's
+        ``stance_summary`` (the per-foot states are made only for a report, from ``last_feet_estimate``)."""
+        touching, rejected = est.stance_summary()
+        for name in rejected:
+            self.foot_rejected_updates[name] += 1
         if touching:
             self.no_contact_since_ns = None
         else:  # the start of a stretch without contact (again after time went back: a reset)

@@ -51,6 +51,7 @@ from robot_state_estimator.estimation.jit import kernels_need_compiling
 from robot_state_estimator.estimation.settings_loading import settings_from_flat
 from robot_state_estimator.io.node_params import ADAPTER_PARAMETERS, NON_EMPTY_PARAMETERS
 from robot_state_estimator.io.stream import (
+    FEET_OFFSET,
     LOST_KEYS,
     NOT_REJECTIONS,
     AdapterSettings,
@@ -458,11 +459,10 @@ class EstimatorNode(Node):
             self._outputs.publish_odometry(stamp_ns, buf)
             self._record_latency(stamp_ns)
             self._diag.odometry.tick()
-        feet = est.feet
-        if feet:
-            if contacts:
+        if len(buf) > FEET_OFFSET:  # an estimate with feet (the per-foot states are made only when subscribed)
+            if contacts and self._outputs.contacts_subscribed():
                 forces = getattr(self._est, "forces_estimated", True)
-                self._outputs.publish_contacts(stamp_ns, feet, buf, forces_estimated=forces)
+                self._outputs.publish_contacts(stamp_ns, est.feet, buf, forces_estimated=forces)
             self._diag.note_feet(est)
         self._diag.last_estimate = est
 

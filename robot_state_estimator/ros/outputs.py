@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,6 +51,7 @@ from robot_state_estimator.io.stream import (
     pack_estimate,
 )
 from robot_state_estimator.ros.qos import output_qos
+from robot_state_estimator.ros.rclpy_compat import raw_publish
 from robot_state_estimator.ros.tf_publisher import TfPublisher
 
 #: Offsets in the buffer of :func:`pack_estimate` (its layout is defined in ``io/stream.py``).
@@ -251,7 +252,7 @@ class RawMessage:
         if not _INT32_MIN <= sec <= _INT32_MAX:
             return None
         _SEC_NSEC.pack_into(self._bytes, self._stamp_offset, sec, nanosec)
-        np.take(buf, self._index + start if start else self._index, out=self._values)
+        buf.take(self._index + start if start else self._index, out=self._values)
         return bytes(self._bytes)
 
 
@@ -290,6 +291,10 @@ class OutputPublishers:
         self.messages: OutputMessages | None = None
         self._odom_publish = self.odometry.publish
         self._contacts_publish = self.contacts.publish
+        # the CDR bytes published through the publishers' handles (rclpy_compat.raw_publish: no wrapper per call)
+        self._odom_publish_raw = raw_publish(self.odometry)
+        self._contacts_publish_raw = raw_publish(self.contacts)
+        self._wrench_publish_raw: dict[str, Callable[[bytes], None]] = {}
         self.contacts_count = self.contacts.get_subscription_count
         self._raw_odometry: RawMessage | None = None
         self._raw_tf: RawMessage | None = None
@@ -348,6 +353,13 @@ class OutputPublishers:
         # publishers of the description's feet when it loads it: a subscriber finds them)
         self._any_subscribed = self._contacts_subscribed or any(self._wrench_subscribed.values())
 
+    def contacts_subscribed(self) -> bool:
+        """Whether a wrench or the contact states is subscribed (the counts read again when due): without, an
+        estimate's contacts need no per-foot state."""
+        if time.monotonic_ns() >= self._counts_due_ns:
+            self.refresh_counts()
+        return self._any_subscribed
+
     def publish_odometry(self, stamp_ns: int, buf: np.ndarray) -> None:
         """Publish the odometry at ``stamp_ns`` from a :func:`pack_estimate` buffer, and the TF when it is on and
         subscribed.
@@ -360,7 +372,10 @@ class OutputPublishers:
         if time.monotonic_ns() >= self._counts_due_ns:
             self.refresh_counts()
         data = raw.fill(stamp_ns, buf)
-        self._odom_publish(msgs.fill_odometry(stamp_ns, buf) if data is None else data)
+        if data is None:
+            self._odom_publish(msgs.fill_odometry(stamp_ns, buf))
+        else:
+            self._odom_publish_raw(data)
         if self._tf_subscribed and self.publish_tf:
             self._publish_tf(stamp_ns, buf)
 
@@ -386,9 +401,7 @@ class OutputPublishers:
         """
         msgs = self.messages
         assert msgs is not None
-        if time.monotonic_ns() >= self._counts_due_ns:  # also here: the odometry may be decimated further
-            self.refresh_counts()
-        if not self._any_subscribed:
+        if not self.contacts_subscribed():  # (the counts also read here: the odometry may be decimated further)
             return
         subscribed = self._wrench_subscribed
         for i, foot in enumerate(feet if forces_estimated else ()):
@@ -399,10 +412,19 @@ class OutputPublishers:
                 if raw is None:
                     raw = self._raw_wrenches[name] = RawMessage(wrench_stamped_layout(name), _WRENCH_FROM_BUF)
                 data = raw.fill(stamp_ns, buf, FEET_OFFSET + FOOT_STRIDE * i)
-                pub.publish(msgs.fill_wrench(stamp_ns, name, buf, i) if data is None else data)
+                if data is None:
+                    pub.publish(msgs.fill_wrench(stamp_ns, name, buf, i))
+                else:
+                    publish_raw = self._wrench_publish_raw.get(name)
+                    if publish_raw is None:
+                        publish_raw = self._wrench_publish_raw[name] = raw_publish(pub)
+                    publish_raw(data)
         if self._contacts_subscribed:
             data = contact_states_bytes(stamp_ns, feet, buf, self._frames[3], self._contacts_encoder)
-            self._contacts_publish(msgs.fill_contacts(stamp_ns, feet, buf) if data is None else data)
+            if data is None:
+                self._contacts_publish(msgs.fill_contacts(stamp_ns, feet, buf))
+            else:
+                self._contacts_publish_raw(data)
 
 
 def contact_states_bytes(

@@ -6,9 +6,15 @@ rclpy's ``SingleThreadedExecutor`` costs about 0.25 ms of CPU per received messa
 a coroutine. At 1 kHz IMU + 1 kHz joint states that alone is half a core (its ``EventsExecutor`` hangs in
 these wheels).
 
-``LeanExecutor`` keeps one wait set for the node's life (rebuilt only when the node's entities change)
-holding the *level-triggered* entities: all subscriptions, timers, services and clients (what is ready stays
-ready until it is taken), plus its own guard conditions (Ctrl-C and ``wake``). After a wait:
+``LeanExecutor`` keeps two wait sets for the node's life (rebuilt only when the node's entities change): the
+*full* one holds the *level-triggered* entities: all subscriptions, timers, services and clients (what is ready
+stays ready until it is taken), plus its own guard conditions (Ctrl-C and ``wake``); the *hot* one only the hot
+subscriptions. While the hot subscriptions keep the loop busy it waits on the hot set, and on the full set when a
+timer is due and at least every ``FULL_WAIT_PERIOD_S`` (a service request, another subscription's message, Ctrl-C
+or ``wake`` wait at most that long, plus a round); a hot wait's timeout ends there, so an idle loop waits on the
+full set. An rcl wait costs per entity in it (added to the set every time, then attached to and detached from the
+middleware's wait set): the estimator node's 8 services, 2 timers, 2 guard conditions and other subscription were
+about half of the cost of a wait at 1 kHz. After a wait:
 
 - the **hot** subscriptions (given at construction: the sensor inputs) are taken and their callbacks called
   directly, round robin (one message of each per round, as rclpy's executor interleaves them), all of them
@@ -60,6 +66,10 @@ from robot_state_estimator.ros.rclpy_compat import WaitSet, close_pending_callba
 HOUSEKEEPING_PERIOD_S = 0.5
 #: Rounds of takes (one message per hot subscription each) before the wait set is checked again.
 MAX_ROUNDS = 20
+#: s, the longest stretch of waits on the hot subscriptions only (module docstring).
+FULL_WAIT_PERIOD_S = 0.01
+_NO_HANDLES: list[Any] = []  # (never changed)
+_NO_TIMER_NS = 1 << 62
 
 
 class LeanExecutor:
@@ -71,6 +81,7 @@ class LeanExecutor:
             them, called whenever the node's entities changed (subscriptions created later, e.g. once the
             node can process their messages, become hot then).
         housekeeping_period_s: s, the fallback executor runs at least this often.
+        full_wait_period_s: s, the longest stretch of waits on the hot set only (module docstring).
 
     Attributes:
         fallback: the ``SingleThreadedExecutor`` that runs everything but the hot subscriptions.
@@ -82,6 +93,7 @@ class LeanExecutor:
         hot: Iterable[Any] | Callable[[], Iterable[Any]],
         *,
         housekeeping_period_s: float = HOUSEKEEPING_PERIOD_S,
+        full_wait_period_s: float = FULL_WAIT_PERIOD_S,
     ) -> None:
         self._node = node
         self._context = node.context
@@ -91,12 +103,17 @@ class LeanExecutor:
             fixed = list(hot)
             self._hot = lambda: fixed
         self._housekeeping_ns = int(housekeeping_period_s * 1e9)
+        self._full_period_ns = int(full_wait_period_s * 1e9)
         self.fallback = SingleThreadedExecutor(context=self._context)
         self.fallback.add_node(node)
         self._sigint_gc = SignalHandlerGuardCondition(context=self._context)
         self._wake_gc = GuardCondition(callback=None, callback_group=None, context=self._context)
         self._stack: ExitStack | None = None
-        self._wait_set: Any = None
+        self._wait_set: Any = None  # every level-triggered entity
+        self._hot_wait_set: Any = None  # the hot subscriptions, the timers and the guard conditions
+        self._context_ok: Callable[[], bool] = self._context.ok  # the entered context handle's, once built
+        self._next_full_ns = 0
+        self._hot_handles: list[Any] = []  # the hot subscriptions' handles (the hot wait set's entities)
         self._key: tuple[Any, ...] = ()
         self._hot_entries: list[tuple[int, Any, Any, Any, bool]] = []  # (pointer, handle, msg_type, callback, raw)
         self._others: frozenset[int] = frozenset()  # pointers of the non-hot entities (timers excepted)
@@ -154,6 +171,11 @@ class LeanExecutor:
         self._hot_entries = [
             (s.handle.pointer, s.handle, s.msg_type, s.callback, s.raw) for s in entered["sub"] if id(s) in hot_ids
         ]
+        self._hot_handles = [e[1] for e in self._hot_entries]
+        self._hot_wait_set = WaitSet(len(self._hot_handles), 0, 0, 0, 0, 0, context_handle)
+        self._next_full_ns = 0  # the timers' next call is read at the first (full) wait
+        # the context is entered for the wait sets' life: its handle's ok() without rclpy's lock and entering
+        self._context_ok = context_handle.ok
         hot_pointers = {e[0] for e in self._hot_entries}
         self._timers = {t.handle.pointer: t for t in entered["timer"]}
         self._others = frozenset(
@@ -167,7 +189,8 @@ class LeanExecutor:
         if self._stack is not None:
             self._stack.close()
             self._stack = None
-        self._wait_set = None
+        self._wait_set = self._hot_wait_set = None
+        self._context_ok = self._context.ok
         self._dirty = True
 
     # ------------------------------------------------------------------------------------------- spinning
@@ -203,35 +226,55 @@ class LeanExecutor:
         wait_ns = self._next_housekeeping_ns - now_ns
         if timeout_sec is not None:
             wait_ns = min(wait_ns, max(0, timeout_sec_to_nsec(timeout_sec)))
-        ws = self._wait_set
+        hot_subs = self._hot_handles
+        full = now_ns >= self._next_full_ns or not hot_subs
+        if full:
+            ws = self._wait_set
+            subs, timers, services, clients, gcs = self._handles
+        else:  # the hot set, until the next full wait is due
+            ws = self._hot_wait_set
+            subs, timers, services, clients, gcs = hot_subs, _NO_HANDLES, _NO_HANDLES, _NO_HANDLES, _NO_HANDLES
+            wait_ns = min(wait_ns, self._next_full_ns - now_ns)
         ws.clear_entities()
-        subs, timers, services, clients, gcs = self._handles
         for h in subs:
             ws.add_subscription(h)
-        for h in timers:
-            ws.add_timer(h)
         for h in services:
             ws.add_service(h)
         for h in clients:
             ws.add_client(h)
+        for h in timers:
+            ws.add_timer(h)
         for h in gcs:
             ws.add_guard_condition(h)
         ws.wait(wait_ns)
-        if not self._context.ok():
+        if not self._context_ok():
             raise ExternalShutdownException()
         if timers:
             ready_timers = ws.get_ready_entities("timer")
             if ready_timers:
                 self._call_timers(ready_timers)
         ready = ws.get_ready_entities("subscription")
-        if services:
-            ready += ws.get_ready_entities("service")
-        if clients:
-            ready += ws.get_ready_entities("client")
-        others = self._others
-        if any(p in others for p in ready):
-            self._run_fallback()
+        if full:
+            self._next_full_ns = time.monotonic_ns() + min(self._full_period_ns, self._until_next_timer_ns(timers))
+            if services:
+                ready += ws.get_ready_entities("service")
+            if clients:
+                ready += ws.get_ready_entities("client")
+            others = self._others
+            if any(p in others for p in ready):
+                self._run_fallback()
         self._take_hot(ready)
+
+    @staticmethod
+    def _until_next_timer_ns(timers: list[Any]) -> int:
+        """ns until the first of the timers (handles) is due (0 when one is; a large number without any): its clock's
+        time, which is the steady or wall clock's for a timer on those (a ROS-time timer's is the simulated time's)."""
+        until = _NO_TIMER_NS
+        for h in timers:
+            t = h.time_until_next_call()  # None: cancelled
+            if t is not None and t < until:
+                until = max(0, t)
+        return until
 
     def _take_hot(self, ready: list[int]) -> None:
         """Take and dispatch the hot subscriptions' messages: one per subscription per round (the order of
@@ -357,4 +400,4 @@ def spin(node: Node, hot: Iterable[Any] | Callable[[], Iterable[Any]]) -> None:
         executor.destroy()
 
 
-__all__ = ["HOUSEKEEPING_PERIOD_S", "LeanExecutor", "spin"]
+__all__ = ["FULL_WAIT_PERIOD_S", "HOUSEKEEPING_PERIOD_S", "LeanExecutor", "spin"]

@@ -27,7 +27,9 @@ Writes one JSON file per run into ``--output`` (default ``bench/results/``), nam
   bound), the CPU use (% of one core) of the node from ``/proc``, of the feeder and of this process, the
   node's RSS at the start and end of the measurement (growth) and its peak RSS (VmHWM); ``node_500_250`` the
   same at IMU 500 Hz + joints 250 Hz; ``node_all_outputs`` with the TF, the wrenches and the contact states
-  subscribed too, ``node_tf`` / ``node_wrenches`` / ``node_contacts`` with one of them each (the cost of each);
+  subscribed too, ``node_tf`` / ``node_wrenches`` / ``node_contacts`` with one of them each, and from those
+  ``node_output_costs``: what each extra output adds to the node's CPU per input over the odometry alone, and per
+  message of that output;
   ``--node-prefix`` runs the node under a command (``chrt -f 20``);
 - ``decode``: per-message cost of decoding the replay bag's input topics, rosbags' deserializer against the
   bulk CDR decoder (``tools/bench_decode.py``);
@@ -35,7 +37,8 @@ Writes one JSON file per run into ``--output`` (default ``bench/results/``), nam
   compiled kernels, us per call and their ratios (``tools/bench_kinematics.py``);
 - ``memory``: peak RSS of the benchmark process and RSS growth over the offline run.
 
-``--short`` shrinks everything (seconds instead of minutes) for the test suite.
+``--short`` shrinks everything (seconds instead of minutes) for the test suite; ``--node-only`` runs the node cases
+only (with ``--node-duration 15``: about 5 minutes).
 
 Modules: this one (the sections in order, the summary, the command line), ``bench_common`` (the error, the simulated
 runs, ``/proc`` readings), ``bench_offline``, ``bench_node`` with ``bench_feeder`` (the feeder's process),
@@ -58,7 +61,14 @@ from pathlib import Path
 from typing import Any
 
 from robot_state_estimator.tools.bench_common import BenchError, simulated_run
-from robot_state_estimator.tools.bench_node import EXTRA_OUTPUTS, NODE_CASES, bench_node, cpu_us_per_input
+from robot_state_estimator.tools.bench_node import (
+    EXTRA_OUTPUTS,
+    NODE_CASES,
+    bench_node,
+    cpu_us_per_input,
+    output_costs,
+    output_costs_line,
+)
 from robot_state_estimator.tools.bench_node import summary_line as bench_node_summary
 from robot_state_estimator.tools.bench_offline import OFFLINE_REPEATS, bench_offline
 from robot_state_estimator.tools.bench_replay import bench_replay_section
@@ -74,11 +84,11 @@ def run_bench(
     cache_dir: Path | None = None,
     node_prefix: list[str] | tuple[str, ...] = (),
     consistency: bool = True,
+    node_only: bool = False,
 ) -> dict[str, Any]:
     """All sections; returns the JSON document (``consistency``: the Monte Carlo NEES of
-    :mod:`robot_state_estimator.tools.consistency`, skipped with ``short``)."""
-    from robot_state_estimator.simulation.bag import write_run_bag
-
+    :mod:`robot_state_estimator.tools.consistency`, skipped with ``short``; ``node_only``: the node cases and their
+    ``node_output_costs`` only, with the machine's and the process's memory lines)."""
     offline_s = offline_duration_s or (1.0 if short else 10.0)
     node_s = node_duration_s or (1.0 if short else 30.0)
     doc: dict[str, Any] = {
@@ -93,8 +103,14 @@ def run_bench(
         "robot": "go1 (12 joints, 4 point feet)",
     }
     t = time.perf_counter()
-    trot = simulated_run("trot", offline_s)
     stand = simulated_run("stand", 1.0 if short else 5.0)
+    if node_only:
+        doc["simulation_wall_s"] = time.perf_counter() - t
+        if node:
+            _node_cases(doc, stand, node_s, node_prefix, short=short)
+        doc["memory"] = {"bench_process_peak_rss_kb": int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)}
+        return doc
+    trot = simulated_run("trot", offline_s)
     doc["simulation_wall_s"] = time.perf_counter() - t
     doc["offline"] = bench_offline(trot, repeats=1 if short else OFFLINE_REPEATS)
     doc["offline_stand"] = bench_offline(stand, repeats=1 if short else OFFLINE_REPEATS)
@@ -106,6 +122,8 @@ def run_bench(
         "update_4_feet_add_joints": doc["offline_stand"]["joint_step_by_feet_in_contact"].get("4"),
         "update_trot_add_joints": doc["offline"]["joint_step"],
     }
+    from robot_state_estimator.simulation.bag import write_run_bag
+
     with tempfile.TemporaryDirectory() as tmp:
         write_run_bag(trot, Path(tmp) / "run")
         run_bag, run_description = Path(tmp) / "run" / "bag", str(Path(tmp) / "run" / "robot_description.urdf")
@@ -117,29 +135,7 @@ def run_bench(
 
     doc["kinematics"] = bench_kinematics(short=short)
     if node:
-        # the issue's case (1 kHz + 1 kHz), then a rate this machine sustains (500 Hz IMU + 250 Hz joints)
-        # and the issue's case with every output subscribed (RViz, a bag recorder: TF, wrenches, contact states)
-        # and what each extra output costs on its own (one subscribed at a time, next to the odometry)
-        cases: tuple[tuple[str, tuple[int, int], tuple[str, ...]], ...] = (
-            ("node", (1000, 1000), ()),
-            ("node_500_250", (500, 250), ()),
-            ("node_all_outputs", (1000, 1000), EXTRA_OUTPUTS),
-            *((f"node_{extra}", (1000, 1000), (extra,)) for extra in EXTRA_OUTPUTS),
-        )
-        for key, rates, extra in cases:
-            if short and key != "node":
-                continue
-            try:
-                doc[key] = bench_node(
-                    stand,
-                    node_s,
-                    imu_rate_hz=rates[0],
-                    joint_rate_hz=rates[1],
-                    node_prefix=node_prefix,
-                    subscribe_outputs=extra,
-                )
-            except BenchError as exc:
-                doc[key] = {"error": str(exc)}
+        _node_cases(doc, stand, node_s, node_prefix, short=short)
     if consistency and not short:
         from robot_state_estimator.tools.consistency import bench_consistency
 
@@ -155,8 +151,62 @@ def run_bench(
     return doc
 
 
+def _node_cases(
+    doc: dict[str, Any], stand: Any, node_s: float, node_prefix: list[str] | tuple[str, ...], *, short: bool
+) -> None:
+    """The node cases (``NODE_CASES``, only ``node`` with ``short``) into ``doc``, then ``node_output_costs``: the
+    issue's case (1 kHz + 1 kHz), a rate this machine sustains (500 Hz IMU + 250 Hz joints), the issue's case with
+    every output subscribed (RViz, a bag recorder: TF, wrenches, contact states) and with each extra output on its
+    own, next to the odometry (what each costs)."""
+    cases: tuple[tuple[str, tuple[int, int], tuple[str, ...]], ...] = (
+        ("node", (1000, 1000), ()),
+        ("node_500_250", (500, 250), ()),
+        ("node_all_outputs", (1000, 1000), EXTRA_OUTPUTS),
+        *((f"node_{extra}", (1000, 1000), (extra,)) for extra in EXTRA_OUTPUTS),
+    )
+    for key, rates, extra in cases:
+        if short and key != "node":
+            continue
+        try:
+            doc[key] = bench_node(
+                stand,
+                node_s,
+                imu_rate_hz=rates[0],
+                joint_rate_hz=rates[1],
+                node_prefix=node_prefix,
+                subscribe_outputs=extra,
+            )
+        except BenchError as exc:
+            doc[key] = {"error": str(exc)}
+    costs = output_costs(doc)
+    if any(k in costs for k in (*EXTRA_OUTPUTS, "all_outputs")):
+        doc["node_output_costs"] = costs
+
+
 def summary_lines(doc: dict[str, Any]) -> list[str]:
-    """Human-readable headline numbers."""
+    """Human-readable headline numbers (of the sections ``doc`` has: ``--node-only`` has the node's only)."""
+    lines: list[str] = []
+    if "offline" in doc:
+        lines += _core_summary_lines(doc)
+    for key in NODE_CASES:
+        n = doc.get(key)
+        if n:
+            lines.append(bench_node_summary(key, n))
+    costs_line = output_costs_line(doc.get("node_output_costs") or {})
+    if costs_line:
+        lines.append(costs_line)
+    c = doc.get("consistency")
+    if c:
+        st = c["settings"]
+        lines.append(
+            f"consistency, Monte Carlo NEES ({st['n_runs']} Go1 trots of {st['duration_s']:g} s, real errors):"
+        )
+        lines += [f"  {line}" for line in c["summary"]]
+    return lines
+
+
+def _core_summary_lines(doc: dict[str, Any]) -> list[str]:
+    """The summary lines of the sections before the node's."""
     o, s = doc["offline"], doc["step_cost"]
     rep = o.get("repeats")
     spread = f"; median of {rep['n']}: " + ", ".join(f"{f:.1f}x" for f in sorted(rep["realtime_factor"])) if rep else ""
@@ -185,17 +235,6 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     u4 = s.get("update_4_feet_add_joints")
     if u4 and u4.get("n"):
         lines.append(f"add_joints, 4 feet in contact: median {u4['median_us']:.0f} us, p99 {u4['p99_us']:.0f} us")
-    for key in NODE_CASES:
-        n = doc.get(key)
-        if n:
-            lines.append(bench_node_summary(key, n))
-    c = doc.get("consistency")
-    if c:
-        st = c["settings"]
-        lines.append(
-            f"consistency, Monte Carlo NEES ({st['n_runs']} Go1 trots of {st['duration_s']:g} s, real errors):"
-        )
-        lines += [f"  {line}" for line in c["summary"]]
     return lines
 
 
@@ -204,6 +243,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", default="bench/results", help="folder for the JSON results")
     parser.add_argument("--short", action="store_true", help="seconds instead of minutes (tests)")
     parser.add_argument("--no-node", action="store_true", help="skip the node latency benchmark")
+    parser.add_argument(
+        "--node-only", action="store_true", help="only the node cases (and what each extra output costs)"
+    )
     parser.add_argument(
         "--no-consistency", action="store_true", help="skip the Monte Carlo NEES (10 simulated trots, minutes)"
     )
@@ -229,6 +271,7 @@ def run(args: argparse.Namespace) -> int:
         offline_duration_s=args.offline_duration,
         node_prefix=shlex.split(getattr(args, "node_prefix", "") or ""),
         consistency=not getattr(args, "no_consistency", False),
+        node_only=getattr(args, "node_only", False),
     )
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)

@@ -135,10 +135,12 @@ class _Receiver:
                     self.before = values
 
     def _counter(self, topic: str) -> Callable[[bytes], None]:
+        """The callback counting the messages of ``topic`` received while recording (the CPU window's)."""
         self.outputs_received[topic] = 0
 
         def count(_: bytes) -> None:
-            self.outputs_received[topic] += 1
+            if self.recording:
+                self.outputs_received[topic] += 1
 
         return count
 
@@ -435,6 +437,61 @@ def cpu_us_per_input(cpu_s: float, inputs_published_in_window: int, *inputs_drop
     return 1e6 * cpu_s / received if received > 0 else None
 
 
+def output_costs(doc: dict[str, Any]) -> dict[str, Any]:
+    """The ``node_output_costs`` entry: what each extra output (``EXTRA_OUTPUTS``, and all of them) adds to the node's
+    CPU per input over the odometry alone, from the node cases of ``doc`` (``node`` and ``node_<output>``, the same
+    rates, run one after the other); per message of that output too (the messages the benchmark received over the
+    CPU window). Empty when the ``node`` case is missing or failed; a case that failed is left out.
+
+    Each case is a separate run of the node (15-30 s), so a difference carries the run-to-run spread of the CPU per
+    input (5-15 % on this machine from one minute to the next).
+    """
+    base = doc.get("node") or {}
+    base_us = base.get("cpu_us_per_input")
+    if base_us is None:
+        return {}
+    out: dict[str, Any] = {
+        "what": "node CPU per input with the output subscribed beside the odometry less the odometry alone (node), "
+        "and that per message of the output received over the CPU window",
+        "odometry_only_us_per_input": base_us,
+    }
+    for extra in (*EXTRA_OUTPUTS, "all_outputs"):
+        case = doc.get(f"node_{extra}") or {}
+        us = case.get("cpu_us_per_input")
+        if us is None:
+            continue
+        inputs = case["inputs_published"] - sum(
+            max(0, case["node_inputs"][k]) for k in ("imu_dropped", "joint_states_dropped")
+        )
+        messages = sum(case.get("outputs_received", {}).values())
+        per_input = messages / inputs if inputs > 0 else 0.0
+        out[extra] = {
+            "us_per_input": us - base_us,
+            "messages_per_input": per_input,
+            "us_per_message": (us - base_us) / per_input if per_input > 0 else None,
+        }
+    return out
+
+
+def output_costs_line(costs: dict[str, Any]) -> str | None:
+    """The summary line of :func:`output_costs` (None without any case)."""
+    names = {"tf": "/tf", "wrenches": "contact_wrench/<foot>", "contacts": "contact_states", "all_outputs": "all"}
+    parts = []
+    for key, name in names.items():
+        c = costs.get(key)
+        if c is None:
+            continue
+        per_message = c["us_per_message"]
+        each = f", {per_message:.0f} us a message" if per_message is not None else ""
+        parts.append(f"{name} {c['us_per_input']:+.0f} us ({c['messages_per_input']:.2f} messages per input{each})")
+    if not parts:
+        return None
+    return (
+        f"node, each extra output subscribed beside the odometry (CPU per input over the odometry alone, "
+        f"{costs['odometry_only_us_per_input']:.0f} us): " + "; ".join(parts)
+    )
+
+
 def _merge_node_reports(reports: list[dict[str, str]], prefix: str) -> dict[str, Any]:
     """Merge the node's per-report percentiles ``<prefix>_p50_ms``/``<prefix>_p99_ms``/``<prefix>_max_ms``.
 
@@ -498,4 +555,13 @@ def summary_line(key: str, n: dict[str, Any]) -> str:
     )
 
 
-__all__ = ["DIAGNOSTICS_PERIOD_S", "EXTRA_OUTPUTS", "NODE_CASES", "bench_node", "cpu_us_per_input", "summary_line"]
+__all__ = [
+    "DIAGNOSTICS_PERIOD_S",
+    "EXTRA_OUTPUTS",
+    "NODE_CASES",
+    "bench_node",
+    "cpu_us_per_input",
+    "output_costs",
+    "output_costs_line",
+    "summary_line",
+]

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from est_helpers import feed_run
 
-from robot_state_estimator.common.output_layout import OUTPUT_SIZE
+from robot_state_estimator.common.output_layout import OUTPUT_SIZE, PUBLISHED_SIZE
 from robot_state_estimator.common.samples import Estimate, ImuSample, JointSample
 from robot_state_estimator.estimation import ContactSettings, EstimatorSettings, RobotStateEstimator
 from robot_state_estimator.estimation.ekf import layout
@@ -160,6 +160,7 @@ def test_an_estimate_over_the_joint_steps_buffer_is_an_ordinary_one(go1_sim, mon
     feed_run(est, run, imu_first=True)
     e = est.last_estimate
     assert e is not None and isinstance(est.legs.step_feet, FeetOfJointStep)
+    published = e.published_vector()  # before the vector is read: one copy from the step's buffer
     vector = e.output_vector()
     assert vector.shape == (OUTPUT_SIZE,) and e.output_vector() is vector
     np.testing.assert_array_equal(vector, est.ekf.output_vector())
@@ -172,5 +173,59 @@ def test_an_estimate_over_the_joint_steps_buffer_is_an_ordinary_one(go1_sim, mon
     assert packed is not None and packed_eager is not None
     np.testing.assert_array_equal(packed, packed_eager)
     assert not np.shares_memory(packed, vector)
+    # the published numbers: the vector's first PUBLISHED_SIZE, then the per-foot ones; from the step's buffer, from
+    # the vector once read (the estimate is no longer over the buffer) and from the fields give the same new array
+    worked_out = np.concatenate([vector[:PUBLISHED_SIZE], expected])
+    for p in (published, e.published_vector(), eager.published_vector()):
+        np.testing.assert_array_equal(p, worked_out)
+        assert not np.shares_memory(p, vector)
     imu = est.add_imu(ImuSample(int(est.ekf.stamp_ns or 0) + MS, run.imu_omega[0], run.imu_f[0]))
     assert imu is not None and imu.feet == () and imu.feet_vector().size == 0
+    np.testing.assert_array_equal(imu.published_vector(), imu.output_vector()[:PUBLISHED_SIZE])
+    assert not np.shares_memory(imu.published_vector(), imu.output_vector())
+
+
+def _summary_of_feet(e: Estimate) -> tuple[int, tuple[str, ...]]:
+    """The stance summary worked out from the per-foot states (``in_contact``, ``update_accepted``)."""
+    return (
+        sum(1 for f in e.feet if f.in_contact),
+        tuple(f.name for f in e.feet if f.in_contact and not f.update_accepted),
+    )
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+def test_the_stance_summary_is_the_per_foot_states(go1_sim, monkeypatch, kernels: bool) -> None:
+    """``Estimate.stance_summary`` (what the node's diagnostics read for every joint estimate, without making the
+    per-foot states) gives the feet in contact and those whose update the gate refused as the per-foot states tell,
+    on the compiled step and the reference path: a trot with a sliding foot and a gate low enough that some stance
+    updates are refused, others all accepted; the summary is read before the states are made, then again after."""
+    sim = dict(robot="go1", gait="trot", duration_s=1.5, settle_s=0.3, ramp_s=0.3, seed=3, noise=True)
+    slip = simulation.SlipEvent(foot="FL_foot", start_s=1.0, duration_s=0.3, displacement_m=(0.12, 0.0))
+    run = simulation.simulate(simulation.SimulationSettings(**sim, slip=slip), robot=go1_sim)
+
+    def make() -> RobotStateEstimator:
+        settings = EstimatorSettings(ekf=dataclasses.replace(EstimatorSettings().ekf, foot_gate_nis=3.0))
+        return RobotStateEstimator(go1_sim.model, run.imu, run.feet, settings, base_link=run.base_link,
+                                   foot_radii=run.foot_radii)  # fmt: skip
+
+    est = build(monkeypatch, kernels, make)
+    names = tuple(run.joint_names)
+    seen = {"refused": 0, "all_accepted": 0, "fast": 0}
+    for k in range(min(len(run.imu_index), len(run.joint_index))):
+        stamp = int(run.stamps_ns[run.imu_index[k]])
+        est.add_imu(ImuSample(stamp, run.imu_omega[k], run.imu_f[k]))
+        e = est.add_joints(JointSample(stamp, names, run.joint_position[k], run.joint_velocity[k], run.joint_effort[k]))
+        if e is None or not est.initialized:
+            continue
+        seen["fast"] += isinstance(est.legs.step_feet, FeetOfJointStep)
+        summary = e.stance_summary()  # before the per-foot states are made
+        assert summary == _summary_of_feet(e) == e.stance_summary(), k
+        n_contact, refused = summary
+        seen["refused"] += bool(refused)
+        seen["all_accepted"] += n_contact > 0 and not refused
+    assert seen["refused"] > 10 and seen["all_accepted"] > 10
+    assert (seen["fast"] > 500) == kernels
+    eager = Estimate(**{f.name: getattr(e, f.name) for f in dataclasses.fields(e)})  # an ordinary estimate too
+    assert eager.stance_summary() == _summary_of_feet(e)
+    imu = est.add_imu(ImuSample(stamp + MS, run.imu_omega[0], run.imu_f[0]))
+    assert imu is not None and imu.stance_summary() == (0, ())

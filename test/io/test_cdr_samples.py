@@ -143,3 +143,35 @@ def test_joint_names_that_change_or_repeat() -> None:
     assert d.sample(raw([])) is None  # no names
     c = d.sample(raw(["a", "bbb"]))
     assert c is not None and c.position.tolist() == [0.0, 1.0] and c.position.flags.writeable
+
+
+def test_the_usual_joint_state_is_read_from_its_layout() -> None:
+    """A JointState with positions, velocities and efforts of every joint (the 1 kHz case, read through the layout
+    kept for its names): its values, the stamp; padding rosbags accepts (up to 3 bytes) and nothing more; other
+    lengths, a non-finite value and a cut message are left to the message path (None)."""
+
+    def raw(
+        position: list[float], velocity: list[float], effort: list[float], stamp: tuple[int, int] = (3, 4)
+    ) -> bytes:
+        msg = T[cdr.JOINT_STATE](
+            header=_header(stamp, "base"),
+            name=["j1", "j22", "j333"],
+            position=np.array(position),
+            velocity=np.array(velocity),
+            effort=np.array(effort),
+        )
+        return bytes(TS.serialize_cdr(msg, cdr.JOINT_STATE))
+
+    d = JointStateDecoder()
+    full = raw([0.1, 0.2, 0.3], [1.0, 2.0, 3.0], [-1.0, -2.0, -3.0])
+    for pad in range(4):
+        s = d.sample(full + b"\x00" * pad)
+        assert s is not None and s.stamp_ns == 3 * 10**9 + 4 and s.names == ("j1", "j22", "j333")
+        assert (s.position.tolist(), s.velocity.tolist(), s.effort.tolist()) == (
+            [0.1, 0.2, 0.3], [1.0, 2.0, 3.0], [-1.0, -2.0, -3.0],
+        )  # fmt: skip
+    assert d.sample(full + b"\x00" * 4) is None and d.sample(full[:-8]) is None
+    assert d.sample(raw([0.1, 0.2, 0.3], [1.0, 2.0], [0.0, 0.0, 0.0])) is None  # joint_bad_lengths
+    assert d.sample(raw([0.1, 0.2, 0.3], [1.0, 2.0, 3.0], [0.0, float("inf"), 0.0])) is None  # joint_not_finite
+    later = d.sample(raw([0.0] * 3, [0.0] * 3, [5.0] * 3, stamp=(-1, 7)))  # the stamp's sign: not this rule's
+    assert later is not None and later.stamp_ns == -(10**9) + 7 and later.effort.tolist() == [5.0] * 3

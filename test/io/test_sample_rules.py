@@ -205,3 +205,36 @@ def test_refusals_carry_the_diagnostics_cause_key(make: Any, cause: str) -> None
     with pytest.raises(R.MessageError) as info:
         make()
     assert info.value.cause == cause
+
+
+def test_huge_finite_joint_values_pass_and_the_samples_are_ordinary_ones() -> None:
+    """The finiteness tests sum first (the joint rule the squares, the Imu rule the values): values whose sum overflows
+    (1e200 squared, 1e308 twice) are finite and pass, a non-finite value among them is still refused under the rule's
+    key and named; the samples the one-message forms make are the dataclasses' (``_made`` skips their ``__init__``),
+    with every field, and can be replaced and are frozen."""
+    import dataclasses
+
+    from robot_state_estimator.common.samples import ImuSample, JointSample
+
+    names = ("a", "b")
+    big = np.array([1e200, -1e200])
+    sample = R.joint_sample_from_arrays(7, names, big, big.copy(), np.zeros(0))
+    assert type(sample) is JointSample and (sample.stamp_ns, sample.names, sample.effort) == (7, names, None)
+    assert _bits(sample.position) == _bits(sample.velocity) == _bits([1e200, -1e200])
+    with pytest.raises(R.MessageError, match=r"effort is not finite for joints \['b'\]") as info:
+        R.joint_sample_from_arrays(7, names, big, big, np.array([1e200, math.nan]))
+    assert info.value.cause == R.JOINT_NOT_FINITE
+    assert dataclasses.replace(sample, stamp_ns=8).stamp_ns == 8
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sample.stamp_ns = 9  # type: ignore[misc]
+    imu = R.imu_sample_from_values(5, "imu", (0.1, 0.2, 0.3), (0.0, 0.0, 9.8), (0.0, 0.0, 0.0, 2.0), 0.0)
+    assert type(imu) is ImuSample and (imu.stamp_ns, imu.frame_id) == (5, "imu")
+    assert _bits(imu.angular_velocity) == _bits([0.1, 0.2, 0.3])
+    assert _bits(imu.linear_acceleration) == _bits([0, 0, 9.8])
+    assert _bits(imu.orientation_xyzw) == _bits([0.0, 0.0, 0.0, 1.0])
+    assert [f.name for f in dataclasses.fields(imu)] == list(vars(imu))  # every field set, in order
+    huge = R.imu_sample_from_values(5, "imu", (1e308, 1e308, 0.0), (0.0, -1e308, -1e308), (0.0,) * 4, -1.0)
+    assert _bits(huge.angular_velocity) == _bits([1e308, 1e308, 0.0])  # finite, although their sum is not
+    with pytest.raises(R.MessageError, match="linear_acceleration is not finite") as info:
+        R.imu_sample_from_values(5, "imu", (1e308, 1e308, 0.0), (0.0, math.inf, -math.inf), (0.0,) * 4, -1.0)
+    assert info.value.cause == R.IMU_NOT_FINITE

@@ -188,6 +188,57 @@ def test_diagnostics_have_stable_keys_and_levels() -> None:
     ]
 
 
+def test_diagnostics_count_refused_updates_and_stretches_without_contact() -> None:
+    """``DiagnosticsState.note_feet`` (the node's bookkeeping of every estimate with feet, from its stance summary):
+    a stance foot whose update was not accepted counts in ``<foot>.updates_rejected``, a foot not in contact never
+    does; ``no_contact_s`` runs from the first estimate of a stretch without any foot in contact."""
+
+    def feet(*states: tuple[bool, bool]) -> tuple[FootState, ...]:  # (in_contact, update_accepted) per foot
+        names = ("FL_foot", "FR_foot", "RL_foot")
+        return tuple(FootState(n, c, np.zeros(3), np.zeros(6), a) for n, (c, a) in zip(names, states, strict=True))
+
+    state = DiagnosticsState()
+    state.has_description = True
+    sequence = [
+        (1_000_000_000, feet((True, True), (True, False), (False, False))),  # FR refused; RL not in contact
+        (1_010_000_000, feet((True, False), (True, False), (False, False))),  # FL and FR refused
+        (1_020_000_000, feet((False, False), (False, False), (False, False))),  # no contact from 1.02 s
+        (1_520_000_000, feet((False, False), (False, False), (False, False))),
+    ]
+    for stamp, f in sequence:
+        state.note_feet(_estimate(stamp, f))
+    assert state.no_contact_since_ns == 1_020_000_000
+    contacts = DiagnosticsBuilder(TYPES, "/n").build(state, Counter(), TYPES.Time(sec=2, nanosec=0)).status[2]
+    values = {kv.key: kv.value for kv in contacts.values}
+    assert values["FL_foot.updates_rejected"] == "1" and values["FR_foot.updates_rejected"] == "2"
+    assert values["RL_foot.updates_rejected"] == "0"
+    assert values["feet_in_contact"] == "0" and float(values["no_contact_s"]) == pytest.approx(0.5)
+    state.note_feet(_estimate(1_530_000_000, feet((True, True), (False, False), (False, False))))
+    assert state.no_contact_since_ns is None
+    assert dict(state.foot_rejected_updates) == {"FL_foot": 1, "FR_foot": 2}
+
+
+def test_raw_publish_sends_the_bytes_and_refuses_after_the_destroy(node) -> None:
+    """``rclpy_compat.raw_publish``: the publisher's CDR bytes through its handle, received as sent; once the
+    publisher is destroyed a publish raises rcl's error (which the node's feed catches), not a crash."""
+    from rclpy.serialization import serialize_message
+    from std_msgs.msg import String
+
+    from robot_state_estimator.ros.rclpy_compat import RCLError, raw_publish
+
+    got: list[bytes] = []
+    node.create_subscription(String, "raw_publish_test", got.append, 10, raw=True)
+    pub = node.create_publisher(String, "raw_publish_test", 10)
+    publish = raw_publish(pub)
+    data = serialize_message(String(data="odometry"))
+    assert spin_until(node.executor_for_test, lambda: pub.get_subscription_count() == 1)
+    assert spin_until(node.executor_for_test, lambda: publish(data) or bool(got), timeout_s=5.0)
+    assert got[0] == data
+    node.destroy_publisher(pub)
+    with pytest.raises(RCLError, match="publisher"):
+        publish(data)
+
+
 def test_covariances_ok_rejects_nan_and_indefinite() -> None:
     assert covariances_ok(_estimate())
     bad = _estimate()

@@ -130,3 +130,53 @@ def test_the_context_shutdown_ends_spin(ros_domain_env) -> None:
     finally:
         lean.destroy()
         context.try_shutdown()
+
+
+def test_services_and_other_messages_are_served_while_hot_messages_keep_coming(ros_context) -> None:
+    """While a hot subscription has a message at every wait, the loop waits on the hot set, and on every entity when
+    a timer is due and at least every ``FULL_WAIT_PERIOD_S``: a timer, a parameter request and another subscription's
+    message are served meanwhile (the housekeeping round, which would serve them too, is out of reach: 1000 s)."""
+    node = rclpy.create_node("lean_busy", context=ros_context)
+    node.declare_parameter("x", 1)
+    hot_msgs: list[int] = []
+    other_msgs: list[str] = []
+    hot = node.create_subscription(UInt32, "busy/hot", lambda m: hot_msgs.append(m.data), output_qos(1000))
+    node.create_subscription(String, "busy/other", lambda m: other_msgs.append(m.data), 10)
+    ticks: list[float] = []
+    node.create_timer(0.02, lambda: ticks.append(time.monotonic()))
+    lean = LeanExecutor(node, [hot], housekeeping_period_s=1000.0)
+    peer = rclpy.create_node("lean_busy_peer", context=ros_context)
+    peer_exec = SingleThreadedExecutor(context=ros_context)
+    peer_exec.add_node(peer)
+    sent = [0]
+
+    def busy(condition: Callable[[], bool]) -> bool:  # a hot message before every wait
+        def step() -> bool:
+            pub_hot.publish(UInt32(data=sent[0]))
+            sent[0] += 1
+            return condition()
+
+        return _spin_both(lean, peer_exec, step)
+
+    try:
+        pub_hot = peer.create_publisher(UInt32, "busy/hot", output_qos(1000))
+        pub_other = peer.create_publisher(String, "busy/other", 10)
+        assert busy(lambda: pub_hot.get_subscription_count() >= 1 and pub_other.get_subscription_count() >= 1)
+        assert busy(lambda: len(hot_msgs) > 10)
+        n_ticks = len(ticks)
+        assert busy(lambda: len(ticks) >= n_ticks + 3)  # the timer is called while busy (a full wait when it is due)
+        pub_other.publish(String(data="other"))
+        assert busy(lambda: other_msgs == ["other"])
+        client = peer.create_client(SetParameters, "/lean_busy/set_parameters")
+        assert busy(client.service_is_ready)
+        future = client.call_async(SetParameters.Request(parameters=[Parameter("x", value=7).to_parameter_msg()]))
+        assert busy(future.done)
+        assert future.result().results[0].successful and node.get_parameter("x").value == 7
+        # none lost once matched, in order (reliable, deep queues)
+        assert _spin_both(lean, peer_exec, lambda: hot_msgs[-1] == sent[0] - 1)
+        assert hot_msgs == list(range(hot_msgs[0], sent[0])) and len(hot_msgs) > 10
+    finally:
+        lean.destroy()
+        peer_exec.shutdown()
+        peer.destroy_node()
+        node.destroy_node()

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from robot_state_estimator.tools import bench, bench_replay, info
+from robot_state_estimator.tools import bench, bench_node, bench_replay, info
 
 
 def test_info_without_rclpy(monkeypatch, capsys):
@@ -153,3 +153,49 @@ def test_bench_replay_case_splits_the_cpu_time_per_message(sim_run):
     lines = bench_replay.summary_lines({"simulated_1k_1k": case, "go1_real": {"skipped": "test"}})
     assert lines[0].startswith("replay simulated_1k_1k, TUM only:") and "records" in lines[1]
     assert lines[2] == "replay go1_real: skipped (test)"
+
+
+def _case(cpu_us: float, received: dict[str, int], inputs: int = 30_000, dropped: int = 0) -> dict:
+    return {
+        "cpu_us_per_input": cpu_us,
+        "inputs_published": inputs,
+        "node_inputs": {"imu_dropped": dropped, "joint_states_dropped": 0},
+        "outputs_received": received,
+    }
+
+
+def test_each_extra_outputs_cost_is_its_case_less_the_odometry_alone():
+    # 30 s at 1 kHz + 1 kHz: 30,000 inputs; the TF once per odometry (15,000), four wrenches and one contact state
+    # per joint estimate (60,000 and 15,000)
+    feet = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+    doc = {
+        "node": _case(100.0, {}),
+        "node_tf": _case(115.0, {"/tf": 15_000}),
+        "node_wrenches": _case(148.0, {f"contact_wrench/{f}": 15_000 for f in feet}),
+        "node_contacts": {"error": "the node did not start"},
+        "node_all_outputs": _case(208.0, {"/tf": 14_000, "contact_states": 14_000}, inputs=30_000, dropped=2_000),
+    }
+    costs = bench_node.output_costs(doc)
+    assert costs["odometry_only_us_per_input"] == 100.0 and "contacts" not in costs
+    assert costs["tf"] == {"us_per_input": 15.0, "messages_per_input": 0.5, "us_per_message": 30.0}
+    assert costs["wrenches"] == {"us_per_input": 48.0, "messages_per_input": 2.0, "us_per_message": 24.0}
+    # 28,000 inputs received (2,000 dropped), 28,000 messages: one a input, 108 us each
+    assert costs["all_outputs"] == {"us_per_input": 108.0, "messages_per_input": 1.0, "us_per_message": 108.0}
+    line = bench_node.output_costs_line(costs)
+    assert line is not None and "/tf +15 us (0.50 messages per input, 30 us a message)" in line
+    assert "contact_wrench/<foot> +48 us" in line and "all +108 us" in line and "contact_states" not in line
+    assert bench_node.output_costs({"node": {"error": "x"}}) == {} and bench_node.output_costs_line({}) is None
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_bench_node_only(tmp_path, capsys):
+    pytest.importorskip("rclpy", reason="rclpy not available")
+    args = argparse.Namespace(
+        output=str(tmp_path), short=True, no_node=False, node_duration=None, offline_duration=None, node_only=True
+    )
+    assert bench.run(args) == 0
+    doc = json.loads((tmp_path / "latest.json").read_text())
+    assert doc["node"]["cpu_us_per_input"] > 0 and doc["memory"]["bench_process_peak_rss_kb"] > 0
+    assert not {"offline", "core", "replay", "decode", "kinematics", "consistency"} & set(doc)
+    assert "node over DDS" in capsys.readouterr().out
