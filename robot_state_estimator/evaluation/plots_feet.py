@@ -30,6 +30,22 @@ def _bars(t_s: np.ndarray, flags: np.ndarray) -> list[tuple[float, float]]:
     return [(float(t_s[a]), float(ends[b - 1] - t_s[a])) for a, b in S.runs(flags)]
 
 
+def _shade_contact(ax: Any, t: np.ndarray, in_contact: np.ndarray) -> None:
+    """Shade the time spans of estimated contact across the whole height of ``ax``."""
+    ax.fill_between(
+        t,
+        0,
+        1,
+        where=in_contact,
+        step="post",
+        transform=ax.get_xaxis_transform(),
+        color="C0",
+        alpha=0.12,
+        lw=0,
+        label="estimated contact",
+    )
+
+
 def contacts_figure(feet: S.FootSeries, gt_contacts: Any, *, t0: float, title: str = "") -> Figure:
     """Contact timeline, one row per foot: estimate (upper bar) and ground truth (lower bar) when known, with
     false contacts (estimate in contact, truth not) and missed contacts marked above the bars.
@@ -84,18 +100,7 @@ def foot_forces_figure(feet: S.FootSeries, gt_contacts: Any, *, t0: float, title
     t = feet.t_s - t0
     true_force = getattr(gt_contacts, "normal_force_n", None) if gt_contacts is not None else None
     for k, (ax, foot) in enumerate(zip(axes, feet.feet)):
-        ax.fill_between(
-            t,
-            0,
-            1,
-            where=feet.contact[:, k],
-            step="post",
-            transform=ax.get_xaxis_transform(),
-            color="C0",
-            alpha=0.12,
-            lw=0,
-            label="estimated contact",
-        )
+        _shade_contact(ax, t, feet.contact[:, k])
         if true_force is not None and foot in gt_contacts.feet:
             j = gt_contacts.feet.index(foot)
             idx = S.thin_index(len(gt_contacts.t_s))
@@ -139,18 +144,7 @@ def foot_sensors_figure(
     shown = S.thinned_feet(feet) if feet is not None else None
     for k, (ax, foot) in enumerate(zip(axes, sensors.feet)):
         if shown is not None and foot in shown.feet:
-            ax.fill_between(
-                shown.t_s - t0,
-                0,
-                1,
-                where=shown.contact[:, shown.feet.index(foot)],
-                step="post",
-                transform=ax.get_xaxis_transform(),
-                color="C0",
-                alpha=0.12,
-                lw=0,
-                label="estimated contact",
-            )
+            _shade_contact(ax, shown.t_s - t0, shown.contact[:, shown.feet.index(foot)])
         (line,) = ax.plot(t, sensors.values[idx, k], "C0-", lw=0.9, drawstyle="steps-post", label="sensor")
         line.set_gid(f"{foot}:sensor")
         if thresholds is not None:

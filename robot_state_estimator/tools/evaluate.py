@@ -135,16 +135,13 @@ def evaluate_files(
             ref, ref_note = replay.alignment_reference(Path(input_bag), span, R_base_imu, ref)  # type: ignore[arg-type]
             if notes is not None and ref_note:
                 notes.append(ref_note)
-    # NEES where it means something: an estimate with covariances (an Odometry bag) against stamped ground truth
-    # with velocities (a simulated run's) on the same clock, in the filter's own frame, as replay does
-    with_nees = est.pose_covariance is not None and gt.stamped and gt.trajectory.v_base_in_base is not None
     res = M.evaluate(
         est,
         gt.trajectory,
         time_alignment=mode,
         max_offset_s=max_offset_s,
         reference_yaw_rate=ref,
-        with_nees=with_nees and mode == "none",
+        with_nees=replay.nees_is_meaningful(est, gt, mode),  # an Odometry bag's covariances; a TUM file has none
     )
     res["time_alignment"]["signal"] = "gyro z (base frame)" if ref is not None else "estimate yaw rate"
     res["ground_truth_stamped"] = bool(gt.stamped)  # metrics.metric_caveats: short-range RPE without stamps

@@ -62,6 +62,7 @@ from robot_state_estimator.tools.replay.truth import (
     auto_time_alignment,
     evaluate_replay,
     ground_truth_time_span,
+    nees_is_meaningful,
 )
 
 __all__ = [
@@ -91,6 +92,7 @@ __all__ = [
     "check_robot",
     "evaluate_replay",
     "ground_truth_time_span",
+    "nees_is_meaningful",
     "plot_title",
     "replay",
     "resolve_config",

@@ -12,8 +12,18 @@ from robot_state_estimator.evaluation.ground_truth import (
     GroundTruth,
     is_bag,
 )
+from robot_state_estimator.evaluation.trajectory import Trajectory
 from robot_state_estimator.tools.replay.errors import ReplayError
 from robot_state_estimator.tools.replay.result import ReplayResult
+
+
+def nees_is_meaningful(est: Trajectory, gt: GroundTruth, mode: str) -> bool:
+    """Whether the NEES of ``est`` against ``gt`` means something: the estimate has covariances, the ground truth is
+    stamped and has velocities (a simulated run's, in the filter's own frame) and no time alignment (``mode``) moves
+    its clock."""
+    return (
+        est.pose_covariance is not None and gt.stamped and gt.trajectory.v_base_in_base is not None and mode == "none"
+    )
 
 
 def auto_time_alignment(gt: GroundTruth) -> str:
@@ -55,7 +65,7 @@ def evaluate_replay(
     est = result.log.trajectory()
     mode = auto_time_alignment(gt) if time_alignment == "auto" else time_alignment
     if with_nees is None:
-        with_nees = gt.stamped and gt.trajectory.v_base_in_base is not None and mode == "none"
+        with_nees = nees_is_meaningful(est, gt, mode)
     ref = (
         (reference_yaw_rate if reference_yaw_rate is not None else result.gyro_yaw_rate) if align_on == "gyro" else None
     )
