@@ -18,6 +18,10 @@ feed.
   with its stamps shifted on) and after 200,000 more samples (the trot fed again and again, its stamps shifted on,
   the samples made one at a time), and the growth per 100,000 samples.
 - ``target_us``: issue 18's target for the pair, 16 us (twice mim_estimation's C++ step on a quiet run here).
+
+:func:`speed_reference` is the same pair cost, short, as the machine's speed next to the node cases: the node's CPU
+per input in core steps measured in the same minutes is comparable between hours when the machine's speed is not
+(it varied up to 4x between hours here).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from robot_state_estimator.common.samples import ImuSample, JointSample
 
 #: us, issue 18's target for the IMU + 4-foot step on this machine
 TARGET_US = 16.0
+#: us, issue 18's target for the node's CPU per input at IMU 1 kHz + joints 1 kHz (odometry at every estimate)
+NODE_TARGET_US = 100.0
 
 
 def _rss_kb() -> int:
@@ -167,6 +173,20 @@ def bench_core(stand: Any, trot: Any, *, short: bool = False) -> dict[str, Any]:
     _feed(trot_est, trot_pairs)
     doc["memory"] = memory_growth(trot_est, trot_pairs, 20_000 if short else 200_000)
     return doc
+
+
+def speed_reference(stand: Any, *, short: bool = False) -> float:
+    """The machine's speed now: the core pair's CPU (``pair_cpu_us`` of :func:`pair_costs`, us) on the standing
+    Go1 ``stand`` (``bench_common.simulated_run("stand", ...)``), fed after the estimator's initialisation and
+    first steps, blocks of 100 pairs (a few seconds)."""
+    from robot_state_estimator.tools.bench_common import samples_of
+    from robot_state_estimator.tools.bench_offline import _estimator
+
+    pairs = _pairs(samples_of(stand))
+    est = _estimator(stand)
+    warm = len(pairs) // 5
+    _feed(est, pairs[:warm])
+    return float(pair_costs(est, pairs[warm:], 50 if short else 100)["pair_cpu_us"])
 
 
 def summary_lines(doc: dict[str, Any]) -> list[str]:

@@ -198,4 +198,19 @@ def test_bench_node_only(tmp_path, capsys):
     doc = json.loads((tmp_path / "latest.json").read_text())
     assert doc["node"]["cpu_us_per_input"] > 0 and doc["memory"]["bench_process_peak_rss_kb"] > 0
     assert not {"offline", "core", "replay", "decode", "kinematics", "consistency"} & set(doc)
-    assert "node over DDS" in capsys.readouterr().out
+    steps = doc["node_in_core_steps"]
+    assert steps["core_pair_cpu_us_before"] > 0 and steps["core_pair_cpu_us_after"] > 0
+    assert steps["ratio"] == pytest.approx(doc["node"]["cpu_us_per_input"] / steps["core_pair_cpu_us_mean"])
+    out = capsys.readouterr().out
+    assert "node over DDS" in out and "node CPU per input in core steps" in out
+
+
+def test_node_in_core_steps_is_the_node_over_the_mean_core_step():
+    # 90 us of node CPU per input, the core step 15 us before and 17 us after: 90 / 16 = 5.625 core steps, under the
+    # target 100 / 16 = 6.25; 110 us is 6.875, over it
+    steps = bench.node_in_core_steps({"cpu_us_per_input": 90.0}, 15.0, 17.0)
+    assert steps["core_pair_cpu_us_mean"] == 16.0 and steps["ratio"] == pytest.approx(5.625)
+    assert steps["target_ratio"] == pytest.approx(6.25) and steps["met"] is True
+    assert bench.node_in_core_steps({"cpu_us_per_input": 110.0}, 16.0, 16.0)["met"] is False
+    missing = bench.node_in_core_steps({"error": "no node"}, 16.0, 16.0)
+    assert missing["ratio"] is None and missing["met"] is None
