@@ -209,21 +209,29 @@ class _OrientationReference:
     grav_dir_x_parent_frame: str = ""
 
 
-def _sensor_frame_id(sensor: ET.Element) -> str | None:
+def _sensor_frame_id(sensor: ET.Element, where: Where) -> str | None:
     """The frame id ``sensor`` names: ``<gz_frame_id>``, ``<frame_id>`` or ``<ignition_frame_id>``, else the
-    ``<frame_name>`` (or ``<frameName>``) of the last plugin that has one; None when none does."""
+    ``<frame_name>`` (or ``<frameName>``) of the last plugin that has one; None when none does. Plugins that name
+    different frames are warned about (each Gazebo Classic plugin publishes with its own frame: which topic the
+    node reads decides which frame is right)."""
     for tag in ("gz_frame_id", "frame_id", "ignition_frame_id"):
         e = sensor.find(tag)
         if e is not None and e.text and e.text.strip():
             return e.text.strip()
-    frame_id = None
+    named: list[str] = []
     for plugin in sensor.findall("plugin"):
         for tag in ("frame_name", "frameName"):
             e = plugin.find(tag)
             if e is not None and e.text and e.text.strip():
-                frame_id = e.text.strip()
+                named.append(e.text.strip())
                 break
-    return frame_id
+    if len(set(named)) > 1:
+        _warn(
+            f"the sensor's plugins name different frames {named}: the last, {named[-1]!r}, is taken as the IMU "
+            "messages' frame_id; set <frame_id> on the sensor (or keep one plugin) to choose",
+            where,
+        )
+    return named[-1] if named else None
 
 
 def _localization(loc: ET.Element | None, problems: ProblemList, where: Where) -> Localization:
@@ -321,7 +329,7 @@ def parse_imu_fields(sensor: ET.Element, problems: ProblemList, where: Where, *,
             where,
         )
     update_rate = _float(sensor.find("update_rate"), 0.0, "update_rate", problems, where)
-    frame_id = _sensor_frame_id(sensor)
+    frame_id = _sensor_frame_id(sensor, where)
     orf = None if imu is None else imu.find("orientation_reference_frame")
     ref = _OrientationReference() if orf is None else _orientation_reference(orf, problems, where)
     enabled = _orientation_enabled(imu, problems, where)

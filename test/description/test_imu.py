@@ -146,6 +146,26 @@ def test_urdf_relative_to_is_kept_and_preserved_joint_stops_lumping():
     np.testing.assert_allclose(imu.pose_in_base.translation, [0, 0, 0], atol=1e-15)
 
 
+def test_urdf_plugin_frame_names():
+    # Gazebo Classic's IMU plugins (ROS 2 <frame_name>, ROS 1 <frameName>) name the messages' frame_id
+    one = (
+        '<gazebo reference="imu_link"><sensor name="s" type="imu">'
+        '<plugin name="p" filename="libgazebo_ros_imu_sensor.so"><frame_name>imu_optical</frame_name></plugin>'
+        "</sensor></gazebo>"
+    )
+    assert load_description(URDF_CHAIN.format(gazebo=one)).imu.frame_id == "imu_optical"
+    # two plugins naming different frames: the last is taken, with a warning naming both
+    two = one.replace(
+        "</sensor>",
+        '<plugin name="q" filename="libgazebo_ros_imu.so"><frameName>imu_link</frameName></plugin></sensor>',
+    )
+    with pytest.warns(DescriptionWarning, match=r"name different frames \['imu_optical', 'imu_link'\]"):
+        assert load_description(URDF_CHAIN.format(gazebo=two)).imu.frame_id == "imu_link"
+    # the sensor's own <frame_id> decides, with no warning
+    chosen = two.replace('type="imu">', 'type="imu"><frame_id>imu_optical</frame_id>')
+    assert load_description(URDF_CHAIN.format(gazebo=chosen)).imu.frame_id == "imu_optical"
+
+
 def test_urdf_old_sensor_namespace_form_and_legacy_noise():
     g = (
         '<gazebo reference="base"><sensor:imu name="old"><update_rate>100</update_rate>'
