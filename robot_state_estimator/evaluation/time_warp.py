@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -139,8 +140,32 @@ def warp_problem(
     )
 
 
-def solve_warp(problem: WarpProblem, min_rows: int) -> tuple[FloatArray, NDArray[np.bool_]]:
+class ClockProblem(Protocol):
+    """What :func:`solve_warp` needs of a clock problem: the start ``x0``, the reference stamps ``t_ref`` (N,) s,
+    the rows' mapped times, which of them lie inside the reference span, and the scaled residuals of the rows
+    ``m``. :class:`WarpProblem` (yaw) and ``gyro_clock.RotationClockProblem`` (rotation over a few rows)."""
+
+    @property
+    def x0(self) -> FloatArray: ...
+
+    @property
+    def t_ref(self) -> FloatArray: ...
+
+    def mapped(self, x: FloatArray) -> FloatArray: ...
+
+    def inside(self, tau: FloatArray) -> NDArray[np.bool_]: ...
+
+    def residuals(self, x: FloatArray, m: NDArray[np.bool_]) -> FloatArray: ...
+
+
+def solve_warp(
+    problem: ClockProblem,
+    min_rows: int,
+    jac: Callable[[FloatArray, NDArray[np.bool_]], FloatArray] | None = None,
+) -> tuple[FloatArray, NDArray[np.bool_]]:
     """The fitted ``x`` and the (M,) rows inside the reference span it was fitted on.
+
+    ``jac(x, m)``: the residuals' Jacobian (R, K); None: forward differences (step 1e-4 of ``x``).
 
     The rows compared stay fixed during a solve (a smooth problem); up to three passes update them, until they
     no longer change.
@@ -163,6 +188,7 @@ def solve_warp(problem: WarpProblem, min_rows: int) -> tuple[FloatArray, NDArray
             loss="soft_l1",
             f_scale=3.0,
             x_scale=0.05,
+            jac="2-point" if jac is None else jac,
             diff_step=1e-4,
             max_nfev=200,
             tr_solver="lsmr",

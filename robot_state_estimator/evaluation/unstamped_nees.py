@@ -1,0 +1,201 @@
+"""NEES of one run against motion capture on another clock and in another world frame (the real Go1 trot).
+
+Per block, the time average of ``e^T P^-1 e`` (Bar-Shalom, Li, Kirubarajan 2001, sec. 5.4) over the ground-truth
+rows, each paired with the estimate sample nearest its (aligned) time, and the same over means of ``window_s``
+(1 s: whole gait cycles; a residual clock error, fast, averages out in the mean error, while the filter's slow
+error stays; the mean covariance stands for the mean error's, which holds for an error slow against the window):
+
+- ``roll_pitch`` (2 DoF): x, y of ``Log(R_gt R_est^T)`` (small angles about the world axes, the pose covariance's
+  rotation block), after the world yaw alignment and, optionally, the motion capture's constant body-frame tilt
+  removed (:func:`tilt_calibration`: a marker frame is not the IMU's; an IMU mount tilt would be absorbed by the
+  accelerometer bias once the robot turns);
+- ``height`` (1 DoF) and ``position`` (3 DoF): ``p_gt - (Rz(yaw) p_est + t)`` with the alignment anchored at the
+  start (:func:`start_anchored_yaw_alignment`: the filter's position covariance starts small and grows, so the
+  error is measured from where both started; a 4-DoF alignment over the whole run would spread the end's error
+  over the start).
+
+Evaluate the whole run and, separately, from after the first turn (which separates tilt from accelerometer
+bias; the anchor and the tilt are then fitted on that span). Sources: docs/uncertainty.md (the real trot's
+evaluation); the closed-form 2-D rotation about the anchor (Umeyama 1991 restricted to yaw).
+
+Pure numpy/scipy. Times float64 s on the estimate's clock; positions m in the world (``odom``); angles rad.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.spatial.transform import Rotation
+
+from robot_state_estimator.evaluation.consistency import nees_values, time_average_band
+from robot_state_estimator.evaluation.errors import MetricsError
+from robot_state_estimator.evaluation.trajectory import Trajectory, rot_z
+
+FloatArray = NDArray[np.float64]
+
+#: Block -> (rows of the pose covariance / error vector, DoF).
+BLOCKS = {"roll_pitch": ((3, 4), 2), "height": ((2,), 1), "position": ((0, 1, 2), 3)}
+
+
+def nearest_samples(traj: Trajectory, t_s: FloatArray) -> NDArray[np.intp]:
+    """(M,) index of the sample of ``traj`` nearest each time ``t_s`` (M,) s (ties to the earlier)."""
+    t = np.asarray(t_s, dtype=float)
+    k = np.clip(np.searchsorted(traj.t_s, t), 1, len(traj.t_s) - 1)
+    earlier = (t - traj.t_s[k - 1]) <= (traj.t_s[k] - t)
+    idx: NDArray[np.intp] = np.where(earlier, k - 1, k)
+    return idx
+
+
+def start_anchored_yaw_alignment(
+    p_est: FloatArray, p_gt: FloatArray, anchor: NDArray[np.bool_]
+) -> tuple[float, FloatArray]:
+    """``yaw`` (rad) and ``t`` (3,) m with ``p_gt ~ Rz(yaw) p_est + t``: exact for the means over the ``anchor``
+    rows; ``yaw`` the least-squares rotation of the horizontal positions about those means over all rows
+    (closed form: ``atan2(sum(a x b), sum(a . b))`` of the centred 2-D vectors ``a`` of the estimate, ``b`` of the
+    ground truth).
+
+    Args:
+        p_est, p_gt: (N, 3) m, paired positions (estimate world, ground-truth world).
+        anchor: (N,) rows whose means are matched exactly (e.g. the first 0.5 s, standing).
+
+    Raises:
+        MetricsError: no anchor row, or shapes disagree.
+    """
+    p_est = np.asarray(p_est, dtype=float)
+    p_gt = np.asarray(p_gt, dtype=float)
+    if p_est.shape != p_gt.shape or p_est.ndim != 2 or p_est.shape[1] != 3 or not np.any(anchor):
+        raise MetricsError(
+            f"start anchored alignment: shapes {p_est.shape}, {p_gt.shape}, {np.count_nonzero(anchor)} anchor rows"
+        )
+    c_est, c_gt = p_est[anchor].mean(axis=0), p_gt[anchor].mean(axis=0)
+    a, b = p_est[:, :2] - c_est[:2], p_gt[:, :2] - c_gt[:2]
+    yaw = float(
+        np.arctan2(np.sum(a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]), np.sum(a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1]))
+    )
+    t: FloatArray = c_gt - rot_z(yaw) @ c_est
+    return yaw, t
+
+
+def tilt_calibration(R_est: Rotation, R_gt: Rotation) -> FloatArray:
+    """(2,) rad, the ground truth's constant body-frame tilt against the estimate: the mean x, y of
+    ``Log(R_est^T R_gt)`` over the rows (small angles; remove it with ``R_gt Exp([-x, -y, 0])``)."""
+    d = (R_est.inv() * R_gt).as_rotvec()
+    tilt: FloatArray = d[:, :2].mean(axis=0)
+    return tilt
+
+
+def window_means(
+    t_s: FloatArray, errors: FloatArray, covariances: FloatArray, window_s: float, min_fraction: float = 0.5
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Means of errors and covariances over consecutive windows of ``window_s`` from the first time.
+
+    Args:
+        t_s: (N,) s, increasing.
+        errors: (N, d).
+        covariances: (N, d, d).
+        window_s: s.
+        min_fraction: windows with fewer rows than this fraction of the median window's are dropped (a cut end).
+
+    Returns:
+        ``(t_mid (B,) s, mean error (B, d), mean covariance (B, d, d))``.
+    """
+    t = np.asarray(t_s, dtype=float)
+    w = np.floor((t - t[0]) / window_s).astype(int)
+    ids, counts = np.unique(w, return_counts=True)
+    keep = ids[counts >= min_fraction * np.median(counts)]
+    t_mid = np.array([t[w == i].mean() for i in keep])
+    e = np.array([errors[w == i].mean(axis=0) for i in keep])
+    P = np.array([covariances[w == i].mean(axis=0) for i in keep])
+    return t_mid, e.reshape(len(keep), *errors.shape[1:]), P.reshape(len(keep), *covariances.shape[1:])
+
+
+@dataclass(frozen=True)
+class BlockNees:
+    """The NEES of one block over a span.
+
+    Attributes:
+        name: block name (``BLOCKS``).
+        dof: degrees of freedom.
+        per_row: time average over the rows.
+        per_row_band: 95 % band of that average (``consistency.time_average_band``).
+        windowed: average over the window means.
+        n_rows, n_windows: how many of each.
+    """
+
+    name: str
+    dof: int
+    per_row: float
+    per_row_band: tuple[float, float]
+    windowed: float
+    n_rows: int
+    n_windows: int
+
+
+def block_nees(name: str, t_s: FloatArray, errors: FloatArray, pose_cov: FloatArray, window_s: float) -> BlockNees:
+    """The NEES of block ``name`` from pose-ordered errors (N, 6) (x y z, rot x y z) and pose covariances (N, 6, 6)."""
+    rows, dof = BLOCKS[name]
+    ix = np.asarray(rows)
+    e = errors[:, ix]
+    P = pose_cov[:, ix[:, None], ix[None, :]]
+    values = nees_values(e, P)
+    band, _ = time_average_band(values, dof)
+    _, e_w, P_w = window_means(t_s, e, P, window_s)
+    return BlockNees(name, dof, float(np.mean(values)), band, float(np.mean(nees_values(e_w, P_w))), len(t_s), len(e_w))
+
+
+def unstamped_nees(
+    est: Trajectory,
+    gt: Trajectory,
+    *,
+    start_s: float,
+    window_s: float = 1.0,
+    anchor_s: float = 0.5,
+    remove_tilt: bool = True,
+) -> dict[str, Any]:
+    """Every block's NEES over ``[start_s, end]`` (module docstring); the position anchor and the tilt are fitted
+    on that span (evaluate from after the first turn by calling again with a later ``start_s``).
+
+    Args:
+        est: the estimate with ``pose_covariance`` (its world ``odom``, its clock).
+        gt: the ground truth on the estimate's clock (a time alignment applied), its own world.
+        start_s: s, first evaluated time (e.g. 2 s after the start, once the robot stands).
+        window_s: s, window of the means.
+        anchor_s: s, rows from ``start_s`` whose mean positions anchor the alignment.
+        remove_tilt: remove the ground truth's constant body-frame tilt (:func:`tilt_calibration`).
+
+    Returns:
+        ``{"yaw_deg", "tilt_deg" (2,), "blocks": {block: BlockNees}}``.
+
+    Raises:
+        MetricsError: no covariance, or fewer than two rows in the span.
+    """
+    if est.pose_covariance is None:
+        raise MetricsError("the estimate has no pose covariance: no NEES")
+    m = (gt.t_s >= max(start_s, est.t_s[0])) & (gt.t_s <= est.t_s[-1])
+    if np.count_nonzero(m) < 2:
+        raise MetricsError(f"fewer than two ground-truth rows in [{start_s:.2f}, {est.t_s[-1]:.2f}] s")
+    k = nearest_samples(est, gt.t_s[m])
+    t, p_gt, R_gt = gt.t_s[m], gt.p_world_base[m], gt.rotations[m]
+    yaw, trans = start_anchored_yaw_alignment(est.p_world_base[k], p_gt, t <= t[0] + anchor_s)
+    e_est = est.transformed(rot_z(yaw), trans)
+    R_est = e_est.rotations[k]
+    tilt = tilt_calibration(R_est, R_gt) if remove_tilt else np.zeros(2)
+    R_gt = R_gt * Rotation.from_rotvec([-tilt[0], -tilt[1], 0.0])
+    errors = np.hstack([p_gt - e_est.p_world_base[k], (R_gt * R_est.inv()).as_rotvec()])
+    P = np.asarray(e_est.pose_covariance)[k]
+    blocks = {b: block_nees(b, t, errors, P, window_s) for b in BLOCKS}
+    return {"yaw_deg": float(np.degrees(yaw)), "tilt_deg": np.degrees(tilt), "blocks": blocks}
+
+
+def format_nees(res: dict[str, Any], label: str = "") -> str:
+    """The blocks of :func:`unstamped_nees` as lines ``roll_pitch (2 DoF): 31.1 (band 1.5-2.6), 1 s means 9.9``."""
+    yaw, tilt = res["yaw_deg"], res["tilt_deg"]
+    lines = [f"{label}world yaw {yaw:.2f} deg, tilt removed ({tilt[0]:.2f}, {tilt[1]:.2f}) deg"]
+    for b in BLOCKS:
+        a = res["blocks"][b]
+        lo, hi = a.per_row_band
+        lines.append(f"  {b} ({a.dof} DoF): {a.per_row:.2f} (band {lo:.2f}-{hi:.2f}), 1 s means {a.windowed:.2f}")
+    return "\n".join(lines)

@@ -1,0 +1,191 @@
+"""The real Go1 trot's consistency: NEES per block against the unstamped motion capture, with its clock fitted on
+the gyroscope (issue 16; design and figures in docs/uncertainty.md).
+
+Runs the estimator over ``go1.csv`` of ``../shared/data/go1_trot`` (foot sensors as contact source, joint velocities
+by finite differences, as ``test/estimation/test_go1_real.py``) and prints:
+
+- the ATE of the recording's standard evaluation (offset+rate clock on the yaw rate, 4-DoF alignment;
+  ``evaluation.evaluate``), as the test measures it;
+- the NEES of roll/pitch (2), height (1) and position (3) (``evaluation.unstamped_nees``), per row and over 1 s
+  means, over the whole run from ``--start`` and from ``--after`` (the first turn), for two clocks: the
+  offset+rate one and the piecewise-linear clock fitted on the gyroscope (``evaluation.gyro_clock``).
+
+Usage::
+
+    python -m robot_state_estimator.tools.go1_nees [--config config/go1.yaml | --config none]
+        [--set ekf.accel_bias_random_walk=3e-3 ...] [--data ../shared/data/go1_trot] [--json out.json]
+
+``--config none``: the built-in defaults with the bundled description (its IMU noise), as a user without a config
+file gets them; a file: those settings with the IMU of the description at 400 Hz (as the test builds it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from robot_state_estimator import evaluation as M
+from robot_state_estimator.evaluation import ground_truth as G
+from robot_state_estimator.evaluation.gyro_clock import fit_gyro_clock, gyro_offset_and_rate
+from robot_state_estimator.evaluation.unstamped_nees import BLOCKS, format_nees, unstamped_nees
+
+LEGS = ("FR", "FL", "RR", "RL")
+FEET = tuple(f"{leg}_foot" for leg in LEGS)
+JOINTS = tuple(f"{leg}_{j}_joint" for leg in LEGS for j in ("hip", "thigh", "calf"))
+
+
+def build_estimator(config: str, overrides: dict[str, Any]) -> Any:
+    """The estimator for ``config`` with the dotted ``overrides`` applied: "none" = built-in defaults and the bundled
+    description; else a settings file with example-robot-data's Go1 and its ``imu_link`` at 400 Hz (as
+    ``test_go1_real.run_estimator`` builds it)."""
+    import pinocchio as pin
+
+    from robot_state_estimator.common.paths import robot_description_path
+    from robot_state_estimator.common.robots import example_robot_urdf
+    from robot_state_estimator.description import load_description
+    from robot_state_estimator.description.types import ImuSpec
+    from robot_state_estimator.estimation import RobotStateEstimator, load_settings
+    from robot_state_estimator.estimation.settings_loading import flatten_settings
+
+    desc = load_description(robot_description_path("go1"))
+    base = load_settings(None if config == "none" else config)
+    settings = load_settings({**flatten_settings(base), **overrides}) if overrides else base
+    if config == "none":
+        return RobotStateEstimator.from_description(desc, settings)
+    model = pin.buildModelFromUrdf(str(example_robot_urdf("go1")), pin.JointModelFreeFlyer())
+    X_base_imu = model.frames[model.getFrameId("imu_link")].placement
+    imu = ImuSpec(name="imu", link="imu_link", frame_id="imu_link", pose_in_base=X_base_imu, update_rate=400.0)
+    radii = [desc.foot_radius(f) for f in FEET]
+    return RobotStateEstimator(model, imu, FEET, settings, base_link="base", foot_radii=radii)
+
+
+def run(data_dir: Path, config: str, overrides: dict[str, Any]) -> tuple[M.Trajectory, np.ndarray, np.ndarray]:
+    """The estimate over the recording (with pose covariances), the CSV's stamps (N,) s and gyroscope (N, 3) rad/s."""
+    from robot_state_estimator.common.samples import FootForceSample, ImuSample, JointSample
+
+    with open(data_dir / "go1.csv", encoding="utf-8") as fh:
+        col = {h: i for i, h in enumerate(fh.readline().strip().split(","))}
+    data = np.loadtxt(data_dir / "go1.csv", delimiter=",", skiprows=1)
+    est = build_estimator(config, overrides)
+    jcols = [col[f"JointPos{leg}_{j}"] for leg in LEGS for j in ("hip", "thigh", "calf")]
+    fcols = [col[f"{leg}_Force"] for leg in LEGS]
+    gcols = [col[c] for c in ("BaseWx", "BaseWy", "BaseWz")]
+    acols = [col[c] for c in ("BaseAx", "BaseAy", "BaseAz")]
+    t, p, q, P = [], [], [], []
+    for row in data:
+        stamp = round(row[0] * 1e9)
+        est.add_foot_forces(FootForceSample(stamp, FEET, row[fcols]))
+        est.add_joints(JointSample(stamp, JOINTS, row[jcols]))
+        e = est.add_imu(ImuSample(stamp, row[gcols], row[acols]))
+        if e is not None:
+            t.append(row[0])
+            p.append(e.p_world_base)
+            q.append(e.quat_world_base_xyzw)
+            P.append(np.array(e.pose_covariance, dtype=float).reshape(6, 6))
+    traj = M.Trajectory(np.array(t), np.array(p), np.array(q), pose_covariance=np.array(P))
+    return traj, data[:, 0], data[:, gcols]
+
+
+def evaluate_run(
+    traj: M.Trajectory,
+    t_csv: np.ndarray,
+    gyro: np.ndarray,
+    data_dir: Path,
+    *,
+    start_s: float,
+    after_s: float,
+    clocks: dict[str, M.TimeAlignment] | None = None,
+) -> dict[str, Any]:
+    """ATE (standard evaluation) and the NEES blocks for the offset+rate and the gyro-fitted clocks; ``start_s`` and
+    ``after_s`` from the recording's first stamp. ``clocks``: those two fitted before (they depend on the gyroscope
+    and the motion capture only, not on the estimate), else fitted here."""
+    gt = G.load_unstamped_csv(data_dir / "go1_ground_truth.csv", float(traj.t_s[0]), float(traj.t_s[-1])).trajectory
+    std = M.evaluate(traj, gt, time_alignment="offset+rate")
+    out: dict[str, Any] = {
+        "ate_m": std["ate_4dof"]["trans"]["rmse"],
+        "ate_pct": std["ate_4dof_pct"],
+        "path_m": std["path_length_m"],
+    }
+    t0 = float(t_csv[0])
+    if clocks is None:
+        clocks = {"offset+rate": gyro_offset_and_rate(t_csv, gyro, gt)}
+        tic = time.perf_counter()
+        clocks["gyro"] = fit_gyro_clock(t_csv, gyro, gt, clocks["offset+rate"])
+        out["gyro_clock_fit_s"] = time.perf_counter() - tic
+    out["clocks"] = clocks
+    for name, clock in clocks.items():
+        gt_on_clock = clock.apply(gt)
+        out[name] = {span: unstamped_nees(traj, gt_on_clock, start_s=t0 + s) for span, s in spans(start_s, after_s)}
+    return out
+
+
+def spans(start_s: float, after_s: float) -> tuple[tuple[str, float], ...]:
+    """The evaluated spans: the whole run from ``start_s``, and from ``after_s`` (s from the recording's start)."""
+    return (("whole", start_s), ("after", after_s))
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``["ekf.x=1e-3", ...]`` -> ``{"ekf.x": 0.001}`` (values read as YAML)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--set {item!r}: expected NAME=VALUE")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def summary(res: dict[str, Any]) -> dict[str, Any]:
+    """JSON-ready: ATE and, per clock, span and block, the per-row and 1 s NEES."""
+    out: dict[str, Any] = {k: res[k] for k in ("ate_m", "ate_pct", "path_m", "gyro_clock_fit_s") if k in res}
+    for clock in ("offset+rate", "gyro"):
+        out[clock] = {}
+        for span, r in res[clock].items():
+            out[clock][span] = {
+                "yaw_deg": r["yaw_deg"],
+                "tilt_deg": [float(x) for x in r["tilt_deg"]],
+                **{b: {"per_row": r["blocks"][b].per_row, "1s": r["blocks"][b].windowed} for b in BLOCKS},
+            }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line (module docstring)."""
+    ap = argparse.ArgumentParser(
+        prog="python -m robot_state_estimator.tools.go1_nees", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument("--data", type=Path, default=Path("../shared/data/go1_trot"), help="folder of go1.csv")
+    ap.add_argument("--config", default="config/go1.yaml", help="settings file, or 'none' for the built-in defaults")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a setting (dotted name)")
+    ap.add_argument("--start", type=float, default=2.0, help="s from the recording's start: first evaluated time")
+    ap.add_argument("--after", type=float, default=7.0, help="s from the recording's start: after the first turn")
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    args = ap.parse_args(argv)
+    if not (args.data / "go1.csv").is_file():
+        print(f"go1.csv not found in {args.data}", file=sys.stderr)
+        return 2
+    traj, t_csv, gyro = run(args.data, args.config, parse_overrides(args.set))
+    res = evaluate_run(traj, t_csv, gyro, args.data, start_s=args.start, after_s=args.after)
+    print(f"{args.config} {' '.join(args.set)}")
+    print(f"ATE (offset+rate, 4-DoF) {res['ate_m']:.4f} m = {res['ate_pct']:.3f} % of {res['path_m']:.2f} m")
+    for clock in ("offset+rate", "gyro"):
+        for span, r in res[clock].items():
+            print(
+                format_nees(
+                    r, label=f"clock {clock}, {span} (from {args.start if span == 'whole' else args.after} s): "
+                )
+            )
+    if args.json:
+        args.json.write_text(json.dumps(summary(res), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
