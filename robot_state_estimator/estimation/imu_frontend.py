@@ -47,7 +47,7 @@ from robot_state_estimator.estimation.events import EventLog
 from robot_state_estimator.estimation.initial_support import InitialSupport
 from robot_state_estimator.estimation.joint_input import PreparedJoints
 from robot_state_estimator.estimation.leg_odometry import LegOdometry
-from robot_state_estimator.estimation.noise_model import joint_velocity_std
+from robot_state_estimator.estimation.noise_model import contact_velocity_std, joint_velocity_std
 from robot_state_estimator.estimation.settings import EstimatorSettings
 
 FloatArray = NDArray[np.float64]
@@ -117,7 +117,7 @@ class ImuFrontend:
         self._init_velocity_measured = False  # whether those joint samples carried (used) velocities
         self._init_joint_dts: deque[float] = deque(maxlen=64)  # s, their periods (the differentiator's noise)
         ekf.settings = self.settings.ekf  # the leg noise is chosen again at the next initialisation
-        self._set_joint_velocity_noise(self.settings.ekf.encoder_velocity_noise)
+        self._set_leg_noise(self.settings.ekf.encoder_velocity_noise, self.settings.ekf.foot_velocity_noise)
         self._init_wait_reported = False
         self.last_imu_stamp_ns: int | None = None
 
@@ -335,15 +335,19 @@ class ImuFrontend:
         return True
 
     def _choose_leg_noise(self) -> str:
-        """At initialisation: the joint-velocity stddev of the leg measurement (:mod:`.noise_model`): the measured
-        velocities' ``ekf.encoder_velocity_noise``, or the encoders' noise through the differentiator at the joint
-        period seen so far (median). Returns the words for the ``initialized`` event ("" without joints)."""
+        """At initialisation: the leg measurement's noise (:mod:`.noise_model`) at the joint period seen so far
+        (median): the joint-velocity stddev (the measured velocities' ``ekf.encoder_velocity_noise``, or the
+        encoders' noise through the differentiator) and the contact point's per-sample stddev
+        (``ekf.foot_velocity_noise`` with the equivalent white noise of ``ekf.foot_creep_density``). Returns the
+        words for the ``initialized`` event ("" without joints)."""
         es = self.settings.ekf
         dts = sorted(self._init_joint_dts)
-        dt = dts[len(dts) // 2] if dts and not self._init_velocity_measured else None
+        period = dts[len(dts) // 2] if dts else None
+        dt = None if self._init_velocity_measured else period
         sigma = joint_velocity_std(
             es, measured=self._init_velocity_measured, dt_s=dt, cutoff_hz=self.settings.joint_velocity.cutoff_hz
         )
+        contact = contact_velocity_std(es, period)
         if not self.legs.have_joints:
             return ""
         how = (
@@ -351,14 +355,24 @@ class ImuFrontend:
             if dt is None
             else f"differentiated at {dt * 1e3:.2f} ms from ekf.encoder_noise_rad={es.encoder_noise_rad:g} rad"
         )
-        self._set_joint_velocity_noise(sigma)
+        self._set_leg_noise(sigma, contact)
+        creep = (
+            f" (ekf.foot_velocity_noise {es.foot_velocity_noise:g} m/s with ekf.foot_creep_density "
+            f"{es.foot_creep_density:g} m/sqrt(s) at {period * 1e3:.2f} ms)"
+            if period is not None and contact != es.foot_velocity_noise
+            else ""
+        )
         return (
-            f"; leg measurement noise: contact point {es.foot_velocity_noise:g} m/s, joint velocities {sigma:.3g} "
+            f"; leg measurement noise: contact point {contact:.3g} m/s{creep}, joint velocities {sigma:.3g} "
             f"rad/s ({how}) through the leg Jacobian"
         )
 
-    def _set_joint_velocity_noise(self, sigma: float) -> None:
-        """Use ``sigma`` (rad/s) as the joint velocity stddev of the leg updates (the filter's settings, which the
-        backend's joint step reads too)."""
-        if sigma != self.ekf.settings.encoder_velocity_noise:
-            self.ekf.settings = dataclasses.replace(self.settings.ekf, encoder_velocity_noise=sigma)
+    def _set_leg_noise(self, sigma: float, contact: float) -> None:
+        """Use ``sigma`` (rad/s) as the joint velocity stddev and ``contact`` (m/s) as the contact point's per-sample
+        stddev of the leg updates (the filter's settings, which the backend's joint step reads too: the creep of
+        ``ekf.foot_creep_density`` is in its ``foot_velocity_noise`` from here on)."""
+        now = self.ekf.settings
+        if sigma != now.encoder_velocity_noise or contact != now.foot_velocity_noise:
+            self.ekf.settings = dataclasses.replace(
+                self.settings.ekf, encoder_velocity_noise=sigma, foot_velocity_noise=contact
+            )

@@ -5,8 +5,12 @@ leg update that needs it). Foot i measures the base velocity ``y_i = -(J_c,i qdo
 (Bloesch et al., RSS 2012, eq. 9; ``c_i`` the contact point in B, ``J_c,i`` its Jacobian). Its error has three
 independent parts:
 
-1. the contact point moving on the ground (rolling not captured by the sphere model, small slips, ground and link
-   compliance): a velocity error of stddev ``ekf.foot_velocity_noise`` per axis, ``sigma_c^2 I``;
+1. the contact point moving on the ground: (a) white, sample to sample (rolling not captured by the sphere model,
+   vibration, ground and link compliance): stddev ``ekf.foot_velocity_noise`` per axis; (b) creep, a slow drift
+   of the contact point correlated over a stance (the rubber shearing, the foot scuffing or settling): density
+   ``ekf.foot_creep_density`` ``q`` (m/sqrt(s)) per axis, as the per-sample variance ``q^2 / dt`` of its
+   equivalent white noise at the joint period ``dt`` (below, :func:`contact_velocity_std`); together
+   ``sigma_c^2 I``;
 2. the joint velocity's error ``e_qdot`` (stddev ``sigma_qdot`` per joint, independent joints) through the
    Jacobian: ``sigma_qdot^2 J_c J_c^T``. ``sigma_qdot`` is ``ekf.encoder_velocity_noise`` for velocities the
    joint message measures, and for velocities the estimator differentiates (no velocities in the message,
@@ -26,6 +30,25 @@ output variance ``s^2 / dt^2 * alpha^2 * 2 / (2 - alpha)`` (the filter's impulse
 difference ``n_k - n_{k-1}``: ``alpha^2 sum_k h_k^2`` with ``h_0 = 1``, ``h_k = -alpha (1 - alpha)^(k-1)``;
 ``2 s^2 / dt^2`` without the low-pass, alpha = 1). The Go1's 400 Hz encoders with the 100 Hz default cutoff give
 ``sigma_qdot = 293 s``: 0.29 rad/s for ``s = 1 mrad``.
+
+Creep correlated over a stance (part 1b). A contact point that drifts by ``d`` over a stance of duration ``T_s``
+(``d`` of stddev ``sigma_d`` per horizontal axis, any time profile inside the stance) is a velocity error ``e(t)``
+whose samples are correlated over the whole stance: the mean of the N = ``T_s / dt`` samples a stance gives the
+filter is ``d / T_s``, of variance ``sigma_d^2 / T_s^2``, whatever N is; N white samples of variance ``sigma^2``
+average to ``sigma^2 / N``. Equal information over the stance (the same variance of the mean, or of the
+integrated contact-point displacement, ``sigma^2 dt T_s = sigma_d^2``) gives the equivalent white noise
+``sigma^2 = sigma_d^2 / (T_s dt) = q^2 / dt`` with ``q^2 = sigma_d^2 / T_s`` (m^2/s): the spectral density at zero
+frequency of the correlated error, the white noise that replaces a correlated one whose correlation time is
+short against the filter's averaging time (Maybeck, "Stochastic Models, Estimation and Control" vol. 1, 1979,
+sec. 4.11 on the white-noise approximation of a shaping filter; for a first-order Gauss-Markov process of variance
+``s^2`` and time constant ``tau`` the same density is ``2 s^2 tau``, Brown and Hwang, "Introduction to Random
+Signals and Applied Kalman Filtering", 4th ed. 2012, sec. 2.9). The setting is the density ``q`` and not
+``sigma_d``: it holds for any stance duration and gait (``q = sigma_d / sqrt(T_s)``: 2 mm per 0.3 s stance is
+3.65 mm/sqrt(s)), and the filter needs only the joint period, measured at initialisation. ``sigma_c^2`` above is
+then ``foot_velocity_noise^2 + q^2 / dt`` (0.1 m/s and 3.65 mm/sqrt(s) at 1 kHz: 0.153 m/s). The approximation
+under-counts an error whose correlation time is long against the filter's velocity time constant (there the
+filter follows the drift instead of averaging it); the Monte Carlo of :mod:`~robot_state_estimator.tools.consistency`
+checks it (docs/uncertainty.md).
 
 IMU process noise floor. A datasheet's noise density is what the sensor does on a bench. On a walking robot, foot
 impacts, motor vibration and the mount's flexibility add broadband acceleration and rate noise the filter must
@@ -86,6 +109,26 @@ def joint_velocity_std(settings: EkfSettings, *, measured: bool, dt_s: float | N
         return settings.encoder_velocity_noise
     s2 = settings.encoder_noise_rad**2 + settings.encoder_resolution_rad**2 / 12.0
     return differentiated_velocity_std(math.sqrt(s2), dt_s, cutoff_hz)
+
+
+def contact_velocity_std(settings: EkfSettings, joint_period_s: float | None) -> float:
+    """m/s, per-sample stddev per axis of the contact point's velocity in the leg update, ``sigma_c`` (module
+    docstring, part 1): ``sqrt(foot_velocity_noise^2 + foot_creep_density^2 / dt)``.
+
+    Args:
+        settings: filter settings (``foot_velocity_noise`` m/s, ``foot_creep_density`` m/sqrt(s)).
+        joint_period_s: s, the joint sample period ``dt`` (one leg update per joint sample); None (unknown): the
+            creep is left out and ``foot_velocity_noise`` returned.
+
+    Raises:
+        ValueError: a period that is not finite and > 0.
+    """
+    q = settings.foot_creep_density
+    if q == 0.0 or joint_period_s is None:
+        return settings.foot_velocity_noise
+    if joint_period_s <= 0.0 or not math.isfinite(joint_period_s):
+        raise ValueError(f"joint_period_s must be finite and > 0, got {joint_period_s!r}")
+    return math.sqrt(settings.foot_velocity_noise**2 + q * q / joint_period_s)
 
 
 def leg_measurement_covariance(

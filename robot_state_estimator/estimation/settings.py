@@ -55,9 +55,14 @@ class EkfSettings:
             :mod:`~robot_state_estimator.estimation.noise_model`). Event ``imu_noise_below_floor`` names a stated
             density more than 3 times below the one used.
         gyro_noise_floor: rad/s/sqrt(Hz), the same for the gyroscope.
-        foot_velocity_noise: m/s, stddev of the contact point's velocity over the ground per axis (rolling beyond
-            the sphere model, small slips, ground and link compliance); the joint velocities' and the gyro's noise
-            through the leg are added to it (:mod:`~robot_state_estimator.estimation.noise_model`).
+        foot_velocity_noise: m/s, stddev of the contact point's velocity over the ground per axis, white from
+            joint sample to joint sample (rolling beyond the sphere model, small slips, ground and link
+            compliance); the creep of ``foot_creep_density`` and the joint velocities' and the gyro's noise through
+            the leg are added to it (:mod:`~robot_state_estimator.estimation.noise_model`).
+        foot_creep_density: m/sqrt(s), density per axis of the contact point's creep correlated over a stance
+            (a drift of stddev ``sigma_d`` over a stance of ``T_s`` s is ``sigma_d / sqrt(T_s)``); added to
+            ``foot_velocity_noise`` as its equivalent white noise at the joint period measured at initialisation,
+            variance ``foot_creep_density^2 / dt`` (:mod:`~robot_state_estimator.estimation.noise_model`); 0 = off.
         encoder_velocity_noise: rad/s, stddev of a joint velocity the joint message measures, propagated through
             the foot Jacobian (velocities the estimator differentiates use ``encoder_noise_rad`` instead).
         encoder_noise_rad: rad, stddev of a joint angle at the output (encoder noise, transmission backlash and
@@ -142,6 +147,7 @@ class EkfSettings:
     accel_noise_floor: float = 0.02
     gyro_noise_floor: float = 0.002
     foot_velocity_noise: float = 0.1
+    foot_creep_density: float = 0.0
     encoder_velocity_noise: float = 0.05
     encoder_noise_rad: float = 1.0e-3
     encoder_resolution_rad: float = 0.0
@@ -205,6 +211,7 @@ class EkfSettings:
             accel_bias_random_walk=self.accel_bias_random_walk,
             gyro_bias_random_walk=self.gyro_bias_random_walk,
             encoder_velocity_noise=self.encoder_velocity_noise,
+            foot_creep_density=self.foot_creep_density,
             encoder_noise_rad=self.encoder_noise_rad,
             encoder_resolution_rad=self.encoder_resolution_rad,
             accel_noise_floor=self.accel_noise_floor,

@@ -24,6 +24,7 @@ the spread over runs of their errors in the first and last second.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
@@ -148,6 +149,7 @@ def matched_settings(base: EstimatorSettings | None = None, **ekf: Any) -> Estim
 __all__ = [
     "BLOCKS",
     "bench_consistency",
+    "creep_density_of_slips",
     "go1_monte_carlo",
     "matched_settings",
     "monte_carlo",
@@ -155,10 +157,20 @@ __all__ = [
 ]
 
 
-def go1_monte_carlo(n_runs: int, duration_s: float, *, real_errors: bool = True) -> dict[str, Any]:
+def creep_density_of_slips(stance_slip_m: float, stance_s: float) -> float:
+    """m/sqrt(s), ``ekf.foot_creep_density`` of a simulated slip of stddev ``stance_slip_m`` (m, per horizontal
+    axis) in every stance of ``stance_s`` s: ``stance_slip_m / sqrt(stance_s)`` (``noise_model``, part 1b)."""
+    return float(stance_slip_m / math.sqrt(stance_s))
+
+
+def go1_monte_carlo(
+    n_runs: int, duration_s: float, *, real_errors: bool = True, matched_creep: bool = False
+) -> dict[str, Any]:
     """The Go1 trot Monte Carlo of the test suite and ``make bench`` (seeds 1..N): SDF noise and, with
     ``real_errors``, ``REAL_ROBOT_ERRORS``; the built-in estimator defaults except the accelerometer turn-on bias
-    prior, set to the spread the description states and the simulator draws.
+    prior, set to the spread the description states and the simulator draws, and, with ``matched_creep``,
+    ``ekf.foot_creep_density`` from the simulated slips (:func:`creep_density_of_slips` over the trot's stance,
+    period times duty factor).
 
     Returns:
         :func:`monte_carlo`'s result plus ``settings`` (what was run, JSON-ready).
@@ -168,8 +180,12 @@ def go1_monte_carlo(n_runs: int, duration_s: float, *, real_errors: bool = True)
 
     robot = simulation.load_sim_robot("go1")
     spread = max(n.bias_stddev for n in robot.imu.linear_acceleration_noise)
-    settings = matched_settings(initial_accel_bias_std=spread)
     extra: dict[str, Any] = dict(REAL_ROBOT_ERRORS) if real_errors else {}
+    ekf: dict[str, float] = {"initial_accel_bias_std": spread}
+    if matched_creep:
+        stance_s = robot.gait.trot_period_s * robot.gait.trot_duty
+        ekf["foot_creep_density"] = creep_density_of_slips(float(extra.get("stance_slip_m", 0.0)), stance_s)
+    settings = matched_settings(None, **ekf)
 
     def make_run(seed: int) -> Any:
         sim = simulation.SimulationSettings(
@@ -189,7 +205,7 @@ def go1_monte_carlo(n_runs: int, duration_s: float, *, real_errors: bool = True)
         "n_runs": n_runs,
         "duration_s": duration_s,
         "real_errors": extra,
-        "initial_accel_bias_std": spread,
+        **ekf,
         "evaluation": "from 1.5 s at 50 Hz",
     }
     return res

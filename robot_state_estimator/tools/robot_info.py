@@ -304,6 +304,7 @@ def config_template(r: RobotReport, settings: EstimatorSettings) -> str:
         f"      accel_bias_random_walk: {_yaml(e.accel_bias_random_walk)}  # m/s^3/sqrt(Hz)",
         f"      gyro_bias_random_walk: {_yaml(e.gyro_bias_random_walk)}  # rad/s^2/sqrt(Hz)",
         f"      foot_velocity_noise: {_yaml(e.foot_velocity_noise)}  # m/s, leg-odometry velocity per foot",
+        f"      foot_creep_density: {_yaml(e.foot_creep_density)}  # m/sqrt(s), contact point creep over a stance",
         f"      foot_radius_m: {_yaml(e.foot_radius_m)}  # m; -1 = from the description: {_vec(r.foot_radii_m)} m",
         "    contact:",
         f"      source: {_yaml(c.source)}  # auto: foot sensors if streaming, else joint torques, else kinematic",

@@ -190,6 +190,7 @@ class CompiledJointStep:
         s = self._ekf.settings
         self._ints[JI_USE_J] = int(s.encoder_velocity_noise > 0.0)
         self._floats[JF_SE2] = float(s.encoder_velocity_noise**2)
+        self._floats[JF_SF2] = float(s.foot_velocity_noise**2)
         self._noise_settings = s
 
     def warm_up(self, q_joints: FloatArray) -> None:
