@@ -143,7 +143,9 @@ ROS_GROUP = "ros"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Give each test an ``xdist_group``: its module's path, or :data:`ROS_GROUP` when any test of the module is
     marked ``ros``. With ``--dist loadgroup`` a module then runs in one worker (its module fixtures built once) and
-    the ROS modules run serially; a test's own ``xdist_group`` mark is kept. Without xdist the marks do nothing."""
+    the ROS modules run serially; a test's own ``xdist_group`` mark is kept. Nothing is marked without xdist."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
     ros_modules = {item.path for item in items if item.get_closest_marker("ros") is not None}
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
