@@ -2,7 +2,9 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
-PYTEST_ARGS ?=
+# Two pytest-xdist workers (the 2-core machine of the rule); each module one work unit, the ROS modules together
+# in one (test/conftest.py: pytest_collection_modifyitems). PYTEST_ARGS="-n 0" runs the suite serially.
+PYTEST_ARGS ?= -n 2 --dist loadgroup
 
 .PHONY: setup demo test lint typecheck bench lock clean
 

@@ -4,6 +4,10 @@ ROS tests run over real DDS on this machine only: every test that touches ROS ge
 ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and a ``ROS_DOMAIN_ID`` of its own (distinct across pytest-xdist
 workers, tests in one worker and pytest runs on one machine: :class:`DomainIds`), so tests never see each other's
 traffic.
+
+Under pytest-xdist (``make test`` runs ``-n 2 --dist loadgroup``) every module is one work unit, so a module's
+fixtures are built once, and the modules with a ``ros`` test are one unit together (one ROS node or DDS test at a
+time, as in a serial run: :func:`pytest_collection_modifyitems`).
 """
 
 from __future__ import annotations
@@ -129,6 +133,43 @@ def sim_run(tmp_path_factory: pytest.TempPathFactory):
     run_dir = Path(tmp_path_factory.mktemp("sim")) / "go1_trot"
     write_run_bag(run, run_dir)
     return run_dir, run
+
+
+#: The xdist work unit of every module holding a ``ros`` test: they run one after the other in one worker.
+ROS_GROUP = "ros"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which appends the group to the test ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give each test an ``xdist_group``: its module's path, or :data:`ROS_GROUP` when any test of the module is
+    marked ``ros``. With ``--dist loadgroup`` a module then runs in one worker (its module fixtures built once) and
+    the ROS modules run serially; a test's own ``xdist_group`` mark is kept. Nothing is marked without xdist."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    ros_modules = {item.path for item in items if item.get_closest_marker("ros") is not None}
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = ROS_GROUP if item.path in ros_modules else str(item.path.relative_to(config.rootpath))
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.fixture(scope="session")
+def sim_replayed(sim_run, tmp_path_factory: pytest.TempPathFactory):
+    """``(out, ReplayResult, metrics, run_dir, SimulatedRun)``: ``replay`` of :func:`sim_run`'s bag as the command
+    line runs it, with every file output in ``out`` (``odometry`` bag, ``est.tum``, ``metrics.json``, ``plots/``).
+    One per session (the replay and plot tests read it; nothing may change it)."""
+    import argparse
+
+    from robot_state_estimator.tools import replay
+
+    run_dir, run = sim_run
+    out = Path(tmp_path_factory.mktemp("replay"))
+    parser = argparse.ArgumentParser()
+    replay.add_arguments(parser)
+    argv = [str(run_dir / "bag"), "--robot", "go1", "--output", str(out / "odometry"), "--tum", str(out / "est.tum")]
+    argv += ["--json", str(out / "metrics.json"), "--plots", str(out / "plots")]
+    result, res = replay.run_cli(parser.parse_args(argv))
+    return out, result, res, run_dir, run
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

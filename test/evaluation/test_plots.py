@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import math
 
 import numpy as np
@@ -13,7 +12,6 @@ from scipy.spatial.transform import Rotation
 from robot_state_estimator.evaluation import ground_truth, plots, plots_feet
 from robot_state_estimator.evaluation import plot_series as S
 from robot_state_estimator.evaluation.trajectory import Trajectory
-from robot_state_estimator.tools import replay
 
 
 def _rz(a: float) -> np.ndarray:
@@ -273,14 +271,11 @@ def test_foot_forces_and_nis_figures():
 
 # ------------------------------------------------------------------------------- a replayed simulated run
 @pytest.fixture(scope="module")
-def replayed_with_plots(sim_run, tmp_path_factory):
-    run_dir, run = sim_run
-    out = tmp_path_factory.mktemp("plots")
-    parser = argparse.ArgumentParser()
-    replay.add_arguments(parser)
-    args = parser.parse_args([str(run_dir / "bag"), "--robot", "go1", "--plots", str(out)])
-    result, res = replay.run_cli(args)
-    return out, result, res, run_dir, run
+def replayed_with_plots(sim_replayed):
+    """``(plots folder, result, metrics, run_dir, run)`` of the session's ``replay --plots`` of the simulated run
+    (conftest ``sim_replayed``)."""
+    out, result, res, run_dir, run = sim_replayed
+    return out / "plots", result, res, run_dir, run
 
 
 def test_replay_writes_every_plot(replayed_with_plots):

@@ -24,24 +24,9 @@ def _run_replay_cli(argv: list[str]):
 
 
 @pytest.fixture(scope="module")
-def replayed(sim_run, tmp_path_factory):
-    run_dir, run = sim_run
-    out = tmp_path_factory.mktemp("replay")
-    result, res = _run_replay_cli(
-        [
-            str(run_dir / "bag"),
-            "--robot",
-            "go1",
-            "--output",
-            str(out / "odometry"),
-            "--tum",
-            str(out / "est.tum"),
-            "--json",
-            str(out / "metrics.json"),
-            "--plots",
-            str(out / "plots"),
-        ]
-    )
+def replayed(sim_replayed):
+    """``(out, result, metrics, run)`` of the session's replay of the simulated run (conftest ``sim_replayed``)."""
+    out, result, res, _, run = sim_replayed
     return out, result, res, run
 
 
