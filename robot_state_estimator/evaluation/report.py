@@ -34,7 +34,10 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
       relative error of ``dt / T`` (10 % for 0.1 s over 1 s). The RPE rows whose pairs span less than
       ``SHORT_RANGE_S`` (a time window, or a distance over the mean speed) measure that timing more than the
       estimator;
-    - a ground-truth path shorter than ``SHORT_PATH_M``: the "% of path" rows divide by almost nothing.
+    - a ground-truth path shorter than ``SHORT_PATH_M``: the "% of path" rows divide by almost nothing;
+    - a NEES below its band: the reported covariance is wider than the error (conservative); the usual cause in a
+      simulated run is the filter's IMU noise floors above the simulator's datasheet noise (event
+      ``imu_noise_below_floor``; docs/uncertainty.md). Not a caveat of meaning: of reading.
     """
     caveats: dict[str, str] = {}
     mode = result.get("time_alignment", {}).get("mode", "none")
@@ -53,6 +56,14 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
                     f"s over the {span_s:.2g} s of a pair alone gives {100 * 0.1 / span_s:.0f} % of the travel; "
                     f"compare the RPE over {SHORT_RANGE_S:g} s or more, and the ATE"
                 )
+    for k, n in (result.get("nees") or {}).items():
+        lo = n["band95"][0]
+        if n["mean"] < lo:
+            caveats[f"NEES {k} ({n.get('dof', 3)} DoF)"] = (
+                f"below the band ({n['mean']:.2g} < {lo:.2f}): the reported uncertainty is wider than the error "
+                "(conservative); in a simulated run usually the filter's IMU noise floors above the simulator's "
+                "noise (event imu_noise_below_floor; docs/uncertainty.md)"
+            )
     if 0.0 < length < SHORT_PATH_M:
         why = f"not meaningful: the ground truth travels only {length:.3g} m"
         caveats["ATE 4-DoF % of path"] = why

@@ -119,10 +119,14 @@ def run(args: argparse.Namespace) -> int:
         from robot_state_estimator.common.paths import BUNDLED_ROBOTS, config_dir, robot_description_path
 
         if args.description:
-            print("info: give a DESCRIPTION or --robot, not both", file=sys.stderr)
+            print("robot-state-estimator info: error: give a DESCRIPTION or --robot, not both", file=sys.stderr)
             return 2
         if robot not in BUNDLED_ROBOTS:
-            print(f"info: unknown bundled robot {robot!r}; known: {sorted(BUNDLED_ROBOTS)}", file=sys.stderr)
+            print(
+                f"robot-state-estimator info: error: unknown bundled robot {robot!r} (--robot); known: "
+                f"{', '.join(sorted(BUNDLED_ROBOTS))}",
+                file=sys.stderr,
+            )
             return 2
         args.description = str(robot_description_path(robot))
         if not args.config and (config_dir() / f"{robot}.yaml").is_file():
@@ -133,12 +137,17 @@ def run(args: argparse.Namespace) -> int:
 
         if description in BUNDLED_ROBOTS and not Path(description).exists():
             print(
-                f"info: no such file {description!r}: for the bundled robot, use --robot {description}", file=sys.stderr
+                f"robot-state-estimator info: error: no such file {description!r}: for the bundled robot, use "
+                f"--robot {description}",
+                file=sys.stderr,
             )
             return 2
         return _run_robot(args)
     if any(getattr(args, name, None) for name in ("write_config", "imu", "config", "set")):
-        print("info: --imu, --config, --set and --write-config need a DESCRIPTION", file=sys.stderr)
+        print(
+            "robot-state-estimator info: error: --imu, --config, --set and --write-config need a DESCRIPTION",
+            file=sys.stderr,
+        )
         return 2
     info = collect()
     if args.json:

@@ -255,4 +255,4 @@ def test_info_of_a_bundled_robot_by_name(capsys) -> None:
     assert cli.main(["info", "go1"]) == 2
     assert "no such file 'go1': for the bundled robot, use --robot go1" in capsys.readouterr().err
     assert cli.main(["info", "--robot", "go2"]) == 2
-    assert "unknown bundled robot 'go2'" in capsys.readouterr().err
+    assert "error: unknown bundled robot 'go2' (--robot); known: anymal_c, go1, solo12" in capsys.readouterr().err
