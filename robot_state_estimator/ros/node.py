@@ -44,6 +44,7 @@ from rclpy.clock_type import ClockType
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from std_msgs.msg import String
 
 from robot_state_estimator.estimation.errors import SettingsError
@@ -85,6 +86,7 @@ from robot_state_estimator.ros.parameters import (
     declare_settings_parameters,
     settings_file_for,
     settings_source_text,
+    undeclared_set_warning,
     unknown_overrides,
     unknown_overrides_warning,
     updated_settings,
@@ -189,6 +191,9 @@ class EstimatorNode(Node):
         #: where the settings came from: their file, and the parameters that changed them (the start-up log line)
         self._settings_source = settings_source_text(settings_file, base, self._settings_values)
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        pre_set = getattr(self, "add_pre_set_parameters_callback", None)  # rclpy of Iron and later
+        if pre_set is not None:
+            pre_set(self._before_set_parameters)
         # before the description is loaded: a misspelt foot_frames or base_frame may be why it fails
         self.unknown_overrides_warning = unknown_overrides_warning(self.unknown_overrides())
         if self.unknown_overrides_warning:
@@ -250,6 +255,15 @@ class EstimatorNode(Node):
                 String, "robot_description", self._on_description, description_qos()
             )
             self.get_logger().info("waiting for the robot description on the robot_description topic")
+
+    def _before_set_parameters(self, params: list[Parameter[Any]]) -> list[Parameter[Any]]:
+        """rclpy's pre-set callback: the parameters unchanged; a warning naming those that are no parameter of this
+        node, with the closest names (``ros.parameters.undeclared_set_warning``), before rclpy refuses them."""
+        known = list(self.list_parameters([], 0).names)
+        text = undeclared_set_warning([p.name for p in params], known)
+        if text:
+            self.get_logger().warning(text)
+        return params
 
     def unknown_overrides(self) -> dict[str, list[str]]:
         """Parameter overrides given to this node that match no declared parameter, each with the closest declared

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -317,6 +317,22 @@ def unknown_overrides_warning(unknown: Mapping[str, list[str]]) -> str:
     )
 
 
+def undeclared_set_warning(names: Sequence[str], known: Sequence[str]) -> str:
+    """The warning for a live set (``ros2 param set``, a ``SetParameters`` request) of names that are no parameter
+    of this node, each with the closest declared names; "" when every name is known. rclpy refuses such a set
+    itself, with a reason that lists no name (``Invalid access to undeclared parameter(s): []``: its check consumes
+    the names before listing them), so the node's log says which name and what was meant."""
+    known_set = set(known)
+    unknown = [n for n in names if n not in known_set]
+    if not unknown:
+        return ""
+    parts = [f"{n!r}{did_you_mean(close_names(n, list(known)))}" for n in unknown]
+    return (
+        f"[unknown_parameter] cannot set {', '.join(parts)}: no parameter of this node has "
+        f"{'this name' if len(parts) == 1 else 'these names'}; ros2 param list shows them"
+    )
+
+
 def parameter_values(params: Mapping[str, Any]) -> dict[str, Any]:
     """``rclpy.Parameter`` list/dict -> plain name -> value (arrays as lists)."""
     out = {}
@@ -343,6 +359,7 @@ __all__ = [
     "settings_descriptions",
     "settings_field_names",
     "settings_file_for",
+    "undeclared_set_warning",
     "unknown_overrides",
     "unknown_overrides_warning",
     "updated_settings",

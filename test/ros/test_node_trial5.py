@@ -144,6 +144,31 @@ def test_no_warning_when_every_override_is_a_parameter(ros_context: Any) -> None
         node.destroy_node()
 
 
+def test_a_live_set_of_a_misspelt_name_is_warned_about_with_the_closest_names(
+    ros_context: Any, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """``ros2 param set`` of a misspelt name: rclpy refuses it with a reason that names nothing ("... undeclared
+    parameter(s): []"); the node's log names it and the parameter meant. A known name sets without the warning."""
+    from rclpy.exceptions import ParameterNotDeclaredException
+
+    node = EstimatorNode(
+        context=ros_context, namespace="/live_set", parameter_overrides=[Parameter("robot", value="go1")]
+    )
+    try:
+        capfd.readouterr()
+        with pytest.raises(ParameterNotDeclaredException):
+            node.set_parameters_atomically(
+                [Parameter("contact.on_treshold", value=5.0)]
+            )  # the parameter service's call
+        err = capfd.readouterr().err
+        assert "[unknown_parameter] cannot set 'contact.on_treshold' (did you mean 'contact.on_threshold'" in err, err
+        assert node.set_parameters_atomically([Parameter("odometry_rate_hz", value=100.0)]).successful
+        assert node.get_parameter("odometry_rate_hz").value == 100.0
+        assert "[unknown_parameter]" not in capfd.readouterr().err
+    finally:
+        node.destroy_node()
+
+
 def test_an_empty_string_written_as_two_quotes_reaches_the_node(ros_domain_env: dict[str, str]) -> None:
     """The hint of the malformed ``-p NAME:=`` error: ``NAME:=''`` (``-p NAME:="''"`` in a shell) is the empty
     string for rcl's parser."""
