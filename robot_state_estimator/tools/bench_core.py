@@ -143,26 +143,36 @@ def memory_growth(est: Any, pairs: list[tuple[ImuSample, JointSample]], n_sample
     }
 
 
-def bench_core(stand: Any, trot: Any, *, short: bool = False) -> dict[str, Any]:
-    """The section (module docstring) on a simulated standing Go1 and trot (``bench_common.simulated_run``)."""
+def _warmed(stand: Any) -> tuple[Any, list[tuple[ImuSample, JointSample]]]:
+    """An estimator of ``stand``'s robot fed the first fifth of its pairs (initialisation: the static window, and
+    the first steps), and the pairs left."""
     from robot_state_estimator.tools.bench_common import samples_of
     from robot_state_estimator.tools.bench_offline import _estimator
 
     pairs = _pairs(samples_of(stand))
     est = _estimator(stand)
     warm = len(pairs) // 5
-    _feed(est, pairs[:warm])  # initialisation (static window) and the first steps
+    _feed(est, pairs[:warm])
+    return est, pairs[warm:]
+
+
+def bench_core(stand: Any, trot: Any, *, short: bool = False) -> dict[str, Any]:
+    """The section (module docstring) on a simulated standing Go1 and trot (``bench_common.simulated_run``)."""
+    from robot_state_estimator.tools.bench_common import samples_of
+    from robot_state_estimator.tools.bench_offline import _estimator
+
+    est, rest = _warmed(stand)
     block = 100 if short else 500
     doc: dict[str, Any] = {
         "robot": "go1 standing (4 feet in contact), IMU 1 kHz + joints 1 kHz",
         "target_us": TARGET_US,
     }
-    doc.update(pair_costs(est, pairs[warm:], block))
+    doc.update(pair_costs(est, rest, block))
     doc["feet_in_contact_at_end"] = int(est.contacts.sum())
     doc["full_dynamics"] = bool(est.settings.contact.use_full_dynamics)
     step = est.legs.joint_step
     if step is not None and hasattr(step, "part_costs"):
-        last = pairs[-1][1]
+        last = rest[-1][1]
         tau = np.asarray(last.effort, dtype=float)[est.legs.joint_input.gather]
         qtau = np.ascontiguousarray(np.stack([est.legs.q_joints, est.legs.qdot_joints, tau]))
         parts = step.part_costs(qtau, int(est.ekf.stamp_ns or 0), repeats=200 if short else 2000)
@@ -179,14 +189,8 @@ def speed_reference(stand: Any, *, short: bool = False) -> float:
     """The machine's speed now: the core pair's CPU (``pair_cpu_us`` of :func:`pair_costs`, us) on the standing
     Go1 ``stand`` (``bench_common.simulated_run("stand", ...)``), fed after the estimator's initialisation and
     first steps, blocks of 100 pairs (a few seconds)."""
-    from robot_state_estimator.tools.bench_common import samples_of
-    from robot_state_estimator.tools.bench_offline import _estimator
-
-    pairs = _pairs(samples_of(stand))
-    est = _estimator(stand)
-    warm = len(pairs) // 5
-    _feed(est, pairs[:warm])
-    return float(pair_costs(est, pairs[warm:], 50 if short else 100)["pair_cpu_us"])
+    est, pairs = _warmed(stand)
+    return float(pair_costs(est, pairs, 50 if short else 100)["pair_cpu_us"])
 
 
 def summary_lines(doc: dict[str, Any]) -> list[str]:
