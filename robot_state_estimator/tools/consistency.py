@@ -176,7 +176,8 @@ def go1_monte_carlo(
 ) -> dict[str, Any]:
     """The Go1 trot Monte Carlo of the test suite and ``make bench`` (seeds 1..N): SDF noise and, with
     ``real_errors``, ``REAL_ROBOT_ERRORS``; the built-in estimator defaults except what describes the simulated robot:
-    the accelerometer turn-on bias prior, set to the spread the description states and the simulator draws, and,
+    the accelerometer turn-on bias prior, set to the spread the description states and the simulator draws, the
+    accelerometer bias random walk, set to the simulated walk (``imu_accel_bias_walk``; the default when none), and,
     with ``matched_contact``, the contact point's noise of the simulated feet: the white part
     :data:`SIMULATED_FOOT_VELOCITY_NOISE` and ``ekf.foot_creep_density`` from the simulated slips
     (:func:`creep_density_of_slips` over the trot's stance, period times duty factor).
@@ -191,6 +192,8 @@ def go1_monte_carlo(
     spread = max(n.bias_stddev for n in robot.imu.linear_acceleration_noise)
     extra: dict[str, Any] = dict(REAL_ROBOT_ERRORS) if real_errors else {}
     ekf: dict[str, float] = {"initial_accel_bias_std": spread}
+    if extra.get("imu_accel_bias_walk", 0.0) > 0.0:
+        ekf["accel_bias_random_walk"] = float(extra["imu_accel_bias_walk"])
     if matched_contact:
         stance_s = robot.gait.trot_period_s * robot.gait.trot_duty
         ekf["foot_velocity_noise"] = SIMULATED_FOOT_VELOCITY_NOISE
