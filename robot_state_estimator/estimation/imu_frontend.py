@@ -47,7 +47,7 @@ from robot_state_estimator.estimation.events import EventLog
 from robot_state_estimator.estimation.initial_support import InitialSupport
 from robot_state_estimator.estimation.joint_input import PreparedJoints
 from robot_state_estimator.estimation.leg_odometry import LegOdometry
-from robot_state_estimator.estimation.noise_model import contact_velocity_std, joint_velocity_std
+from robot_state_estimator.estimation.noise_model import contact_creep_variance, joint_velocity_std
 from robot_state_estimator.estimation.settings import EstimatorSettings
 
 FloatArray = NDArray[np.float64]
@@ -116,8 +116,8 @@ class ImuFrontend:
         self._init_tau: FloatArray | None = None  # efforts of the last joint sample before initialisation
         self._init_velocity_measured = False  # whether those joint samples carried (used) velocities
         self._init_joint_dts: deque[float] = deque(maxlen=64)  # s, their periods (the differentiator's noise)
-        ekf.settings = self.settings.ekf  # the leg noise is chosen again at the next initialisation
-        self._set_leg_noise(self.settings.ekf.encoder_velocity_noise, self.settings.ekf.foot_velocity_noise)
+        ekf.contact_creep_variance = 0.0  # the leg noise is chosen again at the next initialisation
+        ekf.settings = self.settings.ekf
         self._init_wait_reported = False
         self.last_imu_stamp_ns: int | None = None
 
@@ -337,9 +337,9 @@ class ImuFrontend:
     def _choose_leg_noise(self) -> str:
         """At initialisation: the leg measurement's noise (:mod:`.noise_model`) at the joint period seen so far
         (median): the joint-velocity stddev (the measured velocities' ``ekf.encoder_velocity_noise``, or the
-        encoders' noise through the differentiator) and the contact point's per-sample stddev
-        (``ekf.foot_velocity_noise`` with the equivalent white noise of ``ekf.foot_creep_density``). Returns the
-        words for the ``initialized`` event ("" without joints)."""
+        encoders' noise through the differentiator) and the per-sample variance of the contact point's creep on the
+        ground plane (``ekf.foot_creep_density``). Returns the words for the ``initialized`` event ("" without
+        joints)."""
         es = self.settings.ekf
         dts = sorted(self._init_joint_dts)
         period = dts[len(dts) // 2] if dts else None
@@ -347,7 +347,7 @@ class ImuFrontend:
         sigma = joint_velocity_std(
             es, measured=self._init_velocity_measured, dt_s=dt, cutoff_hz=self.settings.joint_velocity.cutoff_hz
         )
-        contact = contact_velocity_std(es, period)
+        creep = contact_creep_variance(es, period)
         if not self.legs.have_joints:
             return ""
         how = (
@@ -355,24 +355,22 @@ class ImuFrontend:
             if dt is None
             else f"differentiated at {dt * 1e3:.2f} ms from ekf.encoder_noise_rad={es.encoder_noise_rad:g} rad"
         )
-        self._set_leg_noise(sigma, contact)
-        creep = (
-            f" (ekf.foot_velocity_noise {es.foot_velocity_noise:g} m/s with ekf.foot_creep_density "
+        self._set_leg_noise(sigma, creep)
+        creep_words = (
+            f", creep {math.sqrt(creep):.3g} m/s per sample on the ground plane (ekf.foot_creep_density "
             f"{es.foot_creep_density:g} m/sqrt(s) at {period * 1e3:.2f} ms)"
-            if period is not None and contact != es.foot_velocity_noise
+            if period is not None and creep > 0.0
             else ""
         )
         return (
-            f"; leg measurement noise: contact point {contact:.3g} m/s{creep}, joint velocities {sigma:.3g} "
-            f"rad/s ({how}) through the leg Jacobian"
+            f"; leg measurement noise: contact point {es.foot_velocity_noise:.3g} m/s{creep_words}, joint velocities "
+            f"{sigma:.3g} rad/s ({how}) through the leg Jacobian"
         )
 
-    def _set_leg_noise(self, sigma: float, contact: float) -> None:
-        """Use ``sigma`` (rad/s) as the joint velocity stddev and ``contact`` (m/s) as the contact point's per-sample
-        stddev of the leg updates (the filter's settings, which the backend's joint step reads too: the creep of
-        ``ekf.foot_creep_density`` is in its ``foot_velocity_noise`` from here on)."""
-        now = self.ekf.settings
-        if sigma != now.encoder_velocity_noise or contact != now.foot_velocity_noise:
-            self.ekf.settings = dataclasses.replace(
-                self.settings.ekf, encoder_velocity_noise=sigma, foot_velocity_noise=contact
-            )
+    def _set_leg_noise(self, sigma: float, creep_variance: float) -> None:
+        """Use ``sigma`` (rad/s) as the joint velocity stddev (the filter's settings, which the backend's joint step
+        reads too) and ``creep_variance`` ((m/s)^2) as the contact point's creep per sample on the ground plane."""
+        ekf = self.ekf
+        ekf.contact_creep_variance = creep_variance
+        if sigma != ekf.settings.encoder_velocity_noise:
+            ekf.settings = dataclasses.replace(self.settings.ekf, encoder_velocity_noise=sigma)

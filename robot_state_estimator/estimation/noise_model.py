@@ -6,11 +6,12 @@ leg update that needs it). Foot i measures the base velocity ``y_i = -(J_c,i qdo
 independent parts:
 
 1. the contact point moving on the ground: (a) white, sample to sample (rolling not captured by the sphere model,
-   vibration, ground and link compliance): stddev ``ekf.foot_velocity_noise`` per axis; (b) creep, a slow drift
-   of the contact point correlated over a stance (the rubber shearing, the foot scuffing or settling): density
-   ``ekf.foot_creep_density`` ``q`` (m/sqrt(s)) per axis, as the per-sample variance ``q^2 / dt`` of its
-   equivalent white noise at the joint period ``dt`` (below, :func:`contact_velocity_std`); together
-   ``sigma_c^2 I``;
+   vibration, ground and link compliance): stddev ``ekf.foot_velocity_noise`` per axis, ``sigma_w^2 I``; (b) creep,
+   a slow drift of the contact point over the ground correlated over a stance (the rubber shearing, the foot
+   scuffing): density ``ekf.foot_creep_density`` ``q`` (m/sqrt(s)) per ground-plane axis, as the per-sample
+   variance ``sigma_q^2 = q^2 / dt`` of its equivalent white noise at the joint period ``dt`` (below,
+   :func:`contact_creep_variance`) on the ground plane only, ``sigma_q^2 (I - n n^T)`` with ``n = R_world_base^T
+   e_z`` the world's up in B (the ground taken level: a foot creeps along the ground, not into it);
 2. the joint velocity's error ``e_qdot`` (stddev ``sigma_qdot`` per joint, independent joints) through the
    Jacobian: ``sigma_qdot^2 J_c J_c^T``. ``sigma_qdot`` is ``ekf.encoder_velocity_noise`` for velocities the
    joint message measures, and for velocities the estimator differentiates (no velocities in the message,
@@ -44,11 +45,11 @@ sec. 4.11 on the white-noise approximation of a shaping filter; for a first-orde
 ``s^2`` and time constant ``tau`` the same density is ``2 s^2 tau``, Brown and Hwang, "Introduction to Random
 Signals and Applied Kalman Filtering", 4th ed. 2012, sec. 2.9). The setting is the density ``q`` and not
 ``sigma_d``: it holds for any stance duration and gait (``q = sigma_d / sqrt(T_s)``: 2 mm per 0.3 s stance is
-3.65 mm/sqrt(s)), and the filter needs only the joint period, measured at initialisation. ``sigma_c^2`` above is
-then ``foot_velocity_noise^2 + q^2 / dt`` (0.1 m/s and 3.65 mm/sqrt(s) at 1 kHz: 0.153 m/s). The approximation
-under-counts an error whose correlation time is long against the filter's velocity time constant (there the
-filter follows the drift instead of averaging it); the Monte Carlo of :mod:`~robot_state_estimator.tools.consistency`
-checks it (docs/uncertainty.md).
+3.65 mm/sqrt(s)), and the filter needs only the joint period, measured at initialisation (0.1 m/s white and
+3.65 mm/sqrt(s) at 1 kHz: 0.115 m/s per sample on each ground-plane axis, 0.153 m/s with the white part). The
+approximation under-counts an error whose correlation time is long against the filter's velocity time constant
+(there the filter follows the drift instead of averaging it); the Monte Carlo of
+:mod:`~robot_state_estimator.tools.consistency` checks it (docs/uncertainty.md).
 
 IMU process noise floor. A datasheet's noise density is what the sensor does on a bench. On a walking robot, foot
 impacts, motor vibration and the mount's flexibility add broadband acceleration and rate noise the filter must
@@ -111,24 +112,24 @@ def joint_velocity_std(settings: EkfSettings, *, measured: bool, dt_s: float | N
     return differentiated_velocity_std(math.sqrt(s2), dt_s, cutoff_hz)
 
 
-def contact_velocity_std(settings: EkfSettings, joint_period_s: float | None) -> float:
-    """m/s, per-sample stddev per axis of the contact point's velocity in the leg update, ``sigma_c`` (module
-    docstring, part 1): ``sqrt(foot_velocity_noise^2 + foot_creep_density^2 / dt)``.
+def contact_creep_variance(settings: EkfSettings, joint_period_s: float | None) -> float:
+    """(m/s)^2, per-sample variance ``sigma_q^2 = foot_creep_density^2 / dt`` of the creep's equivalent white noise
+    on each ground-plane axis (module docstring, part 1b).
 
     Args:
-        settings: filter settings (``foot_velocity_noise`` m/s, ``foot_creep_density`` m/sqrt(s)).
-        joint_period_s: s, the joint sample period ``dt`` (one leg update per joint sample); None (unknown): the
-            creep is left out and ``foot_velocity_noise`` returned.
+        settings: filter settings (``foot_creep_density`` m/sqrt(s)).
+        joint_period_s: s, the joint sample period ``dt`` (one leg update per joint sample); None (unknown): 0,
+            the creep is left out.
 
     Raises:
         ValueError: a period that is not finite and > 0.
     """
     q = settings.foot_creep_density
     if q == 0.0 or joint_period_s is None:
-        return settings.foot_velocity_noise
+        return 0.0
     if joint_period_s <= 0.0 or not math.isfinite(joint_period_s):
         raise ValueError(f"joint_period_s must be finite and > 0, got {joint_period_s!r}")
-    return math.sqrt(settings.foot_velocity_noise**2 + q * q / joint_period_s)
+    return q * q / joint_period_s
 
 
 def leg_measurement_covariance(
@@ -138,6 +139,8 @@ def leg_measurement_covariance(
     *,
     foot_velocity_noise: float,
     joint_velocity_noise: float,
+    creep_variance: float = 0.0,
+    up_in_base: FloatArray | None = None,
 ) -> FloatArray:
     """(m, m) covariance of one foot's leg-odometry measurement (module docstring, parts 1 to 3).
 
@@ -148,12 +151,25 @@ def leg_measurement_covariance(
         Sigma_gyro_base: (3, 3) rad^2/s^2, per-sample gyro covariance in B (``R_base_imu Sigma_g R_imu_base``).
         foot_velocity_noise: m/s, contact-point velocity stddev (part 1; also applied to the angular rows).
         joint_velocity_noise: rad/s, ``sigma_qdot`` (part 2).
+        creep_variance: (m/s)^2, ``sigma_q^2`` of :func:`contact_creep_variance` (part 1b), on the ground plane of
+            ``up_in_base``.
+        up_in_base: (3,) unit, the world's up in B (``R_world_base[2]``); needed when ``creep_variance`` > 0.
     """
     J = np.asarray(J_contact, dtype=float)
     m = J.shape[0]
     R: FloatArray = foot_velocity_noise**2 * np.eye(m) + joint_velocity_noise**2 * (J @ J.T)
     R[:3, :3] += c_skew @ Sigma_gyro_base @ c_skew.T
+    if creep_variance > 0.0:
+        R[:3, :3] += creep_variance * ground_plane_projector(up_in_base)
     return R
+
+
+def ground_plane_projector(up_in_base: FloatArray | None) -> FloatArray:
+    """(3, 3) ``I - n n^T``: the projector onto the plane normal to the world's up ``n`` (3,), in B (part 1b)."""
+    if up_in_base is None:
+        raise ValueError("up_in_base is needed for the creep's ground-plane covariance")
+    n = np.asarray(up_in_base, dtype=float)
+    return np.eye(3) - np.outer(n, n)
 
 
 def apply_imu_noise_floor(noise: ImuNoise, settings: EkfSettings, imu_name: str) -> tuple[ImuNoise, list[str]]:

@@ -59,10 +59,11 @@ class EkfSettings:
             joint sample to joint sample (rolling beyond the sphere model, small slips, ground and link
             compliance); the creep of ``foot_creep_density`` and the joint velocities' and the gyro's noise through
             the leg are added to it (:mod:`~robot_state_estimator.estimation.noise_model`).
-        foot_creep_density: m/sqrt(s), density per axis of the contact point's creep correlated over a stance
-            (a drift of stddev ``sigma_d`` over a stance of ``T_s`` s is ``sigma_d / sqrt(T_s)``); added to
-            ``foot_velocity_noise`` as its equivalent white noise at the joint period measured at initialisation,
-            variance ``foot_creep_density^2 / dt`` (:mod:`~robot_state_estimator.estimation.noise_model`); 0 = off.
+        foot_creep_density: m/sqrt(s), density per ground-plane axis of the contact point's creep correlated over
+            a stance (a drift of stddev ``sigma_d`` over a stance of ``T_s`` s is ``sigma_d / sqrt(T_s)``); in the
+            leg update as its equivalent white noise at the joint period measured at initialisation, variance
+            ``foot_creep_density^2 / dt`` on the world's horizontal plane only
+            (:mod:`~robot_state_estimator.estimation.noise_model`); 0 = off.
         encoder_velocity_noise: rad/s, stddev of a joint velocity the joint message measures, propagated through
             the foot Jacobian (velocities the estimator differentiates use ``encoder_noise_rad`` instead).
         encoder_noise_rad: rad, stddev of a joint angle at the output (encoder noise, transmission backlash and

@@ -73,7 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--real-errors",
         action="store_true",
         help="a real robot's errors (REAL_ROBOT_ERRORS): 16-bit encoders, 2 mm random slips per stance, IMU "
-        "vibration up to the estimator's noise floor, 0.1 ms jitter (unless --jitter is given)",
+        "vibration up to the estimator's noise floor, an accelerometer bias walk of 0.03 m/s^3/sqrt(Hz), 0.1 ms "
+        "jitter (unless --jitter is given)",
     )
     parser.add_argument(
         "--foot-model",

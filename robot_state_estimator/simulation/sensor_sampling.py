@@ -3,15 +3,16 @@
 - IMU at its stamps: the ideal readings of the description's IMU from ``(q, v, a)`` (specific force and angular
   velocity in the sensor frame, orientation in its reference frame), then its gz-sensors noise (bias drawn once,
   white noise, Gauss-Markov dynamic bias, precision), all by :class:`~robot_state_estimator.sensors.ImuModel`;
-  optionally a white vibration noise on top (``settings.imu_vibration_*``).
+  optionally a white vibration noise on top (``settings.imu_vibration_*``) and a random walk of the accelerometer
+  bias (``settings.imu_accel_bias_walk``).
 - Joints at their stamps: position, velocity and torque (``tau``, noise-free from the inverse dynamics), with
   white encoder, velocity and torque noise (``settings.noise``) and encoder quantisation
   (``settings.encoder_resolution_rad``, ``step * round(q / step)``).
 
 Random draws, each from its own child of the run's seed sequence (``SeedSequence(seed).spawn``): ``rng_imu`` (child
 1: the IMU model), ``rng_joints`` (child 2: the joints), the vibration (child 5; child 0 jitters the stamps, child 4
-draws the random slips), so switching one error on or off leaves the other draws unchanged. Shared by the quadruped
-(:mod:`.generator`) and biped (:mod:`.biped`) generators.
+draws the random slips), the accelerometer bias walk (child 6), so switching one error on or off leaves the other
+draws unchanged. Shared by the quadruped (:mod:`.generator`) and biped (:mod:`.biped`) generators.
 """
 
 from __future__ import annotations
@@ -44,6 +45,16 @@ class ImuReadings:
     covariances: dict[str, FloatArray]
 
 
+def accel_bias_walk(settings: SimulationSettings, grid: TimeGrid) -> FloatArray:
+    """(m, 3) m/s^2, the accelerometer bias walk at the IMU stamps (``settings.imu_accel_bias_walk``: 0 at the first
+    stamp, increments ``N(0, q^2 dt)`` per axis between stamps ``dt`` apart; seed child 6)."""
+    rng = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(7)[6])  # (spawn key 6)
+    dts = np.diff(grid.imu_rel, prepend=grid.imu_rel[0]) / 1e9
+    steps = rng.normal(size=(len(dts), 3)) * (settings.imu_accel_bias_walk * np.sqrt(dts))[:, None]
+    walk: FloatArray = np.cumsum(steps, axis=0)
+    return walk
+
+
 def imu_readings(
     settings: SimulationSettings, robot: SimRobot, wb: WholeBodyTrajectory, grid: TimeGrid, rng: np.random.Generator
 ) -> ImuReadings:
@@ -65,6 +76,8 @@ def imu_readings(
         rng_vib = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(6)[5])  # (spawn key 5)
         omega = omega + rng_vib.normal(0.0, settings.imu_vibration_gyro_rad_s, omega.shape)
         f_meas = f_meas + rng_vib.normal(0.0, settings.imu_vibration_accel_m_s2, f_meas.shape)
+    if settings.imu_accel_bias_walk > 0.0:
+        f_meas = f_meas + accel_bias_walk(settings, grid)
     cov = imu_model.covariances()
     return ImuReadings(
         omega=omega,

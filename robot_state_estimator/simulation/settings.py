@@ -38,18 +38,22 @@ class RealRobotErrors(TypedDict, total=False):
     stance_slip_m: float
     imu_vibration_accel_m_s2: float
     imu_vibration_gyro_rad_s: float
+    imu_accel_bias_walk: float
     jitter_s: float
 
 
 #: Errors of a real legged robot (``SimulationSettings(**REAL_ROBOT_ERRORS)``, ``simulate --real-errors``), each
 #: documented in :class:`SimulationSettings`: 16-bit joint encoders, 2 mm random slips per stance, IMU vibration
 #: that brings the Go1's 1 kHz IMU to the estimator's legged-robot noise floor (0.02 m/s^2/sqrt(Hz), 0.002
-#: rad/s/sqrt(Hz): per-sample 0.63 m/s^2 and 0.063 rad/s), 0.1 ms stamp jitter.
+#: rad/s/sqrt(Hz): per-sample 0.63 m/s^2 and 0.063 rad/s), an accelerometer bias that wanders under the gait's
+#: vibration at the density the real Go1 trot shows (0.03 m/s^3/sqrt(Hz), ``config/go1.yaml``'s
+#: ``ekf.accel_bias_random_walk``: docs/uncertainty.md), 0.1 ms stamp jitter.
 REAL_ROBOT_ERRORS: RealRobotErrors = {
     "encoder_resolution_rad": 2.0 * 3.141592653589793 / 2**16,
     "stance_slip_m": 0.002,
     "imu_vibration_accel_m_s2": 0.63,
     "imu_vibration_gyro_rad_s": 0.063,
+    "imu_accel_bias_walk": 0.03,
     "jitter_s": 1.0e-4,
 }
 
@@ -93,6 +97,10 @@ class SimulationSettings:
             the description's noise (foot impacts, motor and gearbox vibration, a flexible mount; 0 = none).
             Independent of ``noise``.
         imu_vibration_gyro_rad_s: the same for the gyroscope (rad/s).
+        imu_accel_bias_walk: m/s^3/sqrt(Hz), density of a random walk of the accelerometer bias per axis, from 0 at
+            the first sample on top of the description's turn-on bias (a MEMS accelerometer's offset shifts with the
+            vibration a gait makes: rectification; 0 = none): between stamps ``dt`` apart the bias moves by
+            ``N(0, q^2 dt)``. ``imu_accel_bias`` stays the turn-on bias. Independent of ``noise``.
         friction_coefficient: friction cone used to report violations.
         heading_rad: world heading of the IMU orientation reference (rad).
         foot_model: contact model of the feet: ``"sphere"`` (rolling spheres of the description's radii: the
@@ -135,6 +143,7 @@ class SimulationSettings:
     stance_slip_m: float = 0.0
     imu_vibration_accel_m_s2: float = 0.0
     imu_vibration_gyro_rad_s: float = 0.0
+    imu_accel_bias_walk: float = 0.0
     friction_coefficient: float = 0.8
     heading_rad: float = 0.0
     foot_model: str | None = None
@@ -151,7 +160,8 @@ class SimulationSettings:
         max_jitter = 0.5 / max(self.imu_rate_hz, self.joint_rate_hz)
         if not 0 <= self.jitter_s < max_jitter:
             raise SimulationError(f"jitter_s must be in [0, {max_jitter}) s (half a period), got {self.jitter_s}")
-        for name in ("encoder_resolution_rad", "stance_slip_m", "imu_vibration_accel_m_s2", "imu_vibration_gyro_rad_s"):
+        for name in ("encoder_resolution_rad", "stance_slip_m", "imu_vibration_accel_m_s2", "imu_vibration_gyro_rad_s",
+                     "imu_accel_bias_walk"):  # fmt: skip
             value = getattr(self, name)
             if not (value >= 0.0 and value < float("inf")):
                 raise SimulationError(f"{name} must be finite and >= 0, got {value!r}")

@@ -148,6 +148,7 @@ def matched_settings(base: EstimatorSettings | None = None, **ekf: Any) -> Estim
 
 __all__ = [
     "BLOCKS",
+    "SIMULATED_FOOT_VELOCITY_NOISE",
     "bench_consistency",
     "creep_density_of_slips",
     "go1_monte_carlo",
@@ -163,14 +164,23 @@ def creep_density_of_slips(stance_slip_m: float, stance_s: float) -> float:
     return float(stance_slip_m / math.sqrt(stance_s))
 
 
+#: m/s, the white part of the contact point's velocity error of the simulator's feet (rigid rolling spheres on rigid
+#: ground; what is left after the joint velocities' and the gyro's noise through the leg): read off slip-free
+#: simulated trots (16 x 4 s, ``real_errors`` without slips: velocity NEES 3.00 in 2.87-3.14, per base axis x, y, z
+#: 1.08, 0.70, 1.23; docs/uncertainty.md). A real robot's feet are noisier (the real Go1: 0.1 m/s, the default).
+SIMULATED_FOOT_VELOCITY_NOISE = 0.055
+
+
 def go1_monte_carlo(
-    n_runs: int, duration_s: float, *, real_errors: bool = True, matched_creep: bool = False
+    n_runs: int, duration_s: float, *, real_errors: bool = True, matched_contact: bool = True
 ) -> dict[str, Any]:
     """The Go1 trot Monte Carlo of the test suite and ``make bench`` (seeds 1..N): SDF noise and, with
-    ``real_errors``, ``REAL_ROBOT_ERRORS``; the built-in estimator defaults except the accelerometer turn-on bias
-    prior, set to the spread the description states and the simulator draws, and, with ``matched_creep``,
-    ``ekf.foot_creep_density`` from the simulated slips (:func:`creep_density_of_slips` over the trot's stance,
-    period times duty factor).
+    ``real_errors``, ``REAL_ROBOT_ERRORS``; the built-in estimator defaults except what describes the simulated robot:
+    the accelerometer turn-on bias prior, set to the spread the description states and the simulator draws, the
+    accelerometer bias random walk, set to the simulated walk (``imu_accel_bias_walk``; the default when none), and,
+    with ``matched_contact``, the contact point's noise of the simulated feet: the white part
+    :data:`SIMULATED_FOOT_VELOCITY_NOISE` and ``ekf.foot_creep_density`` from the simulated slips
+    (:func:`creep_density_of_slips` over the trot's stance, period times duty factor).
 
     Returns:
         :func:`monte_carlo`'s result plus ``settings`` (what was run, JSON-ready).
@@ -182,8 +192,11 @@ def go1_monte_carlo(
     spread = max(n.bias_stddev for n in robot.imu.linear_acceleration_noise)
     extra: dict[str, Any] = dict(REAL_ROBOT_ERRORS) if real_errors else {}
     ekf: dict[str, float] = {"initial_accel_bias_std": spread}
-    if matched_creep:
+    if extra.get("imu_accel_bias_walk", 0.0) > 0.0:
+        ekf["accel_bias_random_walk"] = float(extra["imu_accel_bias_walk"])
+    if matched_contact:
         stance_s = robot.gait.trot_period_s * robot.gait.trot_duty
+        ekf["foot_velocity_noise"] = SIMULATED_FOOT_VELOCITY_NOISE
         ekf["foot_creep_density"] = creep_density_of_slips(float(extra.get("stance_slip_m", 0.0)), stance_s)
     settings = matched_settings(None, **ekf)
 

@@ -88,13 +88,16 @@ def test_gap_and_nonpositive_dt_equal_reference(mount: int) -> None:
 
 @pytest.mark.parametrize("mount", range(len(MOUNTS)))
 @pytest.mark.parametrize("rolling", [False, True])
-def test_leg_update_equals_reference(mount: int, rolling: bool) -> None:
-    """1 to 4 feet, with and without the encoder term, every subset of feet gated (an outlier foot)."""
+@pytest.mark.parametrize("creep", [0.0, 1.3e-2])
+def test_leg_update_equals_reference(mount: int, rolling: bool, creep: float) -> None:
+    """1 to 4 feet, with and without the encoder term, every subset of feet gated (an outlier foot); without and
+    with the contact point's creep on the ground plane (a random attitude: tilted)."""
     rng = np.random.default_rng(20 + mount + 2 * rolling)
     for k in (1, 2, 3, 4):
         for use_J in (False, True):
             for outlier in range(-1, k):
                 a, b = pair(int(rng.integers(1 << 30)), mount)
+                a.contact_creep_variance = b.contact_creep_variance = creep
                 r = rng.normal(size=(k, 3)) * 0.3
                 J = rng.normal(size=(k, 3, 12)) * 0.2 if use_J else None
                 H_th = rng.normal(size=(k, 3, 3)) * 0.05 if rolling else None

@@ -138,11 +138,14 @@ def test_quaternion_equals_pinocchio_on_every_branch() -> None:
 
 @pytest.mark.parametrize("mount", range(len(MOUNTS)))
 @pytest.mark.parametrize("gate", [0.0, 7.8])
-def test_stacked_leg_update_equals_generic_update(mount: int, gate: float) -> None:
-    """The vectorised k-foot update == the generic per-measurement gate + stacked Joseph update."""
+@pytest.mark.parametrize("creep", [0.0, 1.3e-2])
+def test_stacked_leg_update_equals_generic_update(mount: int, gate: float, creep: float) -> None:
+    """The vectorised k-foot update == the generic per-measurement gate + stacked Joseph update (without and with
+    the contact point's creep on the ground plane, at a random attitude)."""
     rng = np.random.default_rng(20 + mount)
     for k in (1, 2, 4):
         a = random_ekf(rng, MOUNTS[mount])
+        a.contact_creep_variance = creep
         b = copy.deepcopy(a)
         r = rng.normal(size=(k, 3)) * 0.3
         J = rng.normal(size=(k, 3, 12)) * 0.2

@@ -1,7 +1,8 @@
 """The contact point's creep correlated over a stance (issue 16 item 3, ``ekf.foot_creep_density``): its
-equivalent white noise per joint sample (``noise_model.contact_velocity_std``), checked by hand and against a seeded
-simulation of the correlated error and the least-squares average of a stance's samples; chosen at initialisation at
-the joint period; the same on the compiled and the reference path."""
+equivalent white noise per joint sample (``noise_model.contact_creep_variance``), checked by hand and against a
+seeded simulation of the correlated error and the least-squares average of a stance's samples; on the ground plane
+only (checked in the world frame at a tilted attitude); chosen at initialisation at the joint period; the same on
+the compiled and the reference path."""
 
 from __future__ import annotations
 
@@ -9,32 +10,38 @@ import dataclasses
 import math
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from robot_state_estimator.common.paths import robot_description_path
 from robot_state_estimator.common.samples import ImuSample, JointSample
 from robot_state_estimator.description import load_description
-from robot_state_estimator.estimation import EkfSettings, EstimatorSettings, RobotStateEstimator
+from robot_state_estimator.estimation import (
+    BaseEkf,
+    EkfSettings,
+    EstimatorSettings,
+    RobotStateEstimator,
+    imu_noise_from_spec,
+)
 from robot_state_estimator.estimation.jit import DISABLE_ENV, use_kernels
-from robot_state_estimator.estimation.noise_model import contact_velocity_std
+from robot_state_estimator.estimation.noise_model import contact_creep_variance
 from robot_state_estimator.tools.consistency import creep_density_of_slips
 
 T0 = 1_700_000_000 * 1_000_000_000
 
 
-def test_contact_velocity_std_by_hand() -> None:
+def test_contact_creep_variance_by_hand() -> None:
     """2 mm per 0.3 s stance: q = 0.002 / sqrt(0.3) = 3.6515e-3 m/sqrt(s); at 1 kHz q^2 / dt = 1.3333e-2
-    (m/s)^2, with the white 0.1 m/s: sqrt(0.01 + 0.013333) = 0.152753 m/s; at 400 Hz sqrt(0.01 + 0.005333) =
-    0.123828 m/s. Density 0 or an unknown period: foot_velocity_noise alone."""
+    (m/s)^2 (0.1155 m/s per sample), at 400 Hz 5.3333e-3 (m/s)^2. Density 0 or an unknown period: 0."""
     q = creep_density_of_slips(0.002, 0.3)
     assert q == pytest.approx(3.6515e-3, rel=1e-4)
     s = EkfSettings(foot_velocity_noise=0.1, foot_creep_density=q)
-    assert contact_velocity_std(s, 1e-3) == pytest.approx(0.152753, rel=1e-5)
-    assert contact_velocity_std(s, 2.5e-3) == pytest.approx(0.123828, rel=1e-5)
-    assert contact_velocity_std(s, None) == 0.1
-    assert contact_velocity_std(EkfSettings(foot_velocity_noise=0.1), 1e-3) == 0.1
+    assert contact_creep_variance(s, 1e-3) == pytest.approx(1.33333e-2, rel=1e-5)
+    assert contact_creep_variance(s, 2.5e-3) == pytest.approx(5.33333e-3, rel=1e-5)
+    assert contact_creep_variance(s, None) == 0.0
+    assert contact_creep_variance(EkfSettings(foot_velocity_noise=0.1), 1e-3) == 0.0
     with pytest.raises(ValueError, match="joint_period_s"):
-        contact_velocity_std(s, 0.0)
+        contact_creep_variance(s, 0.0)
     with pytest.raises(Exception, match="foot_creep_density"):
         EkfSettings(foot_creep_density=-1e-3)
 
@@ -62,9 +69,8 @@ def test_equivalent_white_noise_has_the_stance_mean_of_the_correlated_slip(rate_
     n = e.shape[1]
     assert e.sum(axis=1) * dt == pytest.approx(d, rel=1e-3)  # the profile moves the foot by d
     var_of_mean = float(np.var(e.mean(axis=1)))
-    settings = EkfSettings(foot_velocity_noise=1e-9, foot_creep_density=creep_density_of_slips(sigma_d, stance_s))
-    sigma_c = contact_velocity_std(settings, dt)
-    assert var_of_mean == pytest.approx(sigma_c**2 / n, rel=0.05)
+    settings = EkfSettings(foot_creep_density=creep_density_of_slips(sigma_d, stance_s))
+    assert var_of_mean == pytest.approx(contact_creep_variance(settings, dt) / n, rel=0.05)
     assert var_of_mean == pytest.approx((sigma_d / stance_s) ** 2, rel=0.05)
     # the white contact noise alone averages away as 1 / sqrt(N) (0.1 m/s: 5.8 mm/s at 1 kHz, 9.1 at 400 Hz over
     # a stance), the slip's stance mean does not (6.7 mm/s at any rate)
@@ -75,10 +81,10 @@ def _go1(settings: EstimatorSettings) -> RobotStateEstimator:
     return RobotStateEstimator.from_description(load_description(robot_description_path("go1")), settings)
 
 
-def test_creep_is_folded_in_at_initialisation_at_the_joint_period() -> None:
+def test_creep_is_chosen_at_initialisation_at_the_joint_period() -> None:
     """A standing Go1 at 400 Hz (joint velocities in the message) with foot_creep_density 3.6515e-3 m/sqrt(s):
-    the leg update's contact stddev is 0.123828 m/s (by hand above), named in ``initialized``; the user's settings
-    are untouched and a reset chooses again."""
+    the leg update's creep variance is 5.3333e-3 (m/s)^2 (by hand above), named in ``initialized``; the white
+    contact noise and the user's settings are untouched and a reset chooses again."""
     q_creep = creep_density_of_slips(0.002, 0.3)
     est = _go1(EstimatorSettings(ekf=EkfSettings(foot_creep_density=q_creep)))
     q = np.tile([0.0, 0.8, -1.5], 4)
@@ -89,16 +95,42 @@ def test_creep_is_folded_in_at_initialisation_at_the_joint_period() -> None:
     assert est.initialized
     init = [e for e in est.pop_events() if e.key == "initialized"]
     assert len(init) == 1 and "ekf.foot_creep_density" in init[0].message and "2.50 ms" in init[0].message
-    assert est.ekf.settings.foot_velocity_noise == pytest.approx(0.123828, rel=1e-5)
+    assert "creep 0.073 m/s per sample on the ground plane" in init[0].message  # sqrt(5.3333e-3)
+    assert est.ekf.contact_creep_variance == pytest.approx(5.33333e-3, rel=1e-5)
+    assert est.ekf.settings.foot_velocity_noise == 0.1
     assert est.ekf.settings.encoder_velocity_noise == 0.05
     assert est.settings.ekf.foot_velocity_noise == 0.1
     est.reset("test")
     assert est.ekf.settings is est.settings.ekf
+    assert est.ekf.contact_creep_variance == 0.0
+
+
+def test_creep_covariance_lies_on_the_ground_plane_at_a_tilted_attitude() -> None:
+    """One foot at the base origin (no gyro lever arm, no encoder term), a nearly certain state (P = 1e-12 I): the
+    innovation covariance is the measurement noise. Expressed in the world frame, ``R_world_base S R_world_base^T``
+    is the white part on every axis plus the creep on x and y only: ``sf^2 I + sc2 diag(1, 1, 0)`` (a foot creeps
+    along level ground, never into it), at roll 0.4, pitch -0.3, yaw 1.1 rad; the compiled and the reference
+    backends agree."""
+    settings = EkfSettings(foot_velocity_noise=0.05)
+    R_world_base = pin.rpy.rpyToMatrix(0.4, -0.3, 1.1)
+    sc2 = 1.3e-2
+    expected_world = 0.05**2 * np.eye(3) + sc2 * np.diag([1.0, 1.0, 0.0])
+    for kernels in (True, False):
+        ekf = BaseEkf(pin.SE3.Identity(), imu_noise_from_spec(None, settings), settings)
+        if kernels and not ekf.use_kernels:
+            continue
+        ekf.use_kernels = kernels
+        ekf.R_world_base = R_world_base
+        ekf.P = 1e-12 * np.eye(15)
+        ekf.contact_creep_variance = sc2
+        (res,) = ekf.update_leg_velocities(["foot"], np.zeros((1, 3)), np.zeros((1, 3)), None, gate_nis=0.0)
+        S_world = R_world_base @ res.S @ R_world_base.T
+        np.testing.assert_allclose(S_world, expected_world, rtol=0, atol=1e-10)
 
 
 def test_compiled_and_reference_paths_give_the_same_estimates_with_creep(monkeypatch: pytest.MonkeyPatch) -> None:
     """A noisy Go1 trot with 2 mm slips per stance, the creep on: the compiled joint step and the numpy reference
-    fold the same contact noise in and give the same estimate at every sample (1e-9 relative); the creep changes
+    take the same creep variance and give the same estimate at every sample (1e-9 relative); the creep changes
     the estimate's velocity covariance against a run without it."""
     pytest.importorskip("numba", reason="numba is not installed: only the reference path exists")
     simulation = pytest.importorskip("robot_state_estimator.simulation")
@@ -137,8 +169,8 @@ def test_compiled_and_reference_paths_give_the_same_estimates_with_creep(monkeyp
             np.testing.assert_allclose(out[0], out[1], rtol=1e-9, atol=1e-9 * max(1.0, float(np.abs(out[1]).max())))
             last = out
     assert ests[0].initialized and ests[1].initialized
-    expected = contact_velocity_std(dataclasses.replace(EkfSettings(), foot_creep_density=q_creep), 1e-3)
+    expected = contact_creep_variance(dataclasses.replace(EkfSettings(), foot_creep_density=q_creep), 1e-3)
     for est in ests[:2]:
-        assert est.ekf.settings.foot_velocity_noise == pytest.approx(expected, rel=1e-3)
-    assert ests[2].ekf.settings.foot_velocity_noise == 0.1
+        assert est.ekf.contact_creep_variance == pytest.approx(expected, rel=2e-3)
+    assert ests[2].ekf.contact_creep_variance == 0.0
     assert not np.allclose(last[0], last[2])

@@ -41,9 +41,32 @@ def test_imu_vibration_has_its_stddev(runs) -> None:
     plain, real = runs
     extra_f = real.imu_f - plain.imu_f  # the same ideal readings and the same SDF noise draws
     extra_w = real.imu_omega - plain.imu_omega
-    assert np.std(extra_f) == pytest.approx(REAL_ROBOT_ERRORS["imu_vibration_accel_m_s2"], rel=0.03)
+    # the bias walk is slow: sample-to-sample differences of the extra are the vibration's (variance 2 sigma^2;
+    # the walk adds q^2 dt = 9e-7 (m/s^2)^2 to 0.79)
+    assert np.std(np.diff(extra_f, axis=0)) / np.sqrt(2.0) == pytest.approx(
+        REAL_ROBOT_ERRORS["imu_vibration_accel_m_s2"], rel=0.03
+    )
     assert np.std(extra_w) == pytest.approx(REAL_ROBOT_ERRORS["imu_vibration_gyro_rad_s"], rel=0.03)
     np.testing.assert_array_equal(plain.imu_f_ideal, real.imu_f_ideal)
+
+
+def test_accelerometer_bias_walk_has_its_density() -> None:
+    """Vibration off, the walk alone: the extra specific force starts at 0 and its increments between the 1 kHz
+    stamps have the variance q^2 dt per axis (0.03^2 * 1e-3 = 9e-7 (m/s^2)^2; 7500 increments: 3 % allowed);
+    over 2.5 s each axis wanders by about q sqrt(T) = 0.047 m/s^2, the gyroscope is untouched."""
+    robot = simulation.load_sim_robot("go1")
+    q = REAL_ROBOT_ERRORS["imu_accel_bias_walk"]
+    assert q == 0.03
+    plain = simulation.simulate(simulation.SimulationSettings(**BASE), robot=robot)
+    walk = simulation.simulate(simulation.SimulationSettings(**BASE, imu_accel_bias_walk=q), robot=robot)
+    extra = walk.imu_f - plain.imu_f
+    np.testing.assert_allclose(extra[0], 0.0, atol=1e-12)
+    dt = np.diff(walk.stamps_ns[walk.imu_index]) * 1e-9
+    assert np.allclose(dt, 1e-3)
+    assert np.var(np.diff(extra, axis=0)) == pytest.approx(q * q * 1e-3, rel=0.03)
+    assert 0.01 < np.abs(extra[-1]).max() < 0.2
+    np.testing.assert_array_equal(walk.imu_omega, plain.imu_omega)
+    np.testing.assert_array_equal(walk.imu_accel_bias, plain.imu_accel_bias)
 
 
 def test_random_stance_slips(runs) -> None:

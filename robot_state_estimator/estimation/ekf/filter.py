@@ -232,6 +232,8 @@ class BaseEkf(FilterState):
             if encoder_velocity_noise is None
             else encoder_velocity_noise,
             attitude_jacobian=attitude_jacobian,
+            creep_variance=self._contact_creep_variance,
+            up_in_base=self.R_world_base[2],
         )
 
     def update_leg_velocities(
@@ -302,11 +304,12 @@ class BaseEkf(FilterState):
         noise = self._leg_noise
         if noise[0] is not s:  # the settings' numbers as the backend takes them, once per settings object
             noise = self._leg_noise = (s, s.encoder_velocity_noise > 0.0, float(s.foot_velocity_noise**2),
-                                       float(s.encoder_velocity_noise**2), float(s.foot_gate_nis))  # fmt: skip
-        _, use_J, sf2, se2, gate = noise
+                                       float(s.encoder_velocity_noise**2), float(s.foot_gate_nis),
+                                       self._contact_creep_variance)  # fmt: skip
+        _, use_J, sf2, se2, gate, sc2 = noise
         out = np.empty(13 * len(names))
         n = self.backend.stance_update(self, contacts, qdot_joints, radii, p_base_foot, J6_base_foot, rolling, use_J,
-                                       sf2, se2, gate, out)  # fmt: skip
+                                       sf2, sc2, se2, gate, out)  # fmt: skip
         if n < 0:
             return None
         self._pending_results = (names, out, gate, 0)

@@ -121,9 +121,11 @@ JV_LIMITS_SIZE = 2
 #: full dynamics in the force estimate (1: ``M a + h``; 0: ``g(q)``), then from [JI_LEGS] each foot's 3 leg joint
 #: columns (n, 3). Floats ``tf``: [JF_MASS] total mass (kg), [JF_G:+3] ``g_world`` (m/s^2) of the force estimate,
 #: [JF_SF2] foot velocity noise^2 ((m/s)^2), [JF_SE2] encoder velocity noise^2 ((rad/s)^2), [JF_GATE] the NIS gate per
-#: foot (<= 0: none), then from [JF_RADII] the foot radii (n,) m.
+#: foot (<= 0: none), [JF_SC2] the contact point's creep per sample on the ground plane ((m/s)^2), then from
+#: [JF_RADII] the foot radii (n,) m.
 JI_MIN_ON, JI_MIN_OFF, JI_ROLLING, JI_USE_J, JI_FULL, JI_LEGS = 0, 1, 2, 3, 4, 5
-JF_MASS, JF_G, JF_SF2, JF_SE2, JF_GATE, JF_JV_MAX_DT, JF_JV_TAU, JF_HIGH_NIS, JF_RADII = 0, 1, 4, 5, 6, 7, 8, 9, 10
+(JF_MASS, JF_G, JF_SF2, JF_SE2, JF_GATE, JF_JV_MAX_DT, JF_JV_TAU, JF_HIGH_NIS, JF_SC2,
+ JF_RADII) = 0, 1, 4, 5, 6, 7, 8, 9, 10, 11  # fmt: skip
 #: (in ``tf``, [JF_JV_MAX_DT] and [JF_JV_TAU]: the joint velocity estimator's ``limits``, constants copied once;
 #: [JF_HIGH_NIS]: the slip report's NIS threshold, ``SlipDetector.threshold``)
 

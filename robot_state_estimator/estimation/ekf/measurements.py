@@ -155,6 +155,8 @@ def leg_velocity_measurement(
     foot_velocity_noise: float,
     encoder_velocity_noise: float,
     attitude_jacobian: FloatArray | None = None,
+    creep_variance: float = 0.0,
+    up_in_base: FloatArray | None = None,
 ) -> Measurement:
     """The leg-odometry measurement of one stance foot (module docstring).
 
@@ -169,6 +171,8 @@ def leg_velocity_measurement(
         foot_velocity_noise: m/s. encoder_velocity_noise: rad/s.
         attitude_jacobian: (3, 3) the attitude block of H, ``[omega_foot]x [d]x`` for rolling feet (zero when None:
             point feet).
+        creep_variance: (m/s)^2, the contact point's creep per sample on the ground plane, and up_in_base (3,)
+            the world's up in B (``noise_model.leg_measurement_covariance``).
 
     Returns:
         The measurement (innovation, H (3, 15), R (3, 3)).
@@ -186,6 +190,8 @@ def leg_velocity_measurement(
         Sigma_gyro_sample,
         foot_velocity_noise=foot_velocity_noise,
         joint_velocity_noise=encoder_velocity_noise,
+        creep_variance=creep_variance,
+        up_in_base=up_in_base,
     )
     return Measurement(name, np.asarray(v_base_measured, dtype=float) - v_base_in_base, H, R)
 

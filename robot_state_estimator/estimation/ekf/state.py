@@ -4,6 +4,7 @@ steps (propagation, updates, outputs)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from typing import overload
@@ -125,7 +126,8 @@ class FilterState:
         self._clock = np.zeros(CLOCK_SIZE, dtype=np.int64)
         self._imu_limits = np.zeros(LIMITS_SIZE)
         self.last_results = []
-        self._leg_noise: tuple[object, bool, float, float, float] = (None, False, 0.0, 0.0, 0.0)
+        self._contact_creep_variance = 0.0
+        self._leg_noise: tuple[object, bool, float, float, float, float] = (None, False, 0.0, 0.0, 0.0, 0.0)
         self.backend = select_backend() if backend is None else backend
         self.backend.warm_up()
         #: the settings the IMU step's limits were taken from and the backend's bound IMU step (None: none)
@@ -150,6 +152,22 @@ class FilterState:
     _gyro_imu = _StateView()
     _accel_imu = _StateView()
     _omega_prev_base_in_base = _StateView()
+
+    @property
+    def contact_creep_variance(self) -> float:
+        """(m/s)^2, the per-sample variance of the contact point's creep on each ground-plane axis in the leg updates
+        (``noise_model.contact_creep_variance``: ``ekf.foot_creep_density^2`` over the joint period; 0: none), set at
+        initialisation. Setting it gives the filter a copy of its settings, so the backends' noise caches, keyed
+        on the settings object, take it."""
+        return self._contact_creep_variance
+
+    @contact_creep_variance.setter
+    def contact_creep_variance(self, variance: float) -> None:
+        if not (math.isfinite(variance) and variance >= 0.0):
+            raise ValueError(f"contact_creep_variance must be finite and >= 0, got {variance!r}")
+        if variance != self._contact_creep_variance:
+            self._contact_creep_variance = float(variance)
+            self.settings = dataclasses.replace(self.settings)
 
     @property
     def last_results(self) -> list[UpdateResult]:

@@ -156,6 +156,7 @@ class Backend(Protocol):
         rolling: bool,
         use_J: bool,
         sf2: float,
+        sc2: float,
         se2: float,
         gate: float,
         out: FloatArray,

@@ -20,6 +20,7 @@ from robot_state_estimator.estimation.ekf.layout import (
     JF_GATE,
     JF_MASS,
     JF_RADII,
+    JF_SC2,
     JF_SE2,
     JF_SF2,
     JI_FULL,
@@ -130,7 +131,7 @@ class CompiledJointStep:
         floats = np.array(
             [forces.total_mass_kg, *forces.g_world.tolist(), float(es.foot_velocity_noise**2),
              float(es.encoder_velocity_noise**2), float(es.foot_gate_nis), float(jv_limits[JV_MAX_DT]),
-             float(jv_limits[JV_TAU]), float(high_nis), *radii.tolist()]
+             float(jv_limits[JV_TAU]), float(high_nis), ekf.contact_creep_variance, *radii.tolist()]
         )  # fmt: skip
         #: the constant and work arrays in the kernels' two tables (layout.TAB_*; views of them below)
         self._itab, self._ftab = _pack_tables(model, make_work(constants), np.zeros(dynamics_buffer_size(kin.n_joints)),
@@ -191,6 +192,7 @@ class CompiledJointStep:
         self._ints[JI_USE_J] = int(s.encoder_velocity_noise > 0.0)
         self._floats[JF_SE2] = float(s.encoder_velocity_noise**2)
         self._floats[JF_SF2] = float(s.foot_velocity_noise**2)
+        self._floats[JF_SC2] = self._ekf.contact_creep_variance
         self._noise_settings = s
 
     def warm_up(self, q_joints: FloatArray) -> None:
@@ -281,7 +283,7 @@ class CompiledJointStep:
                 int(ti[JI_MIN_ON]), int(ti[JI_MIN_OFF]), flags, since, stamp_ns),
             "update": lambda n: parts.repeat_update(
                 n, x, P, c, x0, P0, contacts, qtau[1], radii, X, J6, bool(ti[JI_ROLLING]), bool(ti[JI_USE_J]),
-                float(tf[JF_SF2]), float(tf[JF_SE2]), float(tf[JF_GATE])),
+                float(tf[JF_SF2]), float(tf[JF_SC2]), float(tf[JF_SE2]), float(tf[JF_GATE])),
         }  # fmt: skip
         costs = {}
         for name, call in calls.items():

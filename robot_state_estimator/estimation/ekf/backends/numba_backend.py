@@ -108,7 +108,7 @@ class NumbaBackend(NumpyBackend):
         se2 = float(s.encoder_velocity_noise**2)
         n = update.leg_update(
             ekf._x, ekf._P, ekf._c, _mat(v_base_measured, (k, 3)), _mat(p_base_foot, (k, 3)), J, H_th, use_J,
-            use_H, sf2, se2, float(gate), out,
+            use_H, sf2, ekf.contact_creep_variance, se2, float(gate), out,
         )  # fmt: skip
         if n < 0:  # the stacked S is not numerically positive definite: the reference (LU) takes it
             return super().leg_update(ekf, names, v_base_measured, p_base_foot, J_base_foot, gate, H_attitude)
@@ -125,12 +125,13 @@ class NumbaBackend(NumpyBackend):
         rolling: bool,
         use_J: bool,
         sf2: float,
+        sc2: float,
         se2: float,
         gate: float,
         out: FloatArray,
     ) -> int:
         n: int = update.stance_update(ekf._x, ekf._P, ekf._c, contacts, qdot_joints, radii, p_base_foot, J6_base_foot,
-                                      rolling, use_J, sf2, se2, gate, out)  # fmt: skip
+                                      rolling, use_J, sf2, sc2, se2, gate, out)  # fmt: skip
         return n
 
     def update(self, ekf: BaseEkf, measurements: list[Measurement], gate: float) -> list[UpdateResult]:
@@ -345,7 +346,7 @@ SIGNATURES: dict[Any, Any] = {
     propagation.set_imu: types.void(_v, _v, _v, _v, _f8),
     propagation.propagate: types.void(_v, _m, _v, _f8, _b1),
     propagation.add_gap_noise: types.void(_v, _m, _v, _f8),
-    update.leg_update: _i8(_v, _m, _v, _m, _m, _t, _t, _b1, _b1, _f8, _f8, _f8, _v),
+    update.leg_update: _i8(_v, _m, _v, _m, _m, _t, _t, _b1, _b1, _f8, _f8, _f8, _f8, _v),
     update.update: _i8(_v, _m, _v, _v, _m, _m, _iv, _f8, _v),
     outputs.quat_xyzw: types.void(_v, _v),
     outputs.pose_covariance: types.void(_v, _m, _m),
@@ -379,7 +380,7 @@ def warm_up() -> None:
     propagation.add_gap_noise(x, P, c, 1e-3)
     one_foot = np.zeros((1, 3))
     update.leg_update(x, P, c, one_foot, one_foot, np.zeros((1, 3, 1)), np.zeros((1, 3, 3)), False, False, 1.0, 0.0,
-                      0.0, np.empty(13))  # fmt: skip
+                      0.0, 0.0, np.empty(13))  # fmt: skip
     update.update(x, P, c, three.copy(), np.eye(3, N_STATES), np.eye(3), np.array([3], dtype=np.int64), 0.0,
                   np.empty(10))  # fmt: skip
     outputs.quat_xyzw(x, np.empty(4))

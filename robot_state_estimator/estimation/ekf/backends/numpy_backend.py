@@ -53,6 +53,7 @@ from robot_state_estimator.estimation.ekf.numerics import (
     quat_xyzw_from_matrix,
     skew,
 )
+from robot_state_estimator.estimation.noise_model import ground_plane_projector
 
 if TYPE_CHECKING:
     from robot_state_estimator.estimation.contact import ContactDetector, ContactForceEstimator
@@ -232,6 +233,9 @@ class NumpyBackend:
             J = np.asarray(J_base_foot, dtype=float)
             Rm += (s.encoder_velocity_noise**2) * (J @ J.transpose(0, 2, 1))
         Rm += (s.foot_velocity_noise**2) * _I3
+        sc2 = ekf.contact_creep_variance
+        if sc2 > 0.0:  # the creep on the ground plane (noise_model, part 1b)
+            Rm += sc2 * ground_plane_projector(ekf.R_world_base[2])
         R_stack = np.zeros(9 * k * k)
         R_stack[stack.diag_blocks] = Rm.ravel()
         R_stack.shape = (3 * k, 3 * k)

@@ -21,6 +21,7 @@ from robot_state_estimator.estimation.ekf.layout import (
     JF_JV_MAX_DT,
     JF_JV_TAU,
     JF_RADII,
+    JF_SC2,
     JF_SE2,
     JF_SF2,
     JI_FULL,
@@ -256,7 +257,7 @@ def joint_step(
             k += 1
     lo = o + FOOT_STRIDE * n
     n_acc = stance_update(x, P, c, in_contact, qdot, tf[JF_RADII : JF_RADII + n], X_base_foot[:, :3, 3], J6,
-                          ti[JI_ROLLING] != 0, ti[JI_USE_J] != 0, tf[JF_SF2], tf[JF_SE2], tf[JF_GATE],
+                          ti[JI_ROLLING] != 0, ti[JI_USE_J] != 0, tf[JF_SF2], tf[JF_SC2], tf[JF_SE2], tf[JF_GATE],
                           buf[lo : lo + 13 * k])  # fmt: skip
     if n_acc < 0:
         return JOINT_NOT_PD

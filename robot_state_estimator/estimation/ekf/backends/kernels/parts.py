@@ -103,7 +103,7 @@ def repeat_contacts(
 def repeat_update(
     n: int, x: np.ndarray, P: np.ndarray, c: np.ndarray, x0: np.ndarray, P0: np.ndarray, contacts: np.ndarray,
     qdot: np.ndarray, radii: np.ndarray, X_base_foot: np.ndarray, J6: np.ndarray, rolling: bool, use_J: bool,
-    sf2: float, se2: float, gate: float,
+    sf2: float, sc2: float, se2: float, gate: float,
 ) -> float:  # fmt: skip
     """The stance feet's leg update (stacked, Joseph form) and the outputs ``n`` times from the state ``x0, P0``."""
     k = 0
@@ -114,7 +114,7 @@ def repeat_update(
     s = 0.0
     for _ in range(n):
         _restore(x, P, x0, P0)
-        stance_update(x, P, c, contacts, qdot, radii, X_base_foot[:, :3, 3], J6, rolling, use_J, sf2, se2, gate,
+        stance_update(x, P, c, contacts, qdot, radii, X_base_foot[:, :3, 3], J6, rolling, use_J, sf2, sc2, se2, gate,
                       leg_out)  # fmt: skip
         finite_outputs(x, P, c, out)
         s += out[0]

@@ -229,6 +229,7 @@ def leg_update(
     use_J: bool,
     use_H_att: bool,
     sf2: float,
+    sc2: float,
     se2: float,
     gate: float,
     out: np.ndarray,
@@ -242,13 +243,15 @@ def leg_update(
         J: (k, 3, n) foot Jacobians in B for the encoder-noise term (used when ``use_J``).
         H_att: (k, 3, 3) attitude blocks of H (used when ``use_H_att``).
         sf2, se2: foot velocity noise (m/s)^2 and encoder velocity noise (rad/s)^2.
+        sc2: (m/s)^2, the contact point's creep per sample on the ground plane (``noise_model``, part 1b).
         gate: NIS gate per foot (<= 0: none).
         out: (13 k,) written: innovations (k, 3) ``y_i - v_base_in_base``, the per-foot innovation covariances (k, 3, 3)
             (diagonal blocks of the stacked S) and the NIS (k,).
 
-    ``H_i = [0, I, H_att,i, 0, [r_i]x R_base_imu]``, ``R_i = sf2 I + [r_i]x Sigma_g [r_i]x^T + se2 J_i J_i^T``; each
-    foot is gated on its NIS (3 x 3 adjugate; all ``inf`` when a block is singular), the accepted feet are fused
-    in one Joseph-form update (:func:`_joseph`).
+    ``H_i = [0, I, H_att,i, 0, [r_i]x R_base_imu]``, ``R_i = sf2 I + sc2 (I - n n^T) + [r_i]x Sigma_g [r_i]x^T + se2
+    J_i J_i^T`` (``n`` the world's up in B, row 2 of ``R_world_base``); each foot is gated on its NIS (3 x 3
+    adjugate; all ``inf`` when a block is singular), the accepted feet are fused in one Joseph-form update
+    (:func:`_joseph`).
 
     Returns:
         The number of accepted feet, or -1 when the stacked S is not numerically positive definite (nothing
@@ -263,7 +266,7 @@ def leg_update(
     S, o = _carve(ws, o, m, m)
     ym, o = _carve(ws, o, 1, m)
     y = ym[0]
-    _leg_rows(x, c, v_meas, r, J, H_att, use_J, use_H_att, sf2, se2, H, Rm, y)
+    _leg_rows(x, c, v_meas, r, J, H_att, use_J, use_H_att, sf2, sc2, se2, H, Rm, y)
     out[:m] = y
     _stacked_products(P, H, Rm, HP, S)
     _foot_nis(S, y, out)
@@ -294,6 +297,7 @@ def _leg_rows(
     use_J: bool,
     use_H_att: bool,
     sf2: float,
+    sc2: float,
     se2: float,
     H: np.ndarray,
     Rm: np.ndarray,
@@ -307,6 +311,10 @@ def _leg_rows(
     rs = np.zeros((3, 3))  # [r_i]x
     B = np.empty((3, 3))  # [r_i]x R_base_imu
     RS = np.empty((3, 3))  # [r_i]x Sigma_g
+    Rc = np.empty((3, 3))  # sf2 I + sc2 (I - n n^T), the same for every foot
+    for a in range(3):
+        for b in range(3):
+            Rc[a, b] = (sf2 + sc2 if a == b else 0.0) - sc2 * x[X_R + 6 + a] * x[X_R + 6 + b]
     for i in range(k):
         ri0 = r[i, 0]
         ri1 = r[i, 1]
@@ -342,9 +350,7 @@ def _leg_rows(
                     for q in range(J.shape[2]):
                         jj += J[i, a, q] * J[i, b, q]
                     Rab += se2 * jj
-                if a == b:
-                    Rab += sf2
-                Rm[row, 3 * i + b] = Rab
+                Rm[row, 3 * i + b] = Rab + Rc[a, b]
             y[row] = v_meas[i, a] - x[X_V + a]
 
 
@@ -402,6 +408,7 @@ def stance_update(
     rolling: bool,
     use_J: bool,
     sf2: float,
+    sc2: float,
     se2: float,
     gate: float,
     out: np.ndarray,
@@ -415,7 +422,7 @@ def stance_update(
         contacts: (n,) bool, the k feet in contact. qdot: (nj,) rad/s. radii: (n,) m (zeros: point feet, where
             the contact point is the foot point and ``J_c = J_lin`` exactly). p_base_foot: (n, 3) m in B.
         J6: (n, 6, nj) foot Jacobians in B. rolling: the attitude blocks enter H (``use_H_att``).
-        use_J, sf2, se2, gate: as for :func:`leg_update`. out: (13 k,) written as by :func:`leg_update`.
+        use_J, sf2, sc2, se2, gate: as for :func:`leg_update`. out: (13 k,) written as by :func:`leg_update`.
 
     Returns:
         As :func:`leg_update` (0 without a foot in contact).
@@ -443,7 +450,7 @@ def stance_update(
     Jc = np.empty((k, 3, nj))
     H_att = np.empty((k, 3, 3))
     leg_velocity_terms(idx, qdot, omega, R, rad, p_base_foot, J6, v, cp, Jc, H_att)
-    return leg_update(x, P, c, v, cp, Jc, H_att, use_J, rolling, sf2, se2, gate, out)
+    return leg_update(x, P, c, v, cp, Jc, H_att, use_J, rolling, sf2, sc2, se2, gate, out)
 
 
 @kernel
