@@ -8,14 +8,16 @@ The filter keeps its state in preallocated float64 buffers that every step updat
   bias (rad/s, S), ``[X_OMEGA:+3]`` ``omega_base_in_base`` (rad/s, B), ``[X_ALPHA:+3]`` ``alpha_base_in_base``
   (rad/s^2, B), ``[X_F:+3]`` ``f_base_in_base`` (m/s^2, B, the specific force at the base origin), ``[X_GYRO:+3]``
   and ``[X_ACCEL:+3]`` the held IMU reading (S), ``[X_OMEGA_PREV:+3]`` the previous bias-corrected rate (B), for
-  ``alpha_base_in_base``;
+  ``alpha_base_in_base``, ``[X_P_ANCHOR:+3]`` the position where the leg-scale term of the published pose
+  covariance starts (m, W; :meth:`~.state.FilterState.initialize`, ``set_pose``);
 - ``P`` (15, 15) C-contiguous, the error covariance in the order ``[dp_W, dv_B, dtheta_B, dba_S, dbg_S]``
   (:data:`P_SL` ... :data:`BG_SL`);
 - ``c`` (:data:`C_SIZE`,) constants of the IMU mount and noise: ``[C_R_BASE_IMU:+9]`` ``R_base_imu`` row-major,
   ``[C_P_BASE_IMU:+3]`` ``p_base_imu`` (m, B), ``[C_G_WORLD:+3]`` ``g_world`` (m/s^2), ``[C_SIGMA_ACCEL:+9]`` and
   ``[C_SIGMA_GYRO:+9]`` the accelerometer and gyroscope white-noise densities squared mapped to B
   (``R_base_imu Sigma R_imu_base``), ``[C_BIAS_WALK:+6]`` the bias random-walk densities squared (accelerometer then
-  gyroscope, S), ``[C_SIGMA_GYRO_SAMPLE:+9]`` the per-sample gyroscope covariance in B.
+  gyroscope, S), ``[C_SIGMA_GYRO_SAMPLE:+9]`` the per-sample gyroscope covariance in B, ``[C_LEG_SCALE_VAR]`` the
+  legs' relative scale variance (``ekf.leg_scale_std^2``).
 
 The outputs are laid out as ``common.output_layout`` (:data:`OUT_SIZE` values).
 """
@@ -49,8 +51,9 @@ X_F = 27
 X_GYRO = 30
 X_ACCEL = 33
 X_OMEGA_PREV = 36
+X_P_ANCHOR = 39
 #: length of the state buffer ``x``
-X_SIZE = 39
+X_SIZE = 42
 
 C_R_BASE_IMU = 0
 C_P_BASE_IMU = 9
@@ -59,8 +62,9 @@ C_SIGMA_ACCEL = 15
 C_SIGMA_GYRO = 24
 C_BIAS_WALK = 33
 C_SIGMA_GYRO_SAMPLE = 39
+C_LEG_SCALE_VAR = 48
 #: length of the constants buffer ``c``
-C_SIZE = 48
+C_SIZE = 49
 
 #: length of the output vector (``BaseEkf.output_vector``)
 OUT_SIZE = OUTPUT_SIZE
@@ -78,6 +82,7 @@ STATE_VIEWS = (
     ("_gyro_imu", X_GYRO, (3,)),
     ("_accel_imu", X_ACCEL, (3,)),
     ("_omega_prev_base_in_base", X_OMEGA_PREV, (3,)),
+    ("_p_scale_anchor", X_P_ANCHOR, (3,)),
 )
 
 #: what a backend operation that is only a compiled shortcut returns when the backend does not have it (the numpy

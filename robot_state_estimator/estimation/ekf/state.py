@@ -17,6 +17,7 @@ from robot_state_estimator.estimation.ekf.backends import Backend, select_backen
 from robot_state_estimator.estimation.ekf.layout import (
     BA_SL,
     BG_SL,
+    C_LEG_SCALE_VAR,
     CLK_GYRO_STAMP,
     CLK_HAS_GYRO,
     CLK_OMEGA_PREV,
@@ -118,6 +119,7 @@ class FilterState:
         self._x = np.zeros(X_SIZE)
         self._P = np.eye(N_STATES)
         self._c = model.constants
+        self._c[C_LEG_SCALE_VAR] = settings.leg_scale_std**2
         self._bind_views()
         self.R_world_base = np.eye(3)
         self.stamp_ns: int | None = None
@@ -152,6 +154,7 @@ class FilterState:
     _gyro_imu = _StateView()
     _accel_imu = _StateView()
     _omega_prev_base_in_base = _StateView()
+    _p_scale_anchor = _StateView()
 
     @property
     def contact_creep_variance(self) -> float:
@@ -331,6 +334,7 @@ class FilterState:
         """
         self.R_world_base = _orthonormalise(np.asarray(R_world_base, dtype=float))
         self.p_world_base = np.array(p_world_base, dtype=float)
+        self._p_scale_anchor = self.p_world_base
         self.v_base_in_base = np.zeros(3) if v_base_in_base is None else np.array(v_base_in_base, dtype=float)
         self.accel_bias = np.zeros(3) if accel_bias is None else np.array(accel_bias, dtype=float)
         self.gyro_bias = np.zeros(3) if gyro_bias is None else np.array(gyro_bias, dtype=float)
@@ -453,6 +457,7 @@ class FilterState:
         else:
             P_pose = pose_error_covariance(C, R)
         self.p_world_base = p
+        self._p_scale_anchor = p
         self.R_world_base = R
         P = self.P
         P[POSE_IDX, :] = 0.0

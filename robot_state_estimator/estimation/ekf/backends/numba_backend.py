@@ -207,7 +207,7 @@ class NumbaBackend(NumpyBackend):
 
     def pose_covariance(self, ekf: BaseEkf) -> FloatArray:
         C = np.empty((6, 6))
-        outputs.pose_covariance(ekf._x, ekf._P, C)
+        outputs.pose_covariance(ekf._x, ekf._P, ekf._c, C)
         return C
 
     def twist_covariance(self, ekf: BaseEkf) -> FloatArray:
@@ -349,7 +349,7 @@ SIGNATURES: dict[Any, Any] = {
     update.leg_update: _i8(_v, _m, _v, _m, _m, _t, _t, _b1, _b1, _f8, _f8, _f8, _f8, _v),
     update.update: _i8(_v, _m, _v, _v, _m, _m, _iv, _f8, _v),
     outputs.quat_xyzw: types.void(_v, _v),
-    outputs.pose_covariance: types.void(_v, _m, _m),
+    outputs.pose_covariance: types.void(_v, _m, _v, _m),
     outputs.twist_covariance: types.void(_m, _v, _m),
     outputs.outputs: types.void(_v, _m, _v, _v),
     outputs.state_is_finite: _b1(_v, _m),
@@ -384,7 +384,7 @@ def warm_up() -> None:
     update.update(x, P, c, three.copy(), np.eye(3, N_STATES), np.eye(3), np.array([3], dtype=np.int64), 0.0,
                   np.empty(10))  # fmt: skip
     outputs.quat_xyzw(x, np.empty(4))
-    outputs.pose_covariance(x, P, np.empty((6, 6)))
+    outputs.pose_covariance(x, P, c, np.empty((6, 6)))
     outputs.twist_covariance(P, c, np.empty((6, 6)))
     outputs.outputs(x, P, c, np.empty(OUT_SIZE))
     outputs.state_is_finite(x, P)

@@ -30,6 +30,7 @@ from robot_state_estimator.common.output_layout import (
 from robot_state_estimator.estimation.ekf.layout import (
     BA_SL,
     BG_SL,
+    C_LEG_SCALE_VAR,
     DECLINED,
     N_STATES,
     P_SL,
@@ -344,6 +345,10 @@ class NumpyBackend:
         C = T @ ekf.P.take(_POSE_FLAT) @ T.T  # the (p, theta) 6 x 6 block of P, mapped
         C += C.T
         C *= 0.5
+        s2 = ekf._c[C_LEG_SCALE_VAR]
+        if s2 > 0.0:  # the legs' scale, not estimated (settings.leg_scale_std)
+            d = (ekf.p_world_base - ekf._p_scale_anchor)[:2]
+            C[:2, :2] += s2 * np.outer(d, d)
         return C
 
     def twist_covariance(self, ekf: BaseEkf) -> FloatArray:

@@ -10,12 +10,14 @@ import numpy as np
 
 from robot_state_estimator.estimation.ekf.backends.kernels.linalg import _quat_xyzw, _symmetrise
 from robot_state_estimator.estimation.ekf.layout import (
+    C_LEG_SCALE_VAR,
     C_R_BASE_IMU,
     C_SIGMA_GYRO_SAMPLE,
     X_BA,
     X_BG,
     X_OMEGA,
     X_P,
+    X_P_ANCHOR,
     X_R,
     X_V,
 )
@@ -30,9 +32,10 @@ def quat_xyzw(x: np.ndarray, out: np.ndarray) -> None:
 
 
 @kernel
-def pose_covariance(x: np.ndarray, P: np.ndarray, out: np.ndarray) -> None:
-    """out (6, 6) = T P_(p,theta) T^T with ``T = diag(I, R)``, symmetrised (``BaseEkf.pose_covariance``:
-    position in W, rotation as small angles about the W axes)."""
+def pose_covariance(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
+    """out (6, 6) = T P_(p,theta) T^T with ``T = diag(I, R)``, symmetrised, plus the legs' scale term
+    ``s2 d d^T`` on the position (``d`` the horizontal displacement from ``x[X_P_ANCHOR]``, ``s2 =
+    c[C_LEG_SCALE_VAR]``) (``BaseEkf.pose_covariance``: position in W, rotation as small angles about the W axes)."""
     idx = (0, 1, 2, 6, 7, 8)
     R = x[X_R : X_R + 9].reshape((3, 3))
     TX = np.empty((6, 6))
@@ -51,6 +54,14 @@ def pose_covariance(x: np.ndarray, P: np.ndarray, out: np.ndarray) -> None:
                 j = b - 3
                 out[a, b] = TX[a, 3] * R[j, 0] + TX[a, 4] * R[j, 1] + TX[a, 5] * R[j, 2]
     _symmetrise(out)
+    s2 = c[C_LEG_SCALE_VAR]
+    if s2 > 0.0:
+        dx = x[X_P] - x[X_P_ANCHOR]
+        dy = x[X_P + 1] - x[X_P_ANCHOR + 1]
+        out[0, 0] += s2 * dx * dx
+        out[0, 1] += s2 * dx * dy
+        out[1, 0] += s2 * dx * dy
+        out[1, 1] += s2 * dy * dy
 
 
 @kernel
@@ -102,7 +113,7 @@ def outputs(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarray) -> Non
         out[88 + i] = x[X_BG + i]
     for i in range(4):
         out[3 + i] = q[i]
-    pose_covariance(x, P, C)
+    pose_covariance(x, P, c, C)
     for a in range(6):
         for b in range(6):
             out[13 + 6 * a + b] = C[a, b]
