@@ -48,7 +48,10 @@ class EkfSettings:
             sensor's ``update_rate`` is 0 ("as fast as possible").
         accel_noise_density: m/s^2/sqrt(Hz), accelerometer white noise (continuous sigma_c).
         gyro_noise_density: rad/s/sqrt(Hz), gyroscope white noise (continuous sigma_c).
-        accel_bias_random_walk: m/s^3/sqrt(Hz), accelerometer bias random walk density.
+        accel_bias_random_walk: m/s^3/sqrt(Hz), accelerometer bias random walk density. The default is a bench
+            figure; on a trotting robot a MEMS accelerometer's offset wanders with the gait's vibration
+            (rectification): the real Go1 trot needs 0.03 (``config/go1.yaml``; 1e-2 to 3e-2 measured,
+            docs/uncertainty.md).
         gyro_bias_random_walk: rad/s^2/sqrt(Hz), gyroscope bias random walk density.
         accel_noise_floor: m/s^2/sqrt(Hz), the accelerometer density the filter uses is never below this, whatever
             the description states (foot impacts and vibration of a legged robot; 0 = no floor; see

@@ -37,7 +37,8 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
     - a ground-truth path shorter than ``SHORT_PATH_M``: the "% of path" rows divide by almost nothing;
     - a NEES below its band: the reported covariance is wider than the error (conservative); the usual cause in a
       simulated run is the filter's IMU noise floors above the simulator's datasheet noise (event
-      ``imu_noise_below_floor``; docs/uncertainty.md). Not a caveat of meaning: of reading.
+      ``imu_noise_below_floor``) or a wide initial prior (event ``initialized_moving``; docs/uncertainty.md). Not a
+      caveat of meaning: of reading.
     """
     caveats: dict[str, str] = {}
     mode = result.get("time_alignment", {}).get("mode", "none")
@@ -60,9 +61,10 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
         lo = n["band95"][0]
         if n["mean"] < lo:
             caveats[f"NEES {k} ({n.get('dof', 3)} DoF)"] = (
-                f"below the band ({n['mean']:.2g} < {lo:.2f}): the reported uncertainty is wider than the error "
+                f"below the band ({n['mean']:.2f} < {lo:.2f}): the reported uncertainty is wider than the error "
                 "(conservative); in a simulated run usually the filter's IMU noise floors above the simulator's "
-                "noise (event imu_noise_below_floor; docs/uncertainty.md)"
+                "noise (event imu_noise_below_floor) or a wide initial prior (event initialized_moving); "
+                "docs/uncertainty.md"
             )
     if 0.0 < length < SHORT_PATH_M:
         why = f"not meaningful: the ground truth travels only {length:.3g} m"
