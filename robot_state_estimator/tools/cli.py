@@ -52,6 +52,7 @@ USER_ERRORS: tuple[tuple[str, str], ...] = (
     ("robot_state_estimator.evaluation.errors", "GroundTruthError"),
     ("robot_state_estimator.evaluation.errors", "MetricsError"),
     ("robot_state_estimator.tools.bench_common", "BenchError"),
+    ("robot_state_estimator.tools.info", "InfoError"),
 )
 
 

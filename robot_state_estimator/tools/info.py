@@ -112,22 +112,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
+class InfoError(ValueError):
+    """Arguments of ``info`` that do not go together, or name no robot (``tools.cli`` prints it as the command's
+    error, exit code 2)."""
+
+
 def run(args: argparse.Namespace) -> int:
-    """Print the versions, or the robot report (and write the template)."""
+    """Print the versions, or the robot report (and write the template).
+
+    Raises:
+        InfoError: a DESCRIPTION and ``--robot`` both, an unknown bundled robot, a bundled robot's name given as
+            a file, options that need a DESCRIPTION without one.
+    """
     robot = getattr(args, "robot", None)
     if robot:
         from robot_state_estimator.common.paths import BUNDLED_ROBOTS, config_dir, robot_description_path
 
         if args.description:
-            print("robot-state-estimator info: error: give a DESCRIPTION or --robot, not both", file=sys.stderr)
-            return 2
+            raise InfoError("give a DESCRIPTION or --robot, not both")
         if robot not in BUNDLED_ROBOTS:
-            print(
-                f"robot-state-estimator info: error: unknown bundled robot {robot!r} (--robot); known: "
-                f"{', '.join(sorted(BUNDLED_ROBOTS))}",
-                file=sys.stderr,
-            )
-            return 2
+            raise InfoError(f"unknown bundled robot {robot!r} (--robot); known: {', '.join(sorted(BUNDLED_ROBOTS))}")
         args.description = str(robot_description_path(robot))
         if not args.config and (config_dir() / f"{robot}.yaml").is_file():
             args.config = str(config_dir() / f"{robot}.yaml")
@@ -136,19 +140,10 @@ def run(args: argparse.Namespace) -> int:
         from robot_state_estimator.common.paths import BUNDLED_ROBOTS
 
         if description in BUNDLED_ROBOTS and not Path(description).exists():
-            print(
-                f"robot-state-estimator info: error: no such file {description!r}: for the bundled robot, use "
-                f"--robot {description}",
-                file=sys.stderr,
-            )
-            return 2
+            raise InfoError(f"no such file {description!r}: for the bundled robot, use --robot {description}")
         return _run_robot(args)
     if any(getattr(args, name, None) for name in ("write_config", "imu", "config", "set")):
-        print(
-            "robot-state-estimator info: error: --imu, --config, --set and --write-config need a DESCRIPTION",
-            file=sys.stderr,
-        )
-        return 2
+        raise InfoError("--imu, --config, --set and --write-config need a DESCRIPTION")
     info = collect()
     if args.json:
         print(json.dumps(info, indent=2))
