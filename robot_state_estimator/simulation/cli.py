@@ -73,8 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--real-errors",
         action="store_true",
         help="a real robot's errors (REAL_ROBOT_ERRORS): 16-bit encoders, 2 mm random slips per stance, IMU "
-        "vibration up to the estimator's noise floor, an accelerometer bias walk of 0.03 m/s^3/sqrt(Hz), 0.1 ms "
-        "jitter (unless --jitter is given)",
+        "vibration up to the estimator's noise floor, an accelerometer bias walk of 0.03 m/s^3/sqrt(Hz), a gyroscope "
+        "turn-on offset of 1 deg/s per axis, 0.1 ms jitter (unless --jitter is given)",
     )
     parser.add_argument(
         "--foot-model",
@@ -191,4 +191,7 @@ def run(args: argparse.Namespace, robot: SimRobot | None = None) -> int:
         f"unbalanced samples {summary['unbalanced_samples']} of {summary['samples']}, "
         f"friction cone violations {summary['friction_violations']}"
     )
+    if getattr(args, "real_errors", False):  # the values run.yaml records (an explicit --jitter included)
+        errors = ", ".join(f"{name} {getattr(settings, name):.3g}" for name in REAL_ROBOT_ERRORS)
+        print(f"  real-robot errors: {errors}")
     return 0

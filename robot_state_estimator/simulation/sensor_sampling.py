@@ -3,16 +3,17 @@
 - IMU at its stamps: the ideal readings of the description's IMU from ``(q, v, a)`` (specific force and angular
   velocity in the sensor frame, orientation in its reference frame), then its gz-sensors noise (bias drawn once,
   white noise, Gauss-Markov dynamic bias, precision), all by :class:`~robot_state_estimator.sensors.ImuModel`;
-  optionally a white vibration noise on top (``settings.imu_vibration_*``) and a random walk of the accelerometer
-  bias (``settings.imu_accel_bias_walk``).
+  optionally a white vibration noise on top (``settings.imu_vibration_*``), a random walk of the accelerometer
+  bias (``settings.imu_accel_bias_walk``) and a gyroscope turn-on offset (``settings.imu_gyro_turn_on_bias_rad_s``).
 - Joints at their stamps: position, velocity and torque (``tau``, noise-free from the inverse dynamics), with
   white encoder, velocity and torque noise (``settings.noise``) and encoder quantisation
   (``settings.encoder_resolution_rad``, ``step * round(q / step)``).
 
 Random draws, each from its own child of the run's seed sequence (``SeedSequence(seed).spawn``): ``rng_imu`` (child
 1: the IMU model), ``rng_joints`` (child 2: the joints), the vibration (child 5; child 0 jitters the stamps, child 4
-draws the random slips), the accelerometer bias walk (child 6), so switching one error on or off leaves the other
-draws unchanged. Shared by the quadruped (:mod:`.generator`) and biped (:mod:`.biped`) generators.
+draws the random slips), the accelerometer bias walk (child 6), the gyroscope turn-on offset (child 7), so switching
+one error on or off leaves the other draws unchanged. Shared by the quadruped (:mod:`.generator`) and biped
+(:mod:`.biped`) generators.
 """
 
 from __future__ import annotations
@@ -55,6 +56,14 @@ def accel_bias_walk(settings: SimulationSettings, grid: TimeGrid) -> FloatArray:
     return walk
 
 
+def gyro_turn_on_offset(settings: SimulationSettings) -> FloatArray:
+    """(3,) rad/s, the gyroscope offset drawn once for the run: ``N(0, s^2)`` per axis, ``s`` =
+    ``settings.imu_gyro_turn_on_bias_rad_s`` (seed child 7)."""
+    rng = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(8)[7])  # (spawn key 7)
+    offset: FloatArray = rng.normal(0.0, settings.imu_gyro_turn_on_bias_rad_s, 3)
+    return offset
+
+
 def imu_readings(
     settings: SimulationSettings, robot: SimRobot, wb: WholeBodyTrajectory, grid: TimeGrid, rng: np.random.Generator
 ) -> ImuReadings:
@@ -78,6 +87,10 @@ def imu_readings(
         f_meas = f_meas + rng_vib.normal(0.0, settings.imu_vibration_accel_m_s2, f_meas.shape)
     if settings.imu_accel_bias_walk > 0.0:
         f_meas = f_meas + accel_bias_walk(settings, grid)
+    if settings.imu_gyro_turn_on_bias_rad_s > 0.0:
+        offset = gyro_turn_on_offset(settings)
+        omega = omega + offset
+        gyro_bias0 = gyro_bias0 + offset
     cov = imu_model.covariances()
     return ImuReadings(
         omega=omega,

@@ -39,6 +39,7 @@ class RealRobotErrors(TypedDict, total=False):
     imu_vibration_accel_m_s2: float
     imu_vibration_gyro_rad_s: float
     imu_accel_bias_walk: float
+    imu_gyro_turn_on_bias_rad_s: float
     jitter_s: float
 
 
@@ -47,13 +48,16 @@ class RealRobotErrors(TypedDict, total=False):
 #: that brings the Go1's 1 kHz IMU to the estimator's legged-robot noise floor (0.02 m/s^2/sqrt(Hz), 0.002
 #: rad/s/sqrt(Hz): per-sample 0.63 m/s^2 and 0.063 rad/s), an accelerometer bias that wanders under the gait's
 #: vibration at the density the real Go1 trot shows (0.03 m/s^3/sqrt(Hz), ``config/go1.yaml``'s
-#: ``ekf.accel_bias_random_walk``: docs/uncertainty.md), 0.1 ms stamp jitter.
+#: ``ekf.accel_bias_random_walk``: docs/uncertainty.md), a gyroscope turn-on offset of 1 deg/s per axis (the BMI088
+#: datasheet's typical zero-rate offset, a 1-sigma figure; the description's ``bias_stddev`` of 9.7e-6 rad/s is the
+#: in-run bias stability, 2 deg/h), 0.1 ms stamp jitter.
 REAL_ROBOT_ERRORS: RealRobotErrors = {
     "encoder_resolution_rad": 2.0 * 3.141592653589793 / 2**16,
     "stance_slip_m": 0.002,
     "imu_vibration_accel_m_s2": 0.63,
     "imu_vibration_gyro_rad_s": 0.063,
     "imu_accel_bias_walk": 0.03,
+    "imu_gyro_turn_on_bias_rad_s": 3.141592653589793 / 180.0,
     "jitter_s": 1.0e-4,
 }
 
@@ -101,6 +105,10 @@ class SimulationSettings:
             the first sample on top of the description's turn-on bias (a MEMS accelerometer's offset shifts with the
             vibration a gait makes: rectification; 0 = none): between stamps ``dt`` apart the bias moves by
             ``N(0, q^2 dt)``. ``imu_accel_bias`` stays the turn-on bias. Independent of ``noise``.
+        imu_gyro_turn_on_bias_rad_s: rad/s, stddev per axis of a constant gyroscope offset drawn once per run and
+            added to the description's turn-on bias (a MEMS gyroscope's zero-rate offset at power-on, which
+            gz-sensors' ``bias_stddev`` of a description may not hold; 0 = none). ``imu_gyro_bias`` is the sum.
+            Independent of ``noise``.
         friction_coefficient: friction cone used to report violations.
         heading_rad: world heading of the IMU orientation reference (rad).
         foot_model: contact model of the feet: ``"sphere"`` (rolling spheres of the description's radii: the
@@ -144,6 +152,7 @@ class SimulationSettings:
     imu_vibration_accel_m_s2: float = 0.0
     imu_vibration_gyro_rad_s: float = 0.0
     imu_accel_bias_walk: float = 0.0
+    imu_gyro_turn_on_bias_rad_s: float = 0.0
     friction_coefficient: float = 0.8
     heading_rad: float = 0.0
     foot_model: str | None = None
@@ -161,7 +170,7 @@ class SimulationSettings:
         if not 0 <= self.jitter_s < max_jitter:
             raise SimulationError(f"jitter_s must be in [0, {max_jitter}) s (half a period), got {self.jitter_s}")
         for name in ("encoder_resolution_rad", "stance_slip_m", "imu_vibration_accel_m_s2", "imu_vibration_gyro_rad_s",
-                     "imu_accel_bias_walk"):  # fmt: skip
+                     "imu_accel_bias_walk", "imu_gyro_turn_on_bias_rad_s"):  # fmt: skip
             value = getattr(self, name)
             if not (value >= 0.0 and value < float("inf")):
                 raise SimulationError(f"{name} must be finite and >= 0, got {value!r}")

@@ -177,7 +177,9 @@ def go1_monte_carlo(
     """The Go1 trot Monte Carlo of the test suite and ``make bench`` (seeds 1..N): SDF noise and, with
     ``real_errors``, ``REAL_ROBOT_ERRORS``; the built-in estimator defaults except what describes the simulated robot:
     the accelerometer turn-on bias prior, set to the spread the description states and the simulator draws, the
-    accelerometer bias random walk, set to the simulated walk (``imu_accel_bias_walk``; the default when none), and,
+    gyroscope's (static and moving initialisation), set to the description's spread and the simulated turn-on offset
+    (``imu_gyro_turn_on_bias_rad_s``) together, when that offset is simulated, the accelerometer bias random walk,
+    set to the simulated walk (``imu_accel_bias_walk``; the default when none), and,
     with ``matched_contact``, the contact point's noise of the simulated feet: the white part
     :data:`SIMULATED_FOOT_VELOCITY_NOISE` and ``ekf.foot_creep_density`` from the simulated slips
     (:func:`creep_density_of_slips` over the trot's stance, period times duty factor).
@@ -192,6 +194,10 @@ def go1_monte_carlo(
     spread = max(n.bias_stddev for n in robot.imu.linear_acceleration_noise)
     extra: dict[str, Any] = dict(REAL_ROBOT_ERRORS) if real_errors else {}
     ekf: dict[str, float] = {"initial_accel_bias_std": spread}
+    turn_on = float(extra.get("imu_gyro_turn_on_bias_rad_s", 0.0))
+    if turn_on > 0.0:  # the description's spread and the simulated offset, independent
+        gyro_spread = math.hypot(max(n.bias_stddev for n in robot.imu.angular_velocity_noise), turn_on)
+        ekf["initial_gyro_bias_std"] = ekf["init_moving_gyro_bias_std"] = gyro_spread
     if extra.get("imu_accel_bias_walk", 0.0) > 0.0:
         ekf["accel_bias_random_walk"] = float(extra["imu_accel_bias_walk"])
     if matched_contact:

@@ -1,15 +1,22 @@
 """Consistency by Monte Carlo through the simulator (issue 16.3), never through the filter's own model.
 
 Four seeded 4 s Go1 trots with the errors of a real robot (``REAL_ROBOT_ERRORS``: encoder quantisation, random
-2 mm slips per stance, IMU vibration up to the legged-robot noise floor, an accelerometer bias walk, stamp jitter;
-SDF IMU and encoder noise), the estimator with its built-in defaults except what describes the simulated robot: the
-accelerometer turn-on bias prior, set to the spread the description states and the simulator draws (the default
-0.1 m/s^2 is a real-robot prior, 5x wider), the simulated bias walk, and the simulated feet's contact noise (white
+2 mm slips per stance, IMU vibration up to the legged-robot noise floor, an accelerometer bias walk, a gyroscope
+turn-on offset, stamp jitter; SDF IMU and encoder noise), the estimator with its built-in defaults except what
+describes the simulated robot: the accelerometer turn-on bias prior, set to the spread the description states and the
+simulator draws (the default 0.1 m/s^2 is a real-robot prior, 5x wider), the gyroscope's, set to the simulated
+offset's 1 deg/s, the simulated bias walk, and the simulated feet's contact noise (white
 0.055 m/s, read off slip-free runs, and the creep density of the simulated slips, 2 mm per 0.3 s stance, on the
 ground plane). Bar-Shalom's test (``tools/consistency.py``): the N-run average NEES at each time against
 chi2(N dof) / N, and its time average against the band of the effective number of independent times. x, y and yaw
 are unobservable: excluded from the band, their stddev must grow. The long version (more and longer runs) is
 ``make bench``'s ``consistency`` section.
+
+The gyro bias x, y is banded since the simulator makes a gyroscope turn-on offset (1 deg/s per axis) and the filter
+is told it as its prior: the initial errors are then drawn from the filter's initial covariance, as Bar-Shalom's test
+assumes. Before, the description's 9.7e-6 rad/s spread was the only offset, 1000 times inside the moving
+initialisation's 0.01 rad/s prior, and the block was conservative (1.09). The longer runs of ``make bench`` stay
+somewhat conservative for this block (10 x 8 s: about 1.4 against a band from 1.7; docs/uncertainty.md).
 """
 
 from __future__ import annotations
@@ -31,25 +38,12 @@ def mc():
     return go1_monte_carlo(N_RUNS, DURATION_S)
 
 
-@pytest.mark.parametrize("block", ["velocity", "roll_pitch"])
+@pytest.mark.parametrize("block", ["velocity", "roll_pitch", "gyro_bias_xy"])
 def test_observable_blocks_are_consistent(mc, block: str) -> None:
     b = mc["blocks"][block]
     print("\n" + summary_line(block, b))
     assert b.consistent, summary_line(block, b)
     assert b.fraction_inside >= 0.8, summary_line(block, b)
-
-
-def test_gyro_bias_is_not_over_confident(mc) -> None:
-    """The gyro bias x, y: conservative, not banded from below. The simulated runs initialise from the moving window
-    (the IMU vibration keeps the static test from passing), whose gyro bias prior, 0.01 rad/s, is about 1000 times
-    the simulated turn-on spread (9.7e-6 rad/s); four 4 s runs end before the prior is forgotten (time average 1.09,
-    the band's low end 1.07; 1.23 against 1.49 for 10 runs of 8 s). Matching that prior to the simulator makes
-    roll/pitch over-confident (4.09 against 1.09-3.18: the levelled attitude's error can no longer move into the
-    bias), so it is not matched."""
-    b = mc["blocks"]["gyro_bias_xy"]
-    print("\n" + summary_line("gyro_bias_xy", b))
-    assert b.time_average <= b.time_average_band[1], summary_line("gyro_bias_xy", b)
-    assert b.fraction_inside >= 0.8, summary_line("gyro_bias_xy", b)
 
 
 def test_covariances_are_recorded_per_time(mc) -> None:

@@ -87,5 +87,14 @@ def test_cli(tmp_path, capsys):
     assert (tmp_path / "o" / "bag" / "metadata.yaml").exists()
     out = capsys.readouterr().out
     assert "unbalanced samples 0 of 101, friction cone violations 0" in out
+    assert "real-robot errors" not in out
     assert cli_run(args) == 1  # exists, no --overwrite
     assert "exists" in capsys.readouterr().err
+    args = parser.parse_args(["--gait", "stand", "--duration", "0.1", "--output", str(tmp_path / "r"), "--real-errors"])
+    assert cli_run(args) == 0
+    out = capsys.readouterr().out
+    assert (
+        "real-robot errors: encoder_resolution_rad 9.59e-05, stance_slip_m 0.002, imu_vibration_accel_m_s2 0.63, "
+        "imu_vibration_gyro_rad_s 0.063, imu_accel_bias_walk 0.03, imu_gyro_turn_on_bias_rad_s 0.0175, "
+        "jitter_s 0.0001" in out
+    ), out
