@@ -8,10 +8,16 @@ inside it.
 
 Time averages. The errors of one run at nearby times are strongly correlated (the filter's error is a slow
 process), so the time average of ``eps_k`` over K times is not ``chi2(N K dof) / (N K)``: that band would be far too
-narrow. We use the effective number of independent times ``K_eff = K / (1 + 2 sum_j rho_j)`` with ``rho_j`` the
-autocorrelation of ``eps_k`` at lag j, summed up to its first non-positive value (the initial positive sequence,
-Geyer 1992), and give the time average the band ``chi2.ppf([0.025, 0.975], N K_eff dof) / (N K_eff)``. Both tests
-are reported: the fraction of times inside the per-time band and the time average against its band.
+narrow. We use the effective number of independent times per run ``K_eff = K / (1 + 2 sum_j rho_j)`` with
+``rho_j`` the autocorrelation at lag j of the runs' NEES series, pooled over the runs about their grand mean, summed
+up to its first non-positive value (the initial positive sequence, Geyer 1992), and give the time average the band
+``chi2.ppf([0.025, 0.975], N K_eff dof) / (N K_eff)`` (the variance of a mean of correlated samples, e.g. Priestley
+1981, sec. 5.3). Pooled about the grand mean, not taken from ``eps_k`` about its own mean: a run's slow error (a bias
+estimate that stays off for seconds) is a part of ``eps_k`` that is constant over the run, which the average of the
+runs keeps and its own mean removes; from ``eps_k`` the correlation was missed and the band too narrow (on a
+consistent synthetic process with a 3 s correlation time, 10 runs of 6.5 s at 50 Hz, the band held 79 % of the time
+instead of 95 %; pooled, 93 %; the coverage is tested in ``test_consistency_band.py``). Both tests are reported:
+the fraction of times inside the per-time band and the time average against its band.
 
 The Monte Carlo runs themselves (simulator -> estimator) are ``tools/consistency.py``'s: this module imports no
 estimator.
@@ -125,19 +131,28 @@ def nees_values(errors: FloatArray, covariances: FloatArray) -> FloatArray:
 
 
 def effective_samples(series: FloatArray) -> float:
-    """``K / (1 + 2 sum rho_j)``, the initial positive sequence of the autocorrelation (module docstring)."""
-    x = np.asarray(series, dtype=float) - float(np.mean(series))
-    K = x.size
-    var = float(np.dot(x, x)) / K
+    """``K / (1 + 2 sum rho_j)``, the initial positive sequence of the autocorrelation (module docstring).
+
+    Args:
+        series: (K,) one series, or (N, K) N independent runs of the same process: the autocorrelation is then
+            pooled over the runs about their grand mean (a run's offset from it counts as correlation).
+
+    Returns:
+        The effective number of independent samples per series, in [1, K].
+    """
+    x = np.atleast_2d(np.asarray(series, dtype=float))
+    x = x - float(np.mean(x))
+    N, K = x.shape
+    var = float(np.sum(x * x)) / (N * K)
     if K < 4 or var <= 0.0:
         return float(K)
-    acf = np.correlate(x, x, mode="full")[K - 1 :] / (var * K)
+    acf = sum(np.correlate(row, row, mode="full")[K - 1 :] for row in x) / (var * N * K)
     s = 0.0
     for rho in acf[1:]:
         if rho <= 0.0:
             break
         s += float(rho)
-    return max(1.0, K / (1.0 + 2.0 * s))
+    return float(max(1.0, K / (1.0 + 2.0 * s)))
 
 
 @dataclass(frozen=True)
@@ -189,7 +204,7 @@ def block_consistency(nees: FloatArray, dof: int) -> BlockConsistency:
     n = nees.shape[0]
     per_time = nees.mean(axis=0)
     lo, hi = (float(x) for x in stats.chi2.ppf([0.025, 0.975], n * dof) / n)
-    k_eff = effective_samples(per_time)
+    k_eff = effective_samples(nees)
     m = n * k_eff
     lo_t, hi_t = (float(x) for x in stats.chi2.ppf([0.025, 0.975], m * dof) / m)
     return BlockConsistency(

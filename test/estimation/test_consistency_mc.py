@@ -15,8 +15,8 @@ are unobservable: excluded from the band, their stddev must grow. The long versi
 The gyro bias x, y is banded since the simulator makes a gyroscope turn-on offset (1 deg/s per axis) and the filter
 is told it as its prior: the initial errors are then drawn from the filter's initial covariance, as Bar-Shalom's test
 assumes. Before, the description's 9.7e-6 rad/s spread was the only offset, 1000 times inside the moving
-initialisation's 0.01 rad/s prior, and the block was conservative (1.09). The longer runs of ``make bench`` stay
-somewhat conservative for this block (10 x 8 s: about 1.4 against a band from 1.7; docs/uncertainty.md).
+initialisation's 0.01 rad/s prior, and the block was conservative (1.09). Here 1.37 in 0.90-3.52; ``make bench``'s
+10 x 8 s 1.36 in 1.35-2.77, at the band's low end (docs/uncertainty.md).
 """
 
 from __future__ import annotations
