@@ -10,6 +10,13 @@ by finite differences, as ``test/estimation/test_go1_real.py``) and prints:
   means, over the whole run from ``--start`` and from ``--after`` (the first turn), for two clocks: the
   offset+rate one and the piecewise-linear clock fitted on the gyroscope (``evaluation.gyro_clock``).
 
+From ``--after`` the evaluation re-anchors the motion capture (position anchor, yaw and tilt fitted on that span), so
+its height and position errors are those accumulated since then; they are compared with the covariance of a second
+estimator run that re-anchors itself at the same moment (``set_pose`` with its own pose: :func:`run`), so that its
+published position covariance and the legs' scale term are those since then too. Roll/pitch from ``--after`` is
+the first run's (gravity observes it; the evaluation does not re-anchor it, and ``set_pose`` zeroes the attitude's
+cross-covariances: a transient of up to 1.2 deg in the second run).
+
 Usage::
 
     python -m robot_state_estimator.tools.go1_nees [--config config/go1.yaml | --config none]
@@ -66,31 +73,68 @@ def build_estimator(config: str, overrides: dict[str, Any]) -> Any:
     return RobotStateEstimator(model, imu, FEET, settings, base_link="base", foot_radii=radii)
 
 
-def run(data_dir: Path, config: str, overrides: dict[str, Any]) -> tuple[M.Trajectory, np.ndarray, np.ndarray]:
-    """The estimate over the recording (with pose covariances), the CSV's stamps (N,) s and gyroscope (N, 3) rad/s."""
+def reanchor_covariance(estimate: Any, ekf_settings: Any) -> np.ndarray:
+    """(6, 6) ROS-order pose covariance (x y z, rot x y z about the world axes; m^2, rad^2) that re-anchors the
+    estimate the way the evaluation re-anchors the motion capture: position and yaw as at initialisation
+    (``ekf.initial_position_std``, ``ekf.initial_yaw_std``: the evaluation matches the positions' means and
+    fits the yaw on the span, as it does from the start), roll and pitch as published (gravity observes them; the
+    evaluation does not re-anchor them), no pose cross-covariances (what ``set_pose`` does with them anyway)."""
+    P = np.asarray(estimate.pose_covariance, dtype=float).reshape(6, 6)
+    C = np.zeros((6, 6))
+    C[:3, :3] = np.eye(3) * ekf_settings.initial_position_std**2
+    C[3:5, 3:5] = P[3:5, 3:5]
+    C[5, 5] = ekf_settings.initial_yaw_std**2
+    return C
+
+
+def run(
+    data_dir: Path, config: str, overrides: dict[str, Any], *, reanchor_s: float | None = None
+) -> tuple[M.Trajectory, M.Trajectory | None, np.ndarray, np.ndarray]:
+    """The estimate over the recording (with pose covariances), the same estimator re-anchored at ``reanchor_s``
+    (None: not run), the CSV's stamps (N,) s and gyroscope (N, 3) rad/s.
+
+    The re-anchored run is a second estimator fed the same samples which, at its first estimate at or after
+    ``reanchor_s`` s from the recording's first stamp, calls ``set_pose`` with its own pose and
+    :func:`reanchor_covariance`: from there its published position covariance (and the legs' scale term's
+    displacement) is the one since that moment, as the motion capture's error re-anchored there."""
+    from scipy.spatial.transform import Rotation
+
     from robot_state_estimator.common.samples import FootForceSample, ImuSample, JointSample
 
     with open(data_dir / "go1.csv", encoding="utf-8") as fh:
         col = {h: i for i, h in enumerate(fh.readline().strip().split(","))}
     data = np.loadtxt(data_dir / "go1.csv", delimiter=",", skiprows=1)
-    est = build_estimator(config, overrides)
+    ests = [build_estimator(config, overrides) for _ in range(1 if reanchor_s is None else 2)]
     jcols = [col[f"JointPos{leg}_{j}"] for leg in LEGS for j in ("hip", "thigh", "calf")]
     fcols = [col[f"{leg}_Force"] for leg in LEGS]
     gcols = [col[c] for c in ("BaseWx", "BaseWy", "BaseWz")]
     acols = [col[c] for c in ("BaseAx", "BaseAy", "BaseAz")]
-    t, p, q, P = [], [], [], []
+    t_anchor = np.inf if reanchor_s is None else float(data[0, 0]) + reanchor_s
+    rows: list[list[Any]] = [[] for _ in ests]
     for row in data:
         stamp = round(row[0] * 1e9)
-        est.add_foot_forces(FootForceSample(stamp, FEET, row[fcols]))
-        est.add_joints(JointSample(stamp, JOINTS, row[jcols]))
-        e = est.add_imu(ImuSample(stamp, row[gcols], row[acols]))
-        if e is not None:
-            t.append(row[0])
-            p.append(e.p_world_base)
-            q.append(e.quat_world_base_xyzw)
-            P.append(np.array(e.pose_covariance, dtype=float).reshape(6, 6))
-    traj = M.Trajectory(np.array(t), np.array(p), np.array(q), pose_covariance=np.array(P))
-    return traj, data[:, 0], data[:, gcols]
+        for k, est in enumerate(ests):
+            est.add_foot_forces(FootForceSample(stamp, FEET, row[fcols]))
+            est.add_joints(JointSample(stamp, JOINTS, row[jcols]))
+            e = est.add_imu(ImuSample(stamp, row[gcols], row[acols]))
+            if e is None:
+                continue
+            if k == 1 and row[0] >= t_anchor:
+                R = Rotation.from_quat(e.quat_world_base_xyzw).as_matrix()
+                seated = est.set_pose(e.p_world_base, R, reanchor_covariance(e, est.settings.ekf))
+                if seated is not None:  # None: the filter was re-initialising (a divergence reset); next sample
+                    e, t_anchor = seated, np.inf
+            rows[k].append((row[0], e.p_world_base, e.quat_world_base_xyzw, e.pose_covariance))
+    trajs = [
+        M.Trajectory(
+            np.array([r[0] for r in rs]),
+            np.array([r[1] for r in rs]),
+            np.array([r[2] for r in rs]),
+            pose_covariance=np.array([np.asarray(r[3], dtype=float).reshape(6, 6) for r in rs]),
+        )
+        for rs in rows
+    ]
+    return trajs[0], (trajs[1] if len(trajs) > 1 else None), data[:, 0], data[:, gcols]
 
 
 def evaluate_run(
@@ -102,10 +146,13 @@ def evaluate_run(
     start_s: float,
     after_s: float,
     clocks: dict[str, M.TimeAlignment] | None = None,
+    reanchored: M.Trajectory | None = None,
 ) -> dict[str, Any]:
     """ATE (standard evaluation) and the NEES blocks for the offset+rate and the gyro-fitted clocks; ``start_s`` and
     ``after_s`` from the recording's first stamp. ``clocks``: those two fitted before (they depend on the gyroscope
-    and the motion capture only, not on the estimate), else fitted here."""
+    and the motion capture only, not on the estimate), else fitted here. ``reanchored``: the estimate re-anchored
+    at ``after_s`` (:func:`run`): the span from ``after_s`` then takes its height and position blocks from it
+    (:func:`after_span`)."""
     gt = G.load_unstamped_csv(data_dir / "go1_ground_truth.csv", float(traj.t_s[0]), float(traj.t_s[-1])).trajectory
     std = M.evaluate(traj, gt, time_alignment="offset+rate")
     out: dict[str, Any] = {
@@ -123,7 +170,18 @@ def evaluate_run(
     for name, clock in clocks.items():
         gt_on_clock = clock.apply(gt)
         out[name] = {span: unstamped_nees(traj, gt_on_clock, start_s=t0 + s) for span, s in spans(start_s, after_s)}
+        if reanchored is not None:
+            again = unstamped_nees(reanchored, gt_on_clock, start_s=t0 + after_s)
+            out[name]["after"] = after_span(out[name]["after"], again)
     return out
+
+
+def after_span(from_init: dict[str, Any], reanchored: dict[str, Any]) -> dict[str, Any]:
+    """The span after the first turn: roll/pitch (and the world yaw and tilt printed with it) of the run from
+    initialisation, height and position of the run re-anchored at the span's start (``unstamped_nees`` results of
+    the same span); ``reanchored_yaw_deg``: the world yaw fitted to the re-anchored run."""
+    blocks = {**reanchored["blocks"], "roll_pitch": from_init["blocks"]["roll_pitch"]}
+    return {**from_init, "blocks": blocks, "reanchored_yaw_deg": reanchored["yaw_deg"]}
 
 
 def spans(start_s: float, after_s: float) -> tuple[tuple[str, float], ...]:
@@ -150,6 +208,7 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
         for span, r in res[clock].items():
             out[clock][span] = {
                 "yaw_deg": r["yaw_deg"],
+                **({"reanchored_yaw_deg": r["reanchored_yaw_deg"]} if "reanchored_yaw_deg" in r else {}),
                 "tilt_deg": [float(x) for x in r["tilt_deg"]],
                 **{b: {"per_row": r["blocks"][b].per_row, "1s": r["blocks"][b].windowed} for b in BLOCKS},
             }
@@ -171,17 +230,19 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.data / "go1.csv").is_file():
         print(f"go1.csv not found in {args.data}", file=sys.stderr)
         return 2
-    traj, t_csv, gyro = run(args.data, args.config, parse_overrides(args.set))
-    res = evaluate_run(traj, t_csv, gyro, args.data, start_s=args.start, after_s=args.after)
+    traj, again, t_csv, gyro = run(args.data, args.config, parse_overrides(args.set), reanchor_s=args.after)
+    res = evaluate_run(traj, t_csv, gyro, args.data, start_s=args.start, after_s=args.after, reanchored=again)
     print(f"{args.config} {' '.join(args.set)}")
     print(f"ATE (offset+rate, 4-DoF) {res['ate_m']:.4f} m = {res['ate_pct']:.3f} % of {res['path_m']:.2f} m")
     for clock in ("offset+rate", "gyro"):
         for span, r in res[clock].items():
-            print(
-                format_nees(
-                    r, label=f"clock {clock}, {span} (from {args.start if span == 'whole' else args.after} s): "
+            label = f"clock {clock}, {span} (from {args.start if span == 'whole' else args.after} s): "
+            print(format_nees(r, label=label))
+            if "reanchored_yaw_deg" in r:
+                print(
+                    f"  (height, position: the estimator re-anchored at {args.after} s by set_pose, world yaw "
+                    f"{r['reanchored_yaw_deg']:.2f} deg)"
                 )
-            )
     if args.json:
         args.json.write_text(json.dumps(summary(res), indent=1))
     return 0
