@@ -36,9 +36,13 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
       estimator;
     - a ground-truth path shorter than ``SHORT_PATH_M``: the "% of path" rows divide by almost nothing;
     - a NEES below its band: the reported covariance is wider than the error (conservative); the usual cause in a
-      simulated run is the filter's IMU noise floors above the simulator's datasheet noise (event
-      ``imu_noise_below_floor``) or a wide initial prior (event ``initialized_moving``; docs/uncertainty.md). Not a
-      caveat of meaning: of reading.
+      simulated run is a noise of the settings above the simulated one (the filter's IMU noise floors above the
+      simulator's datasheet noise, event ``imu_noise_below_floor``; a robot configuration's contact noise, e.g.
+      ``config/go1.yaml``'s 0.1 m/s against the simulated feet's 0.055) or a wide initial prior (event
+      ``initialized_moving``; docs/uncertainty.md);
+    - a NEES above its band: the reported covariance is narrower than the error (over-confident, the dangerous
+      direction for whatever consumes it); in a simulated run with ``--real-errors``, the settings not told the
+      simulated errors (docs/TOOLS.md, "A real robot's errors"). Not caveats of meaning: of reading.
     """
     caveats: dict[str, str] = {}
     mode = result.get("time_alignment", {}).get("mode", "none")
@@ -58,13 +62,19 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
                     f"compare the RPE over {SHORT_RANGE_S:g} s or more, and the ATE"
                 )
     for k, n in (result.get("nees") or {}).items():
-        lo = n["band95"][0]
+        lo, hi = n["band95"]
         if n["mean"] < lo:
             caveats[f"NEES {k} ({n.get('dof', 3)} DoF)"] = (
                 f"below the band ({n['mean']:.2f} < {lo:.2f}): the reported uncertainty is wider than the error "
-                "(conservative); in a simulated run usually the filter's IMU noise floors above the simulator's "
-                "noise (event imu_noise_below_floor) or a wide initial prior (event initialized_moving); "
-                "docs/uncertainty.md"
+                "(conservative); in a simulated run usually a noise of the settings above the simulated one (the "
+                "IMU noise floors, event imu_noise_below_floor; a robot config's contact noise) or a wide initial "
+                "prior (event initialized_moving); docs/uncertainty.md"
+            )
+        elif n["mean"] > hi:
+            caveats[f"NEES {k} ({n.get('dof', 3)} DoF)"] = (
+                f"above the band ({n['mean']:.2f} > {hi:.2f}): the reported uncertainty is narrower than the error "
+                "(over-confident); with simulate --real-errors, tell the filter the simulated errors "
+                '(docs/TOOLS.md, "A real robot\'s errors")'
             )
     if 0.0 < length < SHORT_PATH_M:
         why = f"not meaningful: the ground truth travels only {length:.3g} m"
