@@ -63,15 +63,16 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
                 )
     for k, n in (result.get("nees") or {}).items():
         lo, hi = n["band95"]
+        row = f"NEES {k} ({n.get('dof', 3)} DoF)"
         if n["mean"] < lo:
-            caveats[f"NEES {k} ({n.get('dof', 3)} DoF)"] = (
+            caveats[row] = (
                 f"below the band ({n['mean']:.2f} < {lo:.2f}): the reported uncertainty is wider than the error "
                 "(conservative); in a simulated run usually a noise of the settings above the simulated one (the "
                 "IMU noise floors, event imu_noise_below_floor; a robot config's contact noise) or a wide initial "
                 "prior (event initialized_moving); docs/uncertainty.md"
             )
         elif n["mean"] > hi:
-            caveats[f"NEES {k} ({n.get('dof', 3)} DoF)"] = (
+            caveats[row] = (
                 f"above the band ({n['mean']:.2f} > {hi:.2f}): the reported uncertainty is narrower than the error "
                 "(over-confident); with simulate --real-errors, tell the filter the simulated errors "
                 '(docs/TOOLS.md, "A real robot\'s errors")'
