@@ -12,6 +12,7 @@ Modules:
     time_alignment: ground truth on the estimate's clock (offset, offset + rate, warp) from yaw rates.
     time_warp: the least squares of the warp (a piecewise-linear clock fitted on yaw).
     gyro_clock: a piecewise-linear clock of unstamped motion capture fitted on the gyroscope's rotation.
+    gyro_reference: motion capture smoothed with the gyroscope, and the reference's own error (structure function).
     unstamped_nees: NEES per block against motion capture in another world (start-anchored, tilt, 1 s means).
     alignment: pairing samples (:func:`associate`) and spatial alignment (4-DoF, SE(3), Sim(3), origin).
     metrics: ATE, RPE, drift, velocity RMSE, contact precision/recall; :func:`evaluate` runs them all.

@@ -32,6 +32,8 @@ from scipy.spatial.transform import Rotation
 
 from robot_state_estimator.evaluation.consistency import nees_values, time_average_band
 from robot_state_estimator.evaluation.errors import MetricsError
+from robot_state_estimator.evaluation.gyro_clock import GyroAttitude
+from robot_state_estimator.evaluation.gyro_reference import ReferenceError, carried_window_mean, reference_error
 from robot_state_estimator.evaluation.trajectory import Trajectory, rot_z
 
 FloatArray = NDArray[np.float64]
@@ -146,6 +148,42 @@ def block_nees(name: str, t_s: FloatArray, errors: FloatArray, pose_cov: FloatAr
     return BlockNees(name, dof, float(np.mean(values)), band, float(np.mean(nees_values(e_w, P_w))), len(t_s), len(e_w))
 
 
+@dataclass(frozen=True)
+class SmoothedRollPitch:
+    """Roll/pitch against the motion capture smoothed with the gyroscope (``gyro_reference``), per row.
+
+    Attributes:
+        window_s: s, the reference's window (``gyro_reference.carried_window_mean``).
+        per_row: time average of the NEES against the filter's covariance alone.
+        per_row_band: its 95 % band (``consistency.time_average_band``).
+        with_reference: the same against ``P + Sigma_ref`` (the smoothed reference's own error, isotropic).
+        with_reference_band: its 95 % band.
+        reference: the reference's error (per row and after smoothing).
+    """
+
+    window_s: float
+    per_row: float
+    per_row_band: tuple[float, float]
+    with_reference: float
+    with_reference_band: tuple[float, float]
+    reference: ReferenceError
+
+
+def smoothed_roll_pitch(
+    t_s: FloatArray, R_gt: Rotation, R_est: Rotation, P_rp: FloatArray, attitude: GyroAttitude, window_s: float
+) -> SmoothedRollPitch:
+    """The roll/pitch NEES per row against ``R_gt`` (M,) smoothed over ``window_s`` with the gyroscope ``attitude``,
+    for estimates ``R_est`` (M,) with world roll/pitch covariances ``P_rp`` (M, 2, 2) rad^2 (``gyro_reference``)."""
+    R_ref = carried_window_mean(t_s, R_gt, attitude, window_s)
+    e = (R_ref * R_est.inv()).as_rotvec()[:, :2]
+    ref = reference_error(t_s, R_gt, attitude, window_s)
+    values = nees_values(e, P_rp)
+    band, _ = time_average_band(values, 2)
+    with_ref = nees_values(e, P_rp + ref.horizontal_variance_rad2 * np.eye(2))
+    band_ref, _ = time_average_band(with_ref, 2)
+    return SmoothedRollPitch(window_s, float(np.mean(values)), band, float(np.mean(with_ref)), band_ref, ref)
+
+
 def unstamped_nees(
     est: Trajectory,
     gt: Trajectory,
@@ -154,6 +192,7 @@ def unstamped_nees(
     window_s: float = 1.0,
     anchor_s: float = 0.5,
     remove_tilt: bool = True,
+    attitude: GyroAttitude | None = None,
 ) -> dict[str, Any]:
     """Every block's NEES over ``[start_s, end]`` (module docstring); the position anchor and the tilt are fitted
     on that span (evaluate from after the first turn by calling again with a later ``start_s``).
@@ -165,9 +204,12 @@ def unstamped_nees(
         window_s: s, window of the means.
         anchor_s: s, rows from ``start_s`` whose mean positions anchor the alignment.
         remove_tilt: remove the ground truth's constant body-frame tilt (:func:`tilt_calibration`).
+        attitude: the integrated gyroscope (``gyro_clock.integrate_gyro``, covering the span): adds roll/pitch
+            against the motion capture smoothed over ``window_s`` with it (:func:`smoothed_roll_pitch`).
 
     Returns:
-        ``{"yaw_deg", "tilt_deg" (2,), "blocks": {block: BlockNees}}``.
+        ``{"yaw_deg", "tilt_deg" (2,), "blocks": {block: BlockNees}}``, with ``attitude`` also
+        ``"smoothed_roll_pitch": SmoothedRollPitch``.
 
     Raises:
         MetricsError: no covariance, or fewer than two rows in the span.
@@ -187,7 +229,10 @@ def unstamped_nees(
     errors = np.hstack([p_gt - e_est.p_world_base[k], (R_gt * R_est.inv()).as_rotvec()])
     P = np.asarray(e_est.pose_covariance)[k]
     blocks = {b: block_nees(b, t, errors, P, window_s) for b in BLOCKS}
-    return {"yaw_deg": float(np.degrees(yaw)), "tilt_deg": np.degrees(tilt), "blocks": blocks}
+    out = {"yaw_deg": float(np.degrees(yaw)), "tilt_deg": np.degrees(tilt), "blocks": blocks}
+    if attitude is not None:
+        out["smoothed_roll_pitch"] = smoothed_roll_pitch(t, R_gt, R_est, P[:, 3:5, 3:5], attitude, window_s)
+    return out
 
 
 def format_nees(res: dict[str, Any], label: str = "") -> str:
@@ -198,4 +243,13 @@ def format_nees(res: dict[str, Any], label: str = "") -> str:
         a = res["blocks"][b]
         lo, hi = a.per_row_band
         lines.append(f"  {b} ({a.dof} DoF): {a.per_row:.2f} (band {lo:.2f}-{hi:.2f}), 1 s means {a.windowed:.2f}")
+    s = res.get("smoothed_roll_pitch")
+    if s is not None:
+        row, mean = np.degrees(s.reference.sigma_row_rad), np.degrees(s.reference.sigma_mean_rad)
+        lines.append(
+            f"  roll_pitch against the motion capture smoothed over {s.window_s:g} s with the gyroscope: "
+            f"{s.per_row:.2f} (band {s.per_row_band[0]:.2f}-{s.per_row_band[1]:.2f}); with the reference's own "
+            f"error {s.with_reference:.2f} (band {s.with_reference_band[0]:.2f}-{s.with_reference_band[1]:.2f}; "
+            f"its stddev per row {row[0]:.2f}, {row[1]:.2f} deg, smoothed {mean[0]:.2f}, {mean[1]:.2f} deg)"
+        )
     return "\n".join(lines)
