@@ -26,7 +26,7 @@ filter:
 The roll/pitch NEES against the smoothed reference with the covariance ``P + Sigma_ref`` is then that of the
 filter's error alone, if the two errors are independent (the filter never sees the motion capture). Source: the
 noisy-reference form of the NEES, ``E[(x_est - x_ref)(...)^T] = P + Sigma_ref``, and the structure function of a
-stationary process (Yaglom 1987, ch. 4).
+stationary process (Yaglom 1987, structure functions of processes with stationary increments).
 
 Pure numpy/scipy. Times float64 s on the gyroscope's clock (the ground truth with a time alignment applied);
 angles rad; the reference's body frame taken as the IMU's (its constant tilt removed first by the caller).
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.optimize import least_squares
 from scipy.spatial.transform import Rotation
 
 from robot_state_estimator.evaluation.errors import MetricsError
@@ -58,6 +59,11 @@ def _check(t_s: FloatArray, R_gt: Rotation, attitude: GyroAttitude) -> FloatArra
     return t
 
 
+def _check_window(window_s: float) -> None:
+    if not window_s >= 0.0:  # NaN too
+        raise MetricsError(f"window_s must be a number >= 0, got {window_s}")
+
+
 def carried_window_mean(t_s: FloatArray, R_gt: Rotation, attitude: GyroAttitude, window_s: float) -> Rotation:
     """The reference smoothed with the gyroscope (module docstring).
 
@@ -75,8 +81,7 @@ def carried_window_mean(t_s: FloatArray, R_gt: Rotation, attitude: GyroAttitude,
         MetricsError: bad shapes, stamps not increasing, rows outside the gyroscope's span, negative window.
     """
     t = _check(t_s, R_gt, attitude)
-    if window_s < 0:
-        raise MetricsError(f"window_s must be >= 0, got {window_s}")
+    _check_window(window_s)
     R_g = attitude.at(t)
     total = np.zeros((len(t), 3))
     count = np.ones(len(t))
@@ -120,8 +125,19 @@ class ReferenceError:
 
 
 def structure_function(t_s: FloatArray, R_gt: Rotation, attitude: GyroAttitude, max_lag: int) -> FloatArray:
-    """(max_lag, 2) rad^2, ``D(l)`` for ``l = 1..max_lag`` rows: the variance (about its mean) of x, y of
-    ``Log((R_g(t_i)^T R_g(t_j))^T R_gt_i^T R_gt_j)``, ``j = i + l``, in the body frame (module docstring)."""
+    """``D(l)`` for ``l = 1..max_lag`` rows: the variance (about its mean) of x, y of
+    ``Log((R_g(t_i)^T R_g(t_j))^T R_gt_i^T R_gt_j)``, ``j = i + l``, in the body frame (module docstring).
+
+    Args:
+        t_s, R_gt, attitude: as :func:`carried_window_mean`.
+        max_lag: the longest lag, rows (1 <= max_lag < M).
+
+    Returns:
+        (max_lag, 2) rad^2, about the body's x (roll) and y (pitch) axes.
+
+    Raises:
+        MetricsError: as :func:`carried_window_mean`; ``max_lag`` out of range.
+    """
     t = _check(t_s, R_gt, attitude)
     if not 1 <= max_lag < len(t):
         raise MetricsError(f"max_lag must be in [1, {len(t) - 1}], got {max_lag}")
@@ -148,10 +164,15 @@ def reference_error(
         plateau_s: s, the lags (converted to rows with the median row interval) over which ``D`` is averaged into
             its plateau ``2 C(0)``: past the error's correlation time, short against the gyroscope's drift.
 
+    Returns:
+        :class:`ReferenceError` (per body axis x, y; the world roll/pitch block takes the mean of the two variances,
+        :attr:`ReferenceError.horizontal_variance_rad2`, though they differ by 2x on the real trot).
+
     Raises:
         MetricsError: as :func:`carried_window_mean`; a plateau shorter than a row or longer than the rows.
     """
     t = _check(t_s, R_gt, attitude)
+    _check_window(window_s)
     dt = float(np.median(np.diff(t)))
     lo, hi = (max(1, round(s / dt)) for s in plateau_s)
     if not lo <= hi < len(t):
@@ -165,3 +186,98 @@ def reference_error(
     weight = np.where(lags == 0, 1.0, 2.0 * (1.0 - lags / n))
     var_mean = (weight[:, None] * C[: len(lags)]).sum(axis=0) / n
     return ReferenceError(np.sqrt(c0), np.sqrt(var_mean), n, D)
+
+
+@dataclass(frozen=True)
+class GyroTilt:
+    """The motion capture's body frame against the IMU's from their rotations alone (:func:`gyro_tilt`).
+
+    Attributes:
+        tilt_rad: (2,) x, y of the tilt, in ``unstamped_nees``'s convention: ``R_gt Exp([-x, -y, 0])`` is the IMU's
+            attitude.
+        halves_rad: (2, 2) the same fitted on each half of the span (their difference shows the fit's uncertainty).
+        gyro_bias_rad_s: (3,) the constant gyroscope bias fitted with it.
+    """
+
+    tilt_rad: FloatArray
+    halves_rad: FloatArray
+    gyro_bias_rad_s: FloatArray
+
+    @property
+    def variance_rad2(self) -> float:
+        """rad^2 per axis, the whole span's tilt's variance from its halves: ``mean((h1 - h2)^2) / 4`` over x and y
+        (two independent halves of variance ``s^2`` each: ``E (h1 - h2)^2 = 2 s^2``, the whole's ``s^2 / 2``); one
+        difference per axis, so a rough figure."""
+        d = self.halves_rad[0] - self.halves_rad[1]
+        return float(np.mean(d**2) / 4.0)
+
+
+def _bias_jacobians(attitude: GyroAttitude, t_i: FloatArray, t_j: FloatArray) -> FloatArray:
+    """(P, 3, 3) ``J`` with ``R_g(t_i)^T R_g(t_j)`` of rates less a bias ``b`` equal to ``(...) Exp(-J b)`` to first
+    order: ``J = R_g(t_j)^T (S(t_j) - S(t_i))``, ``S(t) = int_0^t R_g dtau`` (each step's ``b dtau`` carried to the
+    interval's end frame)."""
+    R = Rotation.from_quat(attitude.quat_start_imu_xyzw).as_matrix()
+    dt = np.diff(attitude.t_s)
+    S = np.concatenate([np.zeros((1, 3, 3)), np.cumsum(0.5 * (R[1:] + R[:-1]) * dt[:, None, None], axis=0)])
+    flat = S.reshape(len(S), 9)
+
+    def at(t: FloatArray) -> FloatArray:
+        out: FloatArray = np.column_stack([np.interp(t, attitude.t_s, flat[:, k]) for k in range(9)]).reshape(-1, 3, 3)
+        return out
+
+    Rj = attitude.at(t_j).as_matrix()
+    J: FloatArray = np.einsum("pji,pjk->pik", Rj, at(t_j) - at(t_i))
+    return J
+
+
+def _fit_tilt(
+    t: FloatArray, R_gt: Rotation, attitude: GyroAttitude, lag: int, scale_rad: float
+) -> tuple[FloatArray, FloatArray]:
+    i = np.arange(len(t) - lag)
+    dgt = R_gt[i].inv() * R_gt[i + lag]
+    dg = attitude.at(t[i]).inv() * attitude.at(t[i + lag])
+    J = _bias_jacobians(attitude, t[i], t[i + lag])
+
+    def residuals(x: FloatArray) -> FloatArray:
+        T = Rotation.from_rotvec(x[:3])
+        dg_b = dg * Rotation.from_rotvec(-(J @ x[3:]))
+        r: FloatArray = (dg_b.inv() * (T.inv() * dgt * T)).as_rotvec().ravel()
+        return r
+
+    x = least_squares(residuals, np.zeros(6), loss="soft_l1", f_scale=scale_rad).x
+    return -x[:2], x[3:]
+
+
+def gyro_tilt(
+    t_s: FloatArray, R_gt: Rotation, attitude: GyroAttitude, *, lag_s: float = 0.5, scale_rad: float = 0.00873
+) -> GyroTilt:
+    """The motion capture's constant body-frame tilt against the IMU, without the filter: the rotation ``T``
+    (``R_imu = R_gt T``) and a constant gyroscope bias ``b`` that make the motion capture's rotations over
+    ``lag_s``, ``T^T (R_gt_i^T R_gt_j) T``, agree with the integrated gyroscope's, ``R_g(t_i)^T R_g(t_j) Exp(-b dt)``
+    (the hand-eye problem ``A X = X B``; Park and Martin 1994); the bias enters to first order through each
+    interval's Jacobian (the bias of every step carried to the interval's end, as in IMU preintegration: Forster et
+    al. 2017). A tilt shows where the body turns about an axis it
+    does not contain: a yaw turn of ``theta`` about the IMU's z is a turn about a tilted axis for the motion capture,
+    off by ``theta x tilt``. Robust least squares (soft-L1, ``scale_rad``, scipy).
+
+    Args:
+        t_s, R_gt, attitude: as :func:`carried_window_mean` (the rows of the evaluated span).
+        lag_s: s, the compared rotations' span (converted to rows with the median row interval).
+        scale_rad: rad, the soft-L1 scale of a residual component.
+
+    Returns:
+        :class:`GyroTilt` (the yaw of ``T`` is fitted and not returned: the evaluation fits the world's yaw anyway).
+
+    Raises:
+        MetricsError: as :func:`carried_window_mean`; fewer than two lags of rows in each half.
+    """
+    t = _check(t_s, R_gt, attitude)
+    lag = max(1, round(lag_s / float(np.median(np.diff(t)))))
+    half = len(t) // 2
+    if half < 2 * lag:
+        raise MetricsError(f"gyro tilt: {len(t)} rows, fewer than four lags of {lag} rows")
+    tilt, bias = _fit_tilt(t, R_gt, attitude, lag, scale_rad)
+    halves = np.array(
+        [_fit_tilt(t[k], R_gt[k], attitude, lag, scale_rad)[0] for k in (slice(0, half), slice(half, None))]
+    )
+    return GyroTilt(tilt, halves, bias)

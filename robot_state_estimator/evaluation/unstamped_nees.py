@@ -33,7 +33,13 @@ from scipy.spatial.transform import Rotation
 from robot_state_estimator.evaluation.consistency import nees_values, time_average_band
 from robot_state_estimator.evaluation.errors import MetricsError
 from robot_state_estimator.evaluation.gyro_clock import GyroAttitude
-from robot_state_estimator.evaluation.gyro_reference import ReferenceError, carried_window_mean, reference_error
+from robot_state_estimator.evaluation.gyro_reference import (
+    GyroTilt,
+    ReferenceError,
+    carried_window_mean,
+    gyro_tilt,
+    reference_error,
+)
 from robot_state_estimator.evaluation.trajectory import Trajectory, rot_z
 
 FloatArray = NDArray[np.float64]
@@ -170,16 +176,24 @@ class SmoothedRollPitch:
 
 
 def smoothed_roll_pitch(
-    t_s: FloatArray, R_gt: Rotation, R_est: Rotation, P_rp: FloatArray, attitude: GyroAttitude, window_s: float
+    t_s: FloatArray,
+    R_gt: Rotation,
+    R_est: Rotation,
+    P_rp: FloatArray,
+    attitude: GyroAttitude,
+    window_s: float,
+    tilt_variance_rad2: float = 0.0,
 ) -> SmoothedRollPitch:
     """The roll/pitch NEES per row against ``R_gt`` (M,) smoothed over ``window_s`` with the gyroscope ``attitude``,
-    for estimates ``R_est`` (M,) with world roll/pitch covariances ``P_rp`` (M, 2, 2) rad^2 (``gyro_reference``)."""
+    for estimates ``R_est`` (M,) with world roll/pitch covariances ``P_rp`` (M, 2, 2) rad^2 (``gyro_reference``);
+    ``tilt_variance_rad2`` (rad^2 per axis): the removed tilt's own uncertainty, a constant error of the reference
+    counted with the rows' (``with_reference``)."""
     R_ref = carried_window_mean(t_s, R_gt, attitude, window_s)
     e = (R_ref * R_est.inv()).as_rotvec()[:, :2]
     ref = reference_error(t_s, R_gt, attitude, window_s)
     values = nees_values(e, P_rp)
     band, _ = time_average_band(values, 2)
-    with_ref = nees_values(e, P_rp + ref.horizontal_variance_rad2 * np.eye(2))
+    with_ref = nees_values(e, P_rp + (ref.horizontal_variance_rad2 + tilt_variance_rad2) * np.eye(2))
     band_ref, _ = time_average_band(with_ref, 2)
     return SmoothedRollPitch(window_s, float(np.mean(values)), band, float(np.mean(with_ref)), band_ref, ref)
 
@@ -205,11 +219,14 @@ def unstamped_nees(
         anchor_s: s, rows from ``start_s`` whose mean positions anchor the alignment.
         remove_tilt: remove the ground truth's constant body-frame tilt (:func:`tilt_calibration`).
         attitude: the integrated gyroscope (``gyro_clock.integrate_gyro``, covering the span): adds roll/pitch
-            against the motion capture smoothed over ``window_s`` with it (:func:`smoothed_roll_pitch`).
+            against the motion capture smoothed over ``window_s`` with it (:func:`smoothed_roll_pitch`), once with
+            the tilt fitted on the estimate (as the blocks: it absorbs the estimate's constant roll/pitch error) and
+            once with the tilt fitted on the gyroscope alone (``gyro_reference.gyro_tilt``: no filter).
 
     Returns:
         ``{"yaw_deg", "tilt_deg" (2,), "blocks": {block: BlockNees}}``, with ``attitude`` also
-        ``"smoothed_roll_pitch": SmoothedRollPitch``.
+        ``"smoothed_roll_pitch"`` and ``"smoothed_roll_pitch_gyro_tilt"`` (:class:`SmoothedRollPitch`) and
+        ``"gyro_tilt"`` (``gyro_reference.GyroTilt``).
 
     Raises:
         MetricsError: no covariance, or fewer than two rows in the span.
@@ -224,6 +241,7 @@ def unstamped_nees(
     yaw, trans = start_anchored_yaw_alignment(est.p_world_base[k], p_gt, t <= t[0] + anchor_s)
     e_est = est.transformed(rot_z(yaw), trans)
     R_est = e_est.rotations[k]
+    R_gt_raw = R_gt
     tilt = tilt_calibration(R_est, R_gt) if remove_tilt else np.zeros(2)
     R_gt = R_gt * Rotation.from_rotvec([-tilt[0], -tilt[1], 0.0])
     errors = np.hstack([p_gt - e_est.p_world_base[k], (R_gt * R_est.inv()).as_rotvec()])
@@ -232,6 +250,12 @@ def unstamped_nees(
     out = {"yaw_deg": float(np.degrees(yaw)), "tilt_deg": np.degrees(tilt), "blocks": blocks}
     if attitude is not None:
         out["smoothed_roll_pitch"] = smoothed_roll_pitch(t, R_gt, R_est, P[:, 3:5, 3:5], attitude, window_s)
+        g: GyroTilt = gyro_tilt(t, R_gt_raw, attitude)
+        R_gt_g = R_gt_raw * Rotation.from_rotvec([-g.tilt_rad[0], -g.tilt_rad[1], 0.0])
+        out["gyro_tilt"] = g
+        out["smoothed_roll_pitch_gyro_tilt"] = smoothed_roll_pitch(
+            t, R_gt_g, R_est, P[:, 3:5, 3:5], attitude, window_s, g.variance_rad2
+        )
     return out
 
 
@@ -247,9 +271,24 @@ def format_nees(res: dict[str, Any], label: str = "") -> str:
     if s is not None:
         row, mean = np.degrees(s.reference.sigma_row_rad), np.degrees(s.reference.sigma_mean_rad)
         lines.append(
-            f"  roll_pitch against the motion capture smoothed over {s.window_s:g} s with the gyroscope: "
-            f"{s.per_row:.2f} (band {s.per_row_band[0]:.2f}-{s.per_row_band[1]:.2f}); with the reference's own "
-            f"error {s.with_reference:.2f} (band {s.with_reference_band[0]:.2f}-{s.with_reference_band[1]:.2f}; "
-            f"its stddev per row {row[0]:.2f}, {row[1]:.2f} deg, smoothed {mean[0]:.2f}, {mean[1]:.2f} deg)"
+            f"  roll_pitch against the motion capture smoothed over {s.window_s:g} s with the gyroscope (its error "
+            f"per row about the roll, pitch axes {row[0]:.2f}, {row[1]:.2f} deg, smoothed {mean[0]:.2f}, "
+            f"{mean[1]:.2f} deg):"
+        )
+        lines.append("    tilt fitted on the estimate (as above): " + _smoothed_figures(s))
+        g, sg = res["gyro_tilt"], res["smoothed_roll_pitch_gyro_tilt"]
+        x, y = np.degrees(g.tilt_rad)
+        (x1, y1), (x2, y2) = np.degrees(g.halves_rad)
+        lines.append(
+            f"    tilt fitted on the gyroscope ({x:.2f}, {y:.2f} deg; halves ({x1:.2f}, {y1:.2f}), ({x2:.2f}, "
+            f"{y2:.2f}): stddev {np.degrees(np.sqrt(g.variance_rad2)):.2f} deg, counted with the reference's error): "
+            + _smoothed_figures(sg)
         )
     return "\n".join(lines)
+
+
+def _smoothed_figures(s: SmoothedRollPitch) -> str:
+    return (
+        f"{s.per_row:.2f} (band {s.per_row_band[0]:.2f}-{s.per_row_band[1]:.2f}), with the reference's own error "
+        f"{s.with_reference:.2f} (band {s.with_reference_band[0]:.2f}-{s.with_reference_band[1]:.2f})"
+    )

@@ -11,7 +11,8 @@ by finite differences, as ``test/estimation/test_go1_real.py``) and prints:
   offset+rate one and the piecewise-linear clock fitted on the gyroscope (``evaluation.gyro_clock``);
 - roll/pitch per row against the motion capture smoothed over 1 s with the gyroscope, against the filter's
   covariance alone and with the reference's own error (``evaluation.gyro_reference``: measured against the
-  gyroscope, not the filter).
+  gyroscope, not the filter), once with the motion capture's tilt fitted on the estimate (as the blocks above;
+  it removes the estimate's constant roll/pitch error too) and once fitted on the gyroscope (no filter at all).
 
 From ``--after`` the evaluation re-anchors the motion capture (position anchor, yaw and tilt fitted on that span), so
 its height and position errors are those accumulated since then; they are compared with the covariance of a second
@@ -42,9 +43,11 @@ import numpy as np
 import yaml
 
 from robot_state_estimator import evaluation as M
+from robot_state_estimator.common.paths import config_dir
 from robot_state_estimator.evaluation import ground_truth as G
 from robot_state_estimator.evaluation.gyro_clock import fit_gyro_clock, gyro_offset_and_rate, integrate_gyro
 from robot_state_estimator.evaluation.unstamped_nees import BLOCKS, format_nees, unstamped_nees
+from robot_state_estimator.tools.demo import find_go1_data
 
 LEGS = ("FR", "FL", "RR", "RL")
 FEET = tuple(f"{leg}_foot" for leg in LEGS)
@@ -219,17 +222,28 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
                 "tilt_deg": [float(x) for x in r["tilt_deg"]],
                 **{b: {"per_row": r["blocks"][b].per_row, "1s": r["blocks"][b].windowed} for b in BLOCKS},
             }
-            sm = r.get("smoothed_roll_pitch")
-            if sm is not None:
-                out[clock][span]["roll_pitch_smoothed"] = {
-                    "window_s": sm.window_s,
-                    "per_row": sm.per_row,
-                    "with_reference": sm.with_reference,
-                    "with_reference_band": list(sm.with_reference_band),
-                    "reference_sigma_row_deg": np.degrees(sm.reference.sigma_row_rad).tolist(),
-                    "reference_sigma_smoothed_deg": np.degrees(sm.reference.sigma_mean_rad).tolist(),
-                }
+            for key, tilt in (("smoothed_roll_pitch", "estimate"), ("smoothed_roll_pitch_gyro_tilt", "gyro")):
+                sm = r.get(key)
+                if sm is not None:
+                    out[clock][span][f"roll_pitch_smoothed_tilt_from_{tilt}"] = smoothed_summary(sm)
+            if "gyro_tilt" in r:
+                out[clock][span]["gyro_tilt_deg"] = np.degrees(r["gyro_tilt"].tilt_rad).tolist()
+                out[clock][span]["gyro_tilt_halves_deg"] = np.degrees(r["gyro_tilt"].halves_rad).tolist()
     return out
+
+
+def smoothed_summary(sm: Any) -> dict[str, Any]:
+    """JSON-ready figures of an ``unstamped_nees.SmoothedRollPitch``."""
+    return {
+        "window_s": sm.window_s,
+        "per_row": sm.per_row,
+        "per_row_band": list(sm.per_row_band),
+        "with_reference": sm.with_reference,
+        "with_reference_band": list(sm.with_reference_band),
+        "reference_sigma_row_deg": np.degrees(sm.reference.sigma_row_rad).tolist(),
+        "reference_sigma_smoothed_deg": np.degrees(sm.reference.sigma_mean_rad).tolist(),
+        "structure_rad2": sm.reference.structure_rad2.tolist(),
+    }
 
 
 #: printed before the figures: how to read them (docs/uncertainty.md)
@@ -238,10 +252,13 @@ READING = (
     "offset+rate alignment, or one fitted on the gyroscope). Per row: against the band of a consistent filter's time\n"
     "average; '1 s means': error and covariance averaged over 1 s windows, which removes most of the clock's timing\n"
     "error. Target on this recording: at most 3 x DoF (roll_pitch 6, height 3, position 9). 'world yaw': the yaw\n"
-    "fitted to align the motion capture with the estimate over the span; 'tilt removed': its constant body tilt.\n"
+    "fitted to align the motion capture with the estimate over the span; 'tilt removed': the motion capture's\n"
+    "constant body tilt, fitted on the estimate (so the estimate's constant roll/pitch error goes with it).\n"
     "'smoothed with the gyroscope': each row replaced by the mean of the rows within 0.5 s, carried to its time by\n"
-    "the gyroscope; 'the reference's own error': the motion capture's error measured against the gyroscope alone\n"
-    "(not the filter), added to the covariance, so that the figure is the filter's (evaluation/gyro_reference.py)."
+    "the gyroscope; 'the reference's own error': the motion capture's error measured against the gyroscope alone,\n"
+    "added to the covariance (evaluation/gyro_reference.py). 'tilt fitted on the gyroscope': the motion capture's\n"
+    "tilt from its rotations against the gyroscope's (no filter; the halves show that fit's spread): the figure that\n"
+    "does not depend on the estimate. Compare each figure with its band (a consistent filter) and the target."
 )
 
 
@@ -250,15 +267,28 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m robot_state_estimator.tools.go1_nees", description=" ".join(__doc__.split("\n\n")[0].split())
     )
-    ap.add_argument("--data", type=Path, default=Path("../shared/data/go1_trot"), help="folder of go1.csv")
-    ap.add_argument("--config", default="config/go1.yaml", help="settings file, or 'none' for the built-in defaults")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="folder of go1.csv (default: $RSE_GO1_DATA, else shared/data/go1_trot beside this checkout, as demo)",
+    )
+    ap.add_argument(
+        "--config",
+        default=None,
+        help="settings file, or 'none' for the built-in defaults (default: the package's config/go1.yaml)",
+    )
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a setting (dotted name)")
-    ap.add_argument("--start", type=float, default=2.0, help="s from the recording's start: first evaluated time")
-    ap.add_argument("--after", type=float, default=7.0, help="s from the recording's start: after the first turn")
+    ap.add_argument("--start", type=float, default=2.0, help="s from the recording's start: first evaluated time (2)")
+    ap.add_argument("--after", type=float, default=7.0, help="s from the recording's start: after the first turn (7)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args(argv)
+    if args.data is None:
+        args.data = find_go1_data() or Path("../shared/data/go1_trot")
+    if args.config is None:
+        args.config = str(config_dir() / "go1.yaml")
     if not (args.data / "go1.csv").is_file():
-        print(f"go1.csv not found in {args.data}", file=sys.stderr)
+        print(f"go1.csv not found in {args.data} (give --data or set $RSE_GO1_DATA)", file=sys.stderr)
         return 2
     traj, again, t_csv, gyro = run(args.data, args.config, parse_overrides(args.set), reanchor_s=args.after)
     res = evaluate_run(traj, t_csv, gyro, args.data, start_s=args.start, after_s=args.after, reanchored=again)

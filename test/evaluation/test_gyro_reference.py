@@ -17,6 +17,7 @@ from robot_state_estimator.evaluation.errors import MetricsError
 from robot_state_estimator.evaluation.gyro_clock import integrate_gyro
 from robot_state_estimator.evaluation.gyro_reference import (
     carried_window_mean,
+    gyro_tilt,
     reference_error,
     structure_function,
 )
@@ -27,21 +28,28 @@ SIGMA_ROW, PHI = math.radians(0.6), 0.7  # the reference's error: stddev per axi
 ROW_HZ = 60.0
 
 
-def truth(t: np.ndarray) -> Rotation:
-    return Rotation.from_euler("z", (YAW_RATE * t)[:, None]) * Rotation.from_euler(
-        "x", (ROLL_AMP * np.sin(W_GAIT * t))[:, None]
-    )
+def yaw_and_rate(t: np.ndarray, turning: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A constant turn at YAW_RATE, or (``turning``) turns back and forth, 1.5 sin(0.3 t) rad."""
+    if turning:
+        return 1.5 * np.sin(0.3 * t), 0.45 * np.cos(0.3 * t)
+    return YAW_RATE * t, np.full_like(t, YAW_RATE)
 
 
-def body_rate(t: np.ndarray) -> np.ndarray:
+def truth(t: np.ndarray, turning: bool = False) -> Rotation:
+    yaw = yaw_and_rate(t, turning)[0]
+    return Rotation.from_euler("z", yaw[:, None]) * Rotation.from_euler("x", (ROLL_AMP * np.sin(W_GAIT * t))[:, None])
+
+
+def body_rate(t: np.ndarray, turning: bool = False) -> np.ndarray:
     phi = ROLL_AMP * np.sin(W_GAIT * t)
-    return np.column_stack([ROLL_AMP * W_GAIT * np.cos(W_GAIT * t), YAW_RATE * np.sin(phi), YAW_RATE * np.cos(phi)])
+    yaw_rate = yaw_and_rate(t, turning)[1]
+    return np.column_stack([ROLL_AMP * W_GAIT * np.cos(W_GAIT * t), yaw_rate * np.sin(phi), yaw_rate * np.cos(phi)])
 
 
-def gyro(duration_s: float, bias: np.ndarray | None = None, seed: int = 1):  # type: ignore[no-untyped-def]
+def gyro(duration_s: float, bias: np.ndarray | None = None, seed: int = 1, turning: bool = False):  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(seed)
     t = np.arange(0.0, duration_s, 1 / 400)
-    w = body_rate(t) + rng.normal(0.0, 1e-3, (len(t), 3)) + (0.0 if bias is None else bias)
+    w = body_rate(t, turning) + rng.normal(0.0, 1e-3, (len(t), 3)) + (0.0 if bias is None else bias)
     return integrate_gyro(t, w)
 
 
@@ -131,6 +139,26 @@ def test_nees_with_the_reference_error_is_the_estimates_own() -> None:
     assert s.with_reference == pytest.approx(2.0, rel=0.12)
 
 
+def test_the_tilt_comes_back_from_the_rotations_alone() -> None:
+    """Rows of a body frame tilted by (0.8, -0.5) deg against the IMU (``R_gt = R_imu Exp(tilt)``), without and with
+    the AR(1) error, and a gyroscope with a constant bias: the fit returns the tilt and the bias. The
+    body turns back and forth: at a constant yaw rate ``w`` a tilt's effect, ``tilt x w dt``, is a constant bias's."""
+    tilt = np.radians([0.8, -0.5])
+    bias = np.array([0.004, -0.003, 0.002])  # rad/s
+    att = gyro(40.0, bias, turning=True)
+    t = np.arange(1.0, 39.0, 1 / ROW_HZ)
+    R_tilted = truth(t, turning=True) * Rotation.from_rotvec([tilt[0], tilt[1], 0.0])
+    exact = gyro_tilt(t, R_tilted, att)  # the gyroscope's own noise only
+    np.testing.assert_allclose(exact.tilt_rad, tilt, atol=math.radians(0.01))
+    np.testing.assert_allclose(exact.gyro_bias_rad_s, bias, atol=2e-5)
+    assert math.sqrt(exact.variance_rad2) < math.radians(0.01)  # the halves agree
+    # with the rows' 0.6 deg AR(1) error: a turn of up to 0.45 rad/s over 0.5 s shows a 0.01 rad tilt as 2 mrad
+    fit = gyro_tilt(t, R_tilted * Rotation.from_rotvec(ar1(len(t), seed=3)), att)
+    np.testing.assert_allclose(fit.tilt_rad, tilt, atol=math.radians(0.2))
+    np.testing.assert_allclose(fit.halves_rad, [tilt, tilt], atol=math.radians(0.3))
+    np.testing.assert_allclose(fit.gyro_bias_rad_s, bias, atol=5e-4)
+
+
 def test_bad_input_is_named() -> None:
     att = gyro(5.0)
     t = np.arange(1.0, 4.0, 1 / ROW_HZ)
@@ -140,5 +168,7 @@ def test_bad_input_is_named() -> None:
         carried_window_mean(t[::-1], truth(t), att, 1.0)
     with pytest.raises(MetricsError, match="window_s"):
         carried_window_mean(t, truth(t), att, -1.0)
+    with pytest.raises(MetricsError, match="window_s"):
+        reference_error(t, truth(t), att, float("nan"))
     with pytest.raises(MetricsError, match="plateau"):
         reference_error(t, truth(t), att, 1.0, plateau_s=(0.5, 10.0))
