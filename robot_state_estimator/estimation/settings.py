@@ -50,8 +50,8 @@ class EkfSettings:
         gyro_noise_density: rad/s/sqrt(Hz), gyroscope white noise (continuous sigma_c).
         accel_bias_random_walk: m/s^3/sqrt(Hz), accelerometer bias random walk density. The default is a bench
             figure; on a trotting robot a MEMS accelerometer's offset wanders with the gait's vibration
-            (rectification): the real Go1 trot needs 0.03 (``config/go1.yaml``; 1e-2 to 3e-2 measured,
-            docs/uncertainty.md).
+            (rectification): 0.01 on the real Go1 trot (``config/go1.yaml``; 1e-3 to 3e-2 measured against a
+            reference independent of the filter, docs/uncertainty.md).
         gyro_bias_random_walk: rad/s^2/sqrt(Hz), gyroscope bias random walk density.
         accel_noise_floor: m/s^2/sqrt(Hz), the accelerometer density the filter uses is never below this, whatever
             the description states (foot impacts and vibration of a legged robot; 0 = no floor; see
