@@ -253,12 +253,13 @@ def gyro_tilt(
 ) -> GyroTilt:
     """The motion capture's constant body-frame tilt against the IMU, without the filter: the rotation ``T``
     (``R_imu = R_gt T``) and a constant gyroscope bias ``b`` that make the motion capture's rotations over
-    ``lag_s``, ``T^T (R_gt_i^T R_gt_j) T``, agree with the integrated gyroscope's, ``R_g(t_i)^T R_g(t_j) Exp(-b dt)``
+    ``lag_s``, ``T^T (R_gt_i^T R_gt_j) T``, agree with the integrated gyroscope's, ``R_g(t_i)^T R_g(t_j) Exp(-J b)``
     (the hand-eye problem ``A X = X B``; Park and Martin 1994); the bias enters to first order through each
-    interval's Jacobian (the bias of every step carried to the interval's end, as in IMU preintegration: Forster et
-    al. 2017). A tilt shows where the body turns about an axis it
-    does not contain: a yaw turn of ``theta`` about the IMU's z is a turn about a tilted axis for the motion capture,
-    off by ``theta x tilt``. Robust least squares (soft-L1, ``scale_rad``, scipy).
+    interval's Jacobian ``J`` (every step's ``b dt`` carried to the interval's end frame, as in IMU preintegration:
+    Forster et al. 2017). A tilt shows where the body turns about an axis it does not contain: a yaw turn of
+    ``theta`` about the IMU's z is a turn about a tilted axis for the motion capture, off by ``theta x tilt``; at a
+    constant yaw rate that looks like a bias, so the span needs turns of changing rate (the real trot's turns and
+    straights). Robust least squares (soft-L1, ``scale_rad``, scipy).
 
     Args:
         t_s, R_gt, attitude: as :func:`carried_window_mean` (the rows of the evaluated span).
