@@ -207,6 +207,7 @@ def unstamped_nees(
     anchor_s: float = 0.5,
     remove_tilt: bool = True,
     attitude: GyroAttitude | None = None,
+    reference_window_s: float = 1.0,
 ) -> dict[str, Any]:
     """Every block's NEES over ``[start_s, end]`` (module docstring); the position anchor and the tilt are fitted
     on that span (evaluate from after the first turn by calling again with a later ``start_s``).
@@ -222,6 +223,7 @@ def unstamped_nees(
             against the motion capture smoothed over ``window_s`` with it (:func:`smoothed_roll_pitch`), once with
             the tilt fitted on the estimate (as the blocks: it absorbs the estimate's constant roll/pitch error) and
             once with the tilt fitted on the gyroscope alone (``gyro_reference.gyro_tilt``: no filter).
+        reference_window_s: s, the window of that smoothing (``gyro_reference.carried_window_mean``).
 
     Returns:
         ``{"yaw_deg", "tilt_deg" (2,), "blocks": {block: BlockNees}}``, with ``attitude`` also
@@ -249,12 +251,13 @@ def unstamped_nees(
     blocks = {b: block_nees(b, t, errors, P, window_s) for b in BLOCKS}
     out = {"yaw_deg": float(np.degrees(yaw)), "tilt_deg": np.degrees(tilt), "blocks": blocks}
     if attitude is not None:
-        out["smoothed_roll_pitch"] = smoothed_roll_pitch(t, R_gt, R_est, P[:, 3:5, 3:5], attitude, window_s)
+        w = reference_window_s
+        out["smoothed_roll_pitch"] = smoothed_roll_pitch(t, R_gt, R_est, P[:, 3:5, 3:5], attitude, w)
         g: GyroTilt = gyro_tilt(t, R_gt_raw, attitude)
         R_gt_g = R_gt_raw * Rotation.from_rotvec([-g.tilt_rad[0], -g.tilt_rad[1], 0.0])
         out["gyro_tilt"] = g
         out["smoothed_roll_pitch_gyro_tilt"] = smoothed_roll_pitch(
-            t, R_gt_g, R_est, P[:, 3:5, 3:5], attitude, window_s, g.variance_rad2
+            t, R_gt_g, R_est, P[:, 3:5, 3:5], attitude, w, g.variance_rad2
         )
     return out
 

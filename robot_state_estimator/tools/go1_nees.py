@@ -153,12 +153,13 @@ def evaluate_run(
     after_s: float,
     clocks: dict[str, M.TimeAlignment] | None = None,
     reanchored: M.Trajectory | None = None,
+    reference_window_s: float = 1.0,
 ) -> dict[str, Any]:
     """ATE (standard evaluation) and the NEES blocks for the offset+rate and the gyro-fitted clocks; ``start_s`` and
     ``after_s`` from the recording's first stamp. ``clocks``: those two fitted before (they depend on the gyroscope
     and the motion capture only, not on the estimate), else fitted here. ``reanchored``: the estimate re-anchored
     at ``after_s`` (:func:`run`): the span from ``after_s`` then takes its height and position blocks from it
-    (:func:`after_span`)."""
+    (:func:`after_span`). ``reference_window_s``: s, the window of the motion capture smoothed with the gyroscope."""
     gt = G.load_unstamped_csv(data_dir / "go1_ground_truth.csv", float(traj.t_s[0]), float(traj.t_s[-1])).trajectory
     std = M.evaluate(traj, gt, time_alignment="offset+rate")
     out: dict[str, Any] = {
@@ -177,7 +178,9 @@ def evaluate_run(
     for name, clock in clocks.items():
         gt_on_clock = clock.apply(gt)
         out[name] = {
-            span: unstamped_nees(traj, gt_on_clock, start_s=t0 + s, attitude=attitude)
+            span: unstamped_nees(
+                traj, gt_on_clock, start_s=t0 + s, attitude=attitude, reference_window_s=reference_window_s
+            )
             for span, s in spans(start_s, after_s)
         }
         if reanchored is not None:
@@ -281,6 +284,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a setting (dotted name)")
     ap.add_argument("--start", type=float, default=2.0, help="s from the recording's start: first evaluated time (2)")
     ap.add_argument("--after", type=float, default=7.0, help="s from the recording's start: after the first turn (7)")
+    ap.add_argument(
+        "--reference-window",
+        type=float,
+        default=1.0,
+        help="s, the window of the motion capture smoothed with the gyroscope (1)",
+    )
     ap.add_argument("--json", type=Path, help="write the figures here")
     args = ap.parse_args(argv)
     if args.data is None:
@@ -291,7 +300,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"go1.csv not found in {args.data} (give --data or set $RSE_GO1_DATA)", file=sys.stderr)
         return 2
     traj, again, t_csv, gyro = run(args.data, args.config, parse_overrides(args.set), reanchor_s=args.after)
-    res = evaluate_run(traj, t_csv, gyro, args.data, start_s=args.start, after_s=args.after, reanchored=again)
+    res = evaluate_run(
+        traj,
+        t_csv,
+        gyro,
+        args.data,
+        start_s=args.start,
+        after_s=args.after,
+        reanchored=again,
+        reference_window_s=args.reference_window,
+    )
     settings = "the built-in defaults" if str(args.config).lower() == "none" else str(args.config)
     print(f"settings: {settings}{''.join(' --set ' + x for x in args.set)}")
     print(f"ATE (offset+rate, 4-DoF) {res['ate_m']:.4f} m = {res['ate_pct']:.3f} % of {res['path_m']:.2f} m")
