@@ -181,7 +181,7 @@ def reference_error(
     c0 = 0.5 * D[lo - 1 : hi].mean(axis=0)
     C = np.vstack([c0, np.clip(c0 - 0.5 * D[: lo - 1], 0.0, None)])  # C(0..lo-1); 0 from the plateau on
     half = 0.5 * window_s
-    n = int(np.median([np.count_nonzero(np.abs(t - ti) <= half) for ti in t]))
+    n = int(np.median(np.searchsorted(t, t + half, side="right") - np.searchsorted(t, t - half, side="left")))
     lags = np.arange(min(n, len(C)))
     weight = np.where(lags == 0, 1.0, 2.0 * (1.0 - lags / n))
     var_mean = (weight[:, None] * C[: len(lags)]).sum(axis=0) / n
