@@ -488,11 +488,12 @@ class LegOdometry:
             return [math.isfinite(e) and (gate <= 0.0 or e <= gate) for e in nis], nis
         res: list[UpdateResult] = []
         if names:
-            omega = ekf.omega_base_in_base
+            omega = ekf.omega_base_in_base_at_state  # the rate whose noise the velocity carries (ekf.model)
             if self.rolling:
-                # Rolling spheres: the contact points c_i = r_i + d_i are at rest (kinematics docstring).
-                y, c, Jc, H_th = kin.rolling_contact_terms(stance, prepared.qdot, omega, ekf.R_world_base, radii)
-                res = ekf.update_leg_velocities(names, y, c, Jc, H_attitude=H_th)
+                # Rolling spheres: the contact points c_i = r_i + d_i are at rest (kinematics docstring); the
+                # attitude block of H left out (ekf.measurements, "Rolling spherical feet").
+                y, c, Jc, _ = kin.rolling_contact_terms(stance, prepared.qdot, omega, ekf.R_world_base, radii)
+                res = ekf.update_leg_velocities(names, y, c, Jc)
             else:
                 # v_base_in_base = -(J_i qdot) - omega x r_i for all stance feet at once.
                 y, r, J = kin.point_contact_terms(stance, prepared.qdot, omega)

@@ -19,7 +19,9 @@ independent parts:
    :func:`differentiated_velocity_std` of ``ekf.encoder_noise_rad`` (encoder noise, backlash and compliance of
    the transmission: the joint angle at the output is uncertain by that much) and the encoder's quantisation step
    ``ekf.encoder_resolution_rad`` (uniform: variance ``step^2 / 12``);
-3. the gyroscope's per-sample noise through the lever arm: ``[c_i]x R_base_imu Sigma_g R_imu_base [c_i]x^T``.
+3. the gyroscope's per-sample noise through the lever arm: ``[c_i]x R_base_imu Sigma_g R_imu_base [c_i]x^T``; with
+   the angular acceleration on, the lever is ``c_i - r`` (``r`` the IMU's lever) and one gyro sample is common to
+   all stance feet (cross blocks between feet; ``ekf.model``, "Gyro noise in the velocity", and ``ekf.measurements``).
 
 Neglected (second order): the encoder position error moving ``c_i`` and ``J_c,i`` themselves (``omega x dc``:
 1 mrad of joint error moves a 0.2 m leg's foot by 0.2 mm, times omega of ~1 rad/s), and the differentiator's lag

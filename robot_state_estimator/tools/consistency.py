@@ -165,10 +165,11 @@ def creep_density_of_slips(stance_slip_m: float, stance_s: float) -> float:
 
 
 #: m/s, the white part of the contact point's velocity error of the simulator's feet (rigid rolling spheres on rigid
-#: ground; what is left after the joint velocities' and the gyro's noise through the leg): read off slip-free
-#: simulated trots (16 x 4 s, ``real_errors`` without slips: velocity NEES 3.00 in 2.87-3.14, per base axis x, y, z
-#: 1.08, 0.70, 1.23; docs/uncertainty.md). A real robot's feet are noisier (the real Go1: 0.1 m/s, the default).
-SIMULATED_FOOT_VELOCITY_NOISE = 0.055
+#: ground), measured against the truth with the true contacts (docs/uncertainty.md). Until 2026-12-05 the Monte Carlo
+#: used 0.055 m/s, read off slip-free runs: it stood in for the gyro-noise correlations the filter did not model then
+#: (the shared gyro sample, the lever arm in the velocity, the rolling term, the stamp jitter). A real robot's feet
+#: are noisier (the real Go1: 0.1 m/s, the default).
+SIMULATED_FOOT_VELOCITY_NOISE = 0.003
 
 
 def go1_monte_carlo(
@@ -181,8 +182,9 @@ def go1_monte_carlo(
     (``imu_gyro_turn_on_bias_rad_s``) together, when that offset is simulated, the accelerometer bias random walk,
     set to the simulated walk (``imu_accel_bias_walk``; the default when none), and,
     with ``matched_contact``, the contact point's noise of the simulated feet: the white part
-    :data:`SIMULATED_FOOT_VELOCITY_NOISE` and ``ekf.foot_creep_density`` from the simulated slips
-    (:func:`creep_density_of_slips` over the trot's stance, period times duty factor).
+    :data:`SIMULATED_FOOT_VELOCITY_NOISE`, ``ekf.foot_creep_density`` from the simulated slips
+    (:func:`creep_density_of_slips` over the trot's stance, period times duty factor) and the joint velocities'
+    noise (``ekf.encoder_velocity_noise``, the simulator's ``joint_velocity_noise_rad_s``).
 
     Returns:
         :func:`monte_carlo`'s result plus ``settings`` (what was run, JSON-ready).
@@ -203,6 +205,7 @@ def go1_monte_carlo(
     if matched_contact:
         stance_s = robot.gait.trot_period_s * robot.gait.trot_duty
         ekf["foot_velocity_noise"] = SIMULATED_FOOT_VELOCITY_NOISE
+        ekf["encoder_velocity_noise"] = simulation.SimulationSettings(robot="go1").joint_velocity_noise_rad_s
         ekf["foot_creep_density"] = creep_density_of_slips(float(extra.get("stance_slip_m", 0.0)), stance_s)
     settings = matched_settings(None, **ekf)
 

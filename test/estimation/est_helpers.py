@@ -41,6 +41,28 @@ def initialize_at_random(ekf: BaseEkf, rng: np.random.Generator) -> None:
     )
 
 
+def common_gyro_noise(ekf: BaseEkf, points: np.ndarray, lead_s: float, dt_gyro_s: float) -> np.ndarray:
+    """(3k, 3k) the gyro sample's noise in k stacked leg measurements at contact points (k, 3) m in B, worked out
+    from the IMU's stated noise: the leg measurement holds ``[c_i]x n`` of the rate interpolated to the filter's time
+    and the velocity state ``[r]x n`` of the same rate (the lever-arm term integrates the gyro's differences), ``n
+    = (1 - f) n_prev + f n_held`` with ``f = 1 - lead / dt_gyro``: blocks ``((1 - f)^2 + f^2) [c_i - r]x Sigma_g
+    [c_j - r]x^T``, ``Sigma_g = R_base_imu diag(sigma_sample^2) R_imu_base`` (two independent samples)."""
+    f = min(max(1.0 - lead_s / dt_gyro_s, 0.0), 1.0)
+    R_BS = np.asarray(ekf.R_base_imu)
+    Sg = R_BS @ np.diag(ekf.noise.gyro_sample_stddev**2) @ R_BS.T
+    A = np.vstack([pin.skew(np.asarray(c) - ekf.p_base_imu) for c in points])
+    return ((1.0 - f) ** 2 + f * f) * (A @ Sg @ A.T)
+
+
+def with_cross_blocks(R_blocks: list[np.ndarray], full: np.ndarray) -> np.ndarray:
+    """The block-diagonal of ``R_blocks`` (per-foot 3 x 3) with the off-diagonal blocks of ``full`` (3k, 3k)."""
+    k = len(R_blocks)
+    R = full.copy()
+    for i in range(k):
+        R[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] = R_blocks[i]
+    return R
+
+
 @dataclass
 class AnalyticMotion:
     """Base pose ``p(t) = p0 + amp_p sin(w_p t)``, ``rpy(t) = rpy0 + amp_rpy sin(w_rpy t)`` (fixed-axis RPY)."""

@@ -9,11 +9,13 @@ import dataclasses
 import numpy as np
 import pinocchio as pin
 import pytest
-from est_helpers import AnalyticMotion, boxminus, boxplus
+from est_helpers import AnalyticMotion, boxminus, boxplus, common_gyro_noise, with_cross_blocks
 from scipy.stats import chi2
 
 from robot_state_estimator.estimation import BaseEkf, EkfSettings, imu_noise_from_spec, rotation_from_gravity
 from robot_state_estimator.estimation.ekf import BG_SL, N_STATES, TH_SL, V_SL
+from robot_state_estimator.estimation.ekf.measurements import Measurement
+from robot_state_estimator.estimation.ekf.numerics import skew
 
 MOUNTS = {
     "aligned": pin.SE3.Identity(),
@@ -120,19 +122,45 @@ def test_joseph_update_keeps_covariance_spd_and_symmetric() -> None:
             assert np.linalg.eigvalsh(C).min() > 0.0
 
 
-def test_stacked_update_equals_sequential_updates() -> None:
+def test_stacked_update_has_the_common_gyro_samples_correlation() -> None:
+    """Three feet in one update == one generic update whose noise holds, between feet, the one gyro sample they all
+    see (worked out from the IMU's stated noise: ``common_gyro_noise``); three independent per-foot updates differ
+    (the correlation is not negligible at these levers)."""
     rng = np.random.default_rng(5)
     a = random_state_ekf(rng, MOUNTS["rotated_offset"])
     a.P = a.initial_covariance(a.R_world_base)
-    b = copy.deepcopy(a)
+    a.set_imu(1_000_000, rng.normal(size=3), [0.0, 0.0, 9.81])  # alpha on: the velocity carries the gyro's noise
+    assert a.propagate_to(1_000_000) is None
+    b, c = copy.deepcopy(a), copy.deepcopy(a)
     r = rng.normal(size=(3, 3)) * 0.2
     y = a.v_base_in_base + rng.normal(size=(3, 3)) * 0.05
     a.update_leg_velocities(["f0", "f1", "f2"], y, r, gate_nis=0.0)
+    meas = [b.leg_velocity_measurement(f"f{i}", y[i], r[i]) for i in range(3)]
+    R = with_cross_blocks([m.R for m in meas], common_gyro_noise(b, r, 0.0, 1e-3))
+    b.update([Measurement("feet", np.concatenate([m.innovation for m in meas]), np.vstack([m.H for m in meas]), R)],
+             gate_nis=0.0)  # fmt: skip
+    np.testing.assert_allclose(a.v_base_in_base, b.v_base_in_base, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a.P, b.P, rtol=0, atol=1e-12)
     for i in range(3):
-        b.update([b.leg_velocity_measurement(f"f{i}", y[i], r[i])], gate_nis=0.0)
-    # Equal up to the attitude reset (applied once vs three times) and the re-linearisation: second order.
-    np.testing.assert_allclose(a.v_base_in_base, b.v_base_in_base, atol=1e-5)
-    np.testing.assert_allclose(a.P, b.P, atol=1e-6)
+        c.update([c.leg_velocity_measurement(f"f{i}", y[i], r[i])], gate_nis=0.0)
+    assert np.abs(c.P - a.P).max() > 1e-6
+
+
+def test_leg_noise_lever_is_the_contact_point_less_the_imu_lever() -> None:
+    """One foot's gyro term: ``[c - r]x Sigma_g [c - r]x^T`` at a reading's stamp with the angular acceleration on
+    (the velocity state carries ``[r]x n``), ``[c]x Sigma_g [c]x^T`` without it."""
+    rng = np.random.default_rng(8)
+    for use_alpha in (True, False):
+        ekf = random_state_ekf(rng, MOUNTS["rotated_offset"])
+        ekf.settings = dataclasses.replace(ekf.settings, use_angular_acceleration=use_alpha)
+        ekf.set_imu(1_000_000, rng.normal(size=3), [0.0, 0.0, 9.81])
+        assert ekf.propagate_to(1_000_000) is None
+        c = rng.normal(size=3) * 0.3
+        m = ekf.leg_velocity_measurement("f", ekf.v_base_in_base, c, foot_velocity_noise=0.0,
+                                         encoder_velocity_noise=0.0)  # fmt: skip
+        lever = skew(c - ekf.p_base_imu) if use_alpha else skew(c)
+        Sg = ekf.R_base_imu @ np.diag(ekf.noise.gyro_sample_stddev**2) @ ekf.R_base_imu.T
+        np.testing.assert_allclose(m.R, lever @ Sg @ lever.T, rtol=0, atol=1e-15)
 
 
 def test_gate_rejects_an_outlier_foot() -> None:
@@ -404,3 +432,30 @@ def test_rolling_foot_measurement_jacobian_matches_finite_differences(mount: str
     H = ekf.leg_velocity_measurement("foot", np.zeros(3), c0, attitude_jacobian=H_th0).H
     assert np.abs(H[:, TH_SL]).max() > 1e-3  # the attitude block is there
     np.testing.assert_allclose(H, innovation_jacobian_fd(ekf, innovation), atol=1e-6)
+
+
+def test_gyro_noise_shares_by_hand() -> None:
+    """f = 1 - lead / dt_gyro: the rate at the filter's time is (1 - f) n_prev + f n_held, of variance (1 - f)^2 + f^2;
+    without the angular acceleration the legs use the held rate and the velocity carries none of it."""
+    from robot_state_estimator.estimation.ekf.model import gyro_noise_shares
+
+    assert gyro_noise_shares(0.0, 1e-3) == (1.0, 1.0, 1.0)
+    assert gyro_noise_shares(0.25e-3, 1e-3) == pytest.approx((1.0, 0.25**2 + 0.75**2, 0.75))
+    assert gyro_noise_shares(0.5e-3, 1e-3) == pytest.approx((1.0, 0.5, 0.5))
+    assert gyro_noise_shares(3e-3, 1e-3) == (1.0, 1.0, 0.0)  # a gap: the previous sample's alone
+    assert gyro_noise_shares(0.5e-3, 0.0) == (0.0, 1.0, 1.0)
+
+
+def test_leg_rate_is_interpolated_to_the_filter_time() -> None:
+    """A joint sample a quarter of the way between two readings sees the bias-corrected rate interpolated there, the
+    rate whose lever-arm term the velocity has integrated (``R_base_imu (gyro - b_g)`` of each reading)."""
+    rng = np.random.default_rng(12)
+    ekf = random_state_ekf(rng, MOUNTS["rotated_offset"])
+    g0 = ekf._gyro_imu.copy()
+    g1 = g0 + rng.normal(size=3)
+    ekf.set_imu(4_000_000, g1, [0.0, 0.0, 9.81])
+    assert ekf.propagate_to(1_000_000) is None
+    w0, w1 = (ekf.R_base_imu @ (g - ekf.gyro_bias) for g in (g0, g1))
+    np.testing.assert_allclose(ekf.omega_base_in_base_at_state, 0.75 * w0 + 0.25 * w1, rtol=0, atol=1e-12)
+    assert ekf.propagate_to(4_000_000) is None
+    np.testing.assert_allclose(ekf.omega_base_in_base_at_state, w1, rtol=0, atol=1e-15)

@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pinocchio as pin
 import pytest
-from est_helpers import GO1_FEET, GO1_STANDING, IMU_MOUNTS, initialize_at_random
+from est_helpers import GO1_FEET, GO1_STANDING, IMU_MOUNTS, common_gyro_noise, initialize_at_random, with_cross_blocks
 
 from robot_state_estimator.common.output_layout import OUTPUT_SIZE, OUTPUT_SLICES
 from robot_state_estimator.estimation import BaseEkf, ContactForceEstimator, EkfSettings, LegKinematics, skew
@@ -22,6 +22,7 @@ from robot_state_estimator.estimation.ekf import (
     imu_noise_from_spec,
     quat_xyzw_from_matrix,
 )
+from robot_state_estimator.estimation.ekf.measurements import Measurement, UpdateResult, gated_result
 
 MOUNTS = IMU_MOUNTS
 
@@ -96,7 +97,29 @@ def test_output_covariances_equal_dense_mapping(mount: int) -> None:
     T[0:3, V_SL] = np.eye(3)
     T[3:6, BG_SL] = -ekf.R_base_imu
     ref = T @ ekf.P @ T.T
-    ref[3:, 3:] += ekf.R_base_imu @ np.diag(ekf.noise.gyro_sample_stddev**2) @ ekf.R_base_imu.T
+    Sg = ekf.R_base_imu @ np.diag(ekf.noise.gyro_sample_stddev**2) @ ekf.R_base_imu.T
+    ref[3:, 3:] += Sg
+    # the held reading 1 ms ahead of the filter (random_ekf), 1 ms after the previous one: the velocity carries
+    # [r]x of the previous sample's noise (f = 0), independent of the published rate's
+    rs = skew(ekf.p_base_imu)
+    ref[:3, :3] += rs @ Sg @ rs.T
+    np.testing.assert_allclose(ekf.twist_covariance(), ref, rtol=0, atol=1e-12)
+    # at the held reading's stamp (f = 1) the same sample: the cross term [r]x Sigma_g
+    assert ekf.propagate_to(1_000_000) is None
+    ref = T @ ekf.P @ T.T
+    ref[3:, 3:] += Sg
+    ref[:3, :3] += rs @ Sg @ rs.T
+    ref[:3, 3:] += rs @ Sg
+    ref[3:, :3] += (rs @ Sg).T
+    np.testing.assert_allclose(ekf.twist_covariance(), ref, rtol=0, atol=1e-12)
+    # half way (f = 1/2): half the velocity's share, half the cross term
+    ekf.set_imu(2_000_000, ekf._gyro_imu + 0.1, ekf._accel_imu)
+    assert ekf.propagate_to(1_500_000) is None
+    ref = T @ ekf.P @ T.T
+    ref[3:, 3:] += Sg
+    ref[:3, :3] += 0.5 * rs @ Sg @ rs.T
+    ref[:3, 3:] += 0.5 * rs @ Sg
+    ref[3:, :3] += 0.5 * (rs @ Sg).T
     np.testing.assert_allclose(ekf.twist_covariance(), ref, rtol=0, atol=1e-12)
 
 
@@ -136,6 +159,24 @@ def test_quaternion_equals_pinocchio_on_every_branch() -> None:
         np.testing.assert_allclose(quat_xyzw_from_matrix(R.tolist()), ref, rtol=0, atol=1e-12)
 
 
+def correlated_update(ekf: BaseEkf, meas: list[Measurement], points: np.ndarray, gate: float) -> list[UpdateResult]:
+    """The generic reference of a k-foot update: each foot gated on its own NIS, then one measurement of the accepted
+    feet whose noise has the common gyro sample's cross blocks (``common_gyro_noise``; ``random_ekf``'s held reading
+    is 1 ms ahead of the filter, 1 ms after the previous one)."""
+    results = []
+    for m in meas:
+        S = m.H @ ekf.P @ m.H.T + m.R
+        results.append(gated_result(m.name, m.innovation, 0.5 * (S + S.T), gate))
+    ok = [i for i, res in enumerate(results) if res.accepted]
+    if ok:
+        full = common_gyro_noise(ekf, points[ok], 1e-3, 1e-3)
+        R = with_cross_blocks([meas[i].R for i in ok], full)
+        stacked = Measurement("feet", np.concatenate([meas[i].innovation for i in ok]),
+                              np.vstack([meas[i].H for i in ok]), R)  # fmt: skip
+        ekf.update([stacked], gate_nis=0.0)
+    return results
+
+
 @pytest.mark.parametrize("mount", range(len(MOUNTS)))
 @pytest.mark.parametrize("gate", [0.0, 7.8])
 @pytest.mark.parametrize("creep", [0.0, 1.3e-2])
@@ -153,7 +194,7 @@ def test_stacked_leg_update_equals_generic_update(mount: int, gate: float, creep
         names = [f"f{i}" for i in range(k)]
         meas = [a.leg_velocity_measurement(names[i], y[i], r[i], J[i]) for i in range(k)]
         res_a = a.update_leg_velocities(names, y, r, J, gate_nis=gate)
-        res_b = b.update(meas, gate_nis=gate)
+        res_b = correlated_update(b, meas, r, gate)
         for ra, rb in zip(res_a, res_b):
             assert ra.accepted == rb.accepted and ra.name == rb.name
             assert ra.nis == pytest.approx(rb.nis, rel=1e-12, abs=1e-12)
@@ -243,9 +284,50 @@ def test_stacked_rolling_update_equals_generic_update(mount: int) -> None:
         names = [f"f{i}" for i in range(k)]
         meas = [a.leg_velocity_measurement(names[i], y[i], c[i], J[i], attitude_jacobian=H_th[i]) for i in range(k)]
         res_a = a.update_leg_velocities(names, y, c, J, gate_nis=0.0, H_attitude=H_th)
-        res_b = b.update(meas, gate_nis=0.0)
+        res_b = correlated_update(b, meas, c, 0.0)
         for ra, rb in zip(res_a, res_b):
             assert ra.nis == pytest.approx(rb.nis, rel=1e-12, abs=1e-12)
             np.testing.assert_allclose(ra.S, rb.S, rtol=0, atol=1e-12)
         for name in ("P", "p_world_base", "v_base_in_base", "R_world_base", "gyro_bias"):
             np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("use_kernels", [True, False])
+def test_twist_covariance_after_a_leg_update_counts_the_shared_gyro_sample(use_kernels: bool) -> None:
+    """After a two-foot leg update at a reading's stamp, the published twist covariance is that of the linear-Gaussian
+    error worked out in closed form: with the prior error e ~ N(0, P0), the held gyro sample's noise n ~ N(0, Sigma_g)
+    and the feet's white noise w, the update leaves ``e+ = (I - K H) e + K (A n + w)`` (``A`` the levers ``[c_i -
+    r]x``), and the twist's error is ``T e+ + B n`` (``T``: v and -R_base_imu dbg; ``B = [[r]x; I]``: the velocity
+    state carries ``[r]x n``, the published rate ``n``)."""
+    rng = np.random.default_rng(31)
+    ekf = random_ekf(rng, MOUNTS[-1])
+    ekf.use_kernels = use_kernels
+    assert ekf.propagate_to(1_000_000) is None  # at the held reading's stamp: f = 1
+    P0 = ekf.P.copy()
+    R_BS, r = ekf.R_base_imu, ekf.p_base_imu
+    Sg = R_BS @ np.diag(ekf.noise.gyro_sample_stddev**2) @ R_BS.T
+    c = rng.normal(size=(2, 3)) * 0.3
+    sf = ekf.settings.foot_velocity_noise
+    H = np.zeros((6, N_STATES))
+    A = np.zeros((6, 3))
+    for i in range(2):
+        H[3 * i : 3 * i + 3, V_SL] = np.eye(3)
+        H[3 * i : 3 * i + 3, BG_SL] = skew(c[i]) @ R_BS
+        A[3 * i : 3 * i + 3] = skew(c[i] - r)
+    W = sf**2 * np.eye(6)
+    S = H @ P0 @ H.T + A @ Sg @ A.T + W
+    K = P0 @ H.T @ np.linalg.inv(S)
+    T = np.zeros((6, N_STATES))
+    T[0:3, V_SL] = np.eye(3)
+    T[3:6, BG_SL] = -R_BS
+    B = np.vstack([skew(r), np.eye(3)])
+    M_e, M_n, M_w = T @ (np.eye(N_STATES) - K @ H), T @ K @ A + B, T @ K
+    expected = M_e @ P0 @ M_e.T + M_n @ Sg @ M_n.T + M_w @ W @ M_w.T
+    ekf.update_leg_velocities(["a", "b"], ekf.v_base_in_base + rng.normal(size=(2, 3)) * 1e-3, c, gate_nis=0.0)
+    np.testing.assert_allclose(ekf.twist_covariance(), expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+    # a new reading: its noise is independent of the error so far (the cross terms go, [r]x Sigma_g [r]x^T stays)
+    ekf.set_imu(2_000_000, ekf._gyro_imu, ekf._accel_imu)
+    assert ekf.propagate_to(2_000_000) is None
+    P1 = ekf.P
+    expected = T @ P1 @ T.T + B @ Sg @ B.T
+    np.testing.assert_allclose(ekf.twist_covariance(), expected, rtol=0, atol=1e-12 * np.abs(expected).max())

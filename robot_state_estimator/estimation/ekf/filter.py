@@ -18,13 +18,21 @@ import numpy as np
 from numpy.typing import NDArray
 
 from robot_state_estimator.common.output_layout import OUTPUT_SIZE
-from robot_state_estimator.estimation.ekf.layout import DECLINED, IMU_NOT_FINITE, IMU_OK, NORMALISE_EVERY
+from robot_state_estimator.estimation.ekf.layout import (
+    DECLINED,
+    IMU_NOT_FINITE,
+    IMU_OK,
+    NORMALISE_EVERY,
+    X_DT_GYRO,
+    X_LEAD,
+)
 from robot_state_estimator.estimation.ekf.measurements import (
     Measurement,
     UpdateResult,
     leg_velocity_measurement,
     zero_rate_measurement,
 )
+from robot_state_estimator.estimation.ekf.model import gyro_noise_shares
 from robot_state_estimator.estimation.ekf.state import FilterState
 
 FloatArray = NDArray[np.float64]
@@ -55,7 +63,9 @@ class BaseEkf(FilterState):
         """Hold an IMU reading (zero-order hold) for the following :meth:`propagate_to` calls.
 
         The angular acceleration (for the lever arm) is the backward difference of the bias-corrected
-        gyro between this reading and the previous one.
+        gyro between this reading and the previous one. The time from the filter's time to ``stamp_ns`` is kept
+        (``layout.X_LEAD``): a joint sample applied before the state reaches this stamp sees the rate interpolated
+        to its time (:attr:`omega_base_in_base_at_state`, :mod:`.model` "Gyro noise in the velocity").
 
         Args:
             stamp_ns: reading time (ns).
@@ -72,8 +82,24 @@ class BaseEkf(FilterState):
         ):
             dt_gyro = (stamp_ns - previous) * 1e-9
         self.backend.set_imu(self, gyro_imu, accel_imu, dt_gyro)
+        t = self.stamp_ns
+        self._x[X_LEAD] = (stamp_ns - t) * 1e-9 if t is not None and stamp_ns > t else 0.0
         self._omega_prev_valid = True
         self._gyro_stamp_ns = int(stamp_ns)
+
+    @property
+    def omega_base_in_base_at_state(self) -> FloatArray:
+        """(3,) rad/s in B, the bias-corrected rate at the filter's time: ``omega_base_in_base - alpha_base_in_base
+        lead`` (``lead`` s from the filter's time to the held reading's stamp, 0 at that stamp), the rate whose noise
+        the velocity state carries (:mod:`.model`, "Gyro noise in the velocity"); what the leg measurement uses."""
+        lead = float(self._x[X_LEAD])
+        if lead == 0.0:
+            return self.omega_base_in_base.copy()
+        return self.omega_base_in_base - lead * self.alpha_base_in_base
+
+    def gyro_noise_shares(self) -> tuple[float, float, float]:
+        """``(lever, weight, held)`` of :func:`.model.gyro_noise_shares` at the current state."""
+        return gyro_noise_shares(float(self._x[X_LEAD]), float(self._x[X_DT_GYRO]))
 
     def imu_step(self, stamp_ns: int, gyro_imu: FloatArray, accel_imu: FloatArray, out: FloatArray) -> int:
         """The usual IMU sample in one call (a backend shortcut: the numpy reference declines it): the check of
@@ -161,6 +187,7 @@ class BaseEkf(FilterState):
         if dt > self.settings.max_dt_s:
             self.backend.add_gap_noise(self, dt)
             self.stamp_ns = int(stamp_ns)
+            self._x[X_LEAD] = 0.0
             self._omega_prev_valid = False
             return "dt_too_large"
         steps = self._steps_since_normalise + 1
@@ -219,6 +246,7 @@ class BaseEkf(FilterState):
             The measurement (innovation, H (3, 15), R (3, 3)).
         """
         s = self.settings
+        lever, weight, _ = self.gyro_noise_shares()
         return leg_velocity_measurement(
             name,
             v_base_measured,
@@ -234,6 +262,8 @@ class BaseEkf(FilterState):
             attitude_jacobian=attitude_jacobian,
             creep_variance=self._contact_creep_variance,
             up_in_base=self.R_world_base[2],
+            gyro_lever_base=lever * self.model.p_base_imu,
+            gyro_weight=weight,
         )
 
     def update_leg_velocities(
@@ -283,7 +313,7 @@ class BaseEkf(FilterState):
     ) -> FloatArray | None:
         """The leg-odometry update of the feet in contact in one call (a backend shortcut: the numpy reference
         declines it): the terms of ``LegKinematics.rolling_contact_terms`` (``point_contact_terms`` when not
-        ``rolling``) at the filter's ``omega_base_in_base`` and attitude, then :meth:`update_leg_velocities` (gate
+        ``rolling``) at :attr:`omega_base_in_base_at_state` and the attitude, then :meth:`update_leg_velocities` (gate
         ``settings.foot_gate_nis``).
 
         Args:
@@ -292,7 +322,8 @@ class BaseEkf(FilterState):
             qdot_joints: (nj,) rad/s. radii: (n,) m, foot sphere radii (zeros for point feet).
             p_base_foot: (n, 3) m, foot centres in B. J6_base_foot: (n, 6, nj) foot Jacobians in B
                 (``LegKinematics``, after its ``update``).
-            rolling: rolling spherical feet (the attitude block of H enters).
+            rolling: rolling spherical feet (contact points from the radii; the attitude block of H is left out,
+                :mod:`.measurements` "Rolling spherical feet").
 
         Returns:
             (13 k,) the innovations (k, 3), innovation covariances (k, 3, 3) and NIS (k,) of the feet (the

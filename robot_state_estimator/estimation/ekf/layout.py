@@ -9,7 +9,13 @@ The filter keeps its state in preallocated float64 buffers that every step updat
   (rad/s^2, B), ``[X_F:+3]`` ``f_base_in_base`` (m/s^2, B, the specific force at the base origin), ``[X_GYRO:+3]``
   and ``[X_ACCEL:+3]`` the held IMU reading (S), ``[X_OMEGA_PREV:+3]`` the previous bias-corrected rate (B), for
   ``alpha_base_in_base``, ``[X_P_ANCHOR:+3]`` the position where the leg-scale term of the published pose
-  covariance starts (m, W; :meth:`~.state.FilterState.initialize`, ``set_pose``);
+  covariance starts (m, W; :meth:`~.state.FilterState.initialize`, ``set_pose``), ``[X_LEAD]`` the time from the
+  filter's time to the held reading's stamp (s, >= 0: a joint sample between two IMU readings is applied after the
+  later one is held) and ``[X_DT_GYRO]`` the held reading's interval for ``alpha_base_in_base`` (s; 0: no angular
+  acceleration), which say which gyro samples' noise the state carries (:mod:`.model`, "Gyro noise in the
+  velocity"), ``[X_GYRO_CROSS:+18]`` the (6, 3) covariance, row-major, of the velocity and gyro-bias errors (``dv``,
+  ``dbg`` rows) with the held reading's gyro noise, which a leg update that used that reading leaves (rad/s units
+  per column; zero when a reading is held);
 - ``P`` (15, 15) C-contiguous, the error covariance in the order ``[dp_W, dv_B, dtheta_B, dba_S, dbg_S]``
   (:data:`P_SL` ... :data:`BG_SL`);
 - ``c`` (:data:`C_SIZE`,) constants of the IMU mount and noise: ``[C_R_BASE_IMU:+9]`` ``R_base_imu`` row-major,
@@ -52,8 +58,11 @@ X_GYRO = 30
 X_ACCEL = 33
 X_OMEGA_PREV = 36
 X_P_ANCHOR = 39
+X_LEAD = 42
+X_DT_GYRO = 43
+X_GYRO_CROSS = 44
 #: length of the state buffer ``x``
-X_SIZE = 42
+X_SIZE = 62
 
 C_R_BASE_IMU = 0
 C_P_BASE_IMU = 9

@@ -45,6 +45,30 @@ sec. 5.4.3 and appendix on the integration of random noise: a white noise of con
 (:func:`imu_noise_from_spec`); dt is the actual sample period, so irregular sampling is handled and the
 noise is scaled by dt exactly once (mim scales it twice).
 
+Gyro noise in the velocity. ``alpha_base_in_base`` is the difference of consecutive gyro samples, so the lever-arm
+term ``-alpha x r`` integrated over the readings telescopes: the velocity state carries ``r x omega_hat``, that is
+``[r]x n`` of the latest gyro sample's noise ``n`` (rad/s, B), which the error state does not hold (its ``dv`` has no
+memory of one sample's noise). Between two readings (a joint sample applied after the later reading ``k`` is held,
+at a fraction ``f = 1 - lead / dt_gyro`` of its interval, ``lead`` the time left to its stamp) the state holds
+``[r]x ((1 - f) n_(k-1) + f n_k)``. Two consumers see this noise (:func:`gyro_noise_shares`):
+
+- the published twist (``ProcessModel.twist_noise_at``): ``[r]x Sigma_g [r]x^T`` on the velocity (times
+  ``(1 - f)^2 + f^2``), ``f [r]x Sigma_g`` between velocity and angular rate (the published rate holds ``n_k``);
+  and, after a leg update that used the held reading, the error state's covariance with its noise, ``D =
+  Cov([dv, dbg], n_k)`` (``layout.X_GYRO_CROSS``): a Joseph update with innovation noise loading ``G n_k`` (``G``
+  the rows' gyro lever times the held share) makes ``D <- D - K (H D) + K G Sigma_g`` (the general update for a
+  measurement noise correlated with the state, Simon 2006, "Optimal State Estimation", sec. 7.1, restricted to
+  what the published twist needs; the gain itself keeps the uncorrelated form, since ``D`` is zero at the first
+  update after a reading), and the twist gains ``T D B^T + B D^T T^T`` with ``T = diag(I, -R_base_imu)``, ``B =
+  [cross [r]x; I]``;
+- the leg measurement (:mod:`.measurements`), which uses the rate interpolated to the filter's time, ``omega_hat -
+  alpha lead``: its innovation's gyro noise is ``[c_i - r]x`` of the interpolated noise, the same sample for every
+  stance foot (the feet's noises are correlated, through levers ``c_i - r``).
+
+Without the angular acceleration (``dt_gyro = 0``) the velocity carries no gyro noise: lever ``c_i`` and the held
+rate. Measured on the simulated Go1 trot (docs/uncertainty.md): regressed on ``r x n_k``, the velocity error has
+slope 1 (0.82-1.03 per axis).
+
 The measurements (leg odometry, zero rate, flat feet's orientation) are in :mod:`.measurements`.
 """
 
@@ -173,6 +197,26 @@ def rotation_from_gravity(f_base_in_base: FloatArray) -> FloatArray:
     return np.asarray(pin.rpy.rpyToMatrix(roll, pitch, 0.0))
 
 
+def gyro_noise_shares(lead_s: float, dt_gyro_s: float) -> tuple[float, float, float]:
+    """How the latest gyro samples' noise enters the velocity state (module docstring, "Gyro noise in the velocity").
+
+    Args:
+        lead_s: s, time from the filter's time to the held reading's stamp (``layout.X_LEAD``, >= 0).
+        dt_gyro_s: s, the held reading's interval for the angular acceleration (``layout.X_DT_GYRO``; <= 0: none).
+
+    Returns:
+        ``(lever, weight, held)``: the velocity carries ``lever [r]x`` of the rate at the filter's time (1 with the
+        angular acceleration, else 0), whose noise is ``(1 - f) n_prev + f n_held`` with ``f = 1 - lead / dt_gyro``
+        clipped to [0, 1] (1 at a reading's stamp): covariance ``weight Sigma_g``, ``weight = (1 - f)^2 + f^2``, and
+        ``held = f`` the share of the held reading's noise (without the angular acceleration the legs use the held
+        rate: weight 1, held 1).
+    """
+    if dt_gyro_s <= 0.0:
+        return 0.0, 1.0, 1.0
+    f = min(max(1.0 - lead_s / dt_gyro_s, 0.0), 1.0)
+    return 1.0, (1.0 - f) ** 2 + f * f, f
+
+
 class ProcessModel:
     """The constants of the IMU mount and noise, and the process model's matrices (module docstring).
 
@@ -215,9 +259,8 @@ class ProcessModel:
         #: block (the outputs)
         self.twist_transform = np.eye(6)
         self.twist_transform[3:, 3:] = -R_base_imu
-        #: (6, 6) the gyro's per-sample noise on the angular rate of the twist
-        self.twist_noise = np.zeros((6, 6))
-        self.twist_noise[3:, 3:] = self.Sigma_gyro_sample
+        #: (6, 6) the gyro's per-sample noise on the twist at a reading's stamp (:meth:`twist_noise_at`)
+        self.twist_noise = self.twist_noise_at(1.0, 1.0, 1.0)
         # 3-vectors and 3 x 3s as Python floats (cheaper than numpy calls at this size)
         self.R_base_imu_list = R_base_imu.tolist()
         self.p_base_imu_list = self.p_base_imu.tolist()
@@ -230,6 +273,20 @@ class ProcessModel:
         c[C_BIAS_WALK : C_BIAS_WALK + 3] = noise.accel_bias_random_walk**2
         c[C_BIAS_WALK + 3 : C_BIAS_WALK + 6] = noise.gyro_bias_random_walk**2
         c[C_SIGMA_GYRO_SAMPLE : C_SIGMA_GYRO_SAMPLE + 9] = self.Sigma_gyro_sample.ravel()
+
+    def twist_noise_at(self, lever: float, weight: float, cross: float) -> FloatArray:
+        """(6, 6) the gyro's per-sample noise on the published twist ``(v_base_in_base, omega_base_in_base)`` (module
+        docstring, "Gyro noise in the velocity"; the shares of :func:`gyro_noise_shares`, ``cross = lever held``):
+        ``lever weight [r]x Sigma_g [r]x^T`` on the velocity, ``cross [r]x Sigma_g`` between velocity and rate,
+        ``Sigma_g`` on the rate."""
+        rs = self._p_base_imu_skew
+        S = self.Sigma_gyro_sample
+        Q = np.zeros((6, 6))
+        Q[:3, :3] = (lever * weight) * (rs @ S @ rs.T)
+        Q[:3, 3:] = cross * (rs @ S)
+        Q[3:, :3] = Q[:3, 3:].T
+        Q[3:, 3:] = S
+        return Q
 
     def omega_base_in_base(self, gyro_imu: list[float], gyro_bias: list[float]) -> list[float]:
         """``omega_base_in_base = R_base_imu (omega_imu_in_imu - b_g)`` (rad/s, B) on Python floats."""

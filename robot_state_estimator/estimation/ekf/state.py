@@ -30,6 +30,9 @@ from robot_state_estimator.estimation.ekf.layout import (
     STATE_VIEWS,
     TH_SL,
     V_SL,
+    X_DT_GYRO,
+    X_GYRO_CROSS,
+    X_LEAD,
     X_SIZE,
 )
 from robot_state_estimator.estimation.ekf.measurements import UpdateResult, leg_results
@@ -343,6 +346,9 @@ class FilterState:
         self._gyro_stamp_ns = None
         self._omega_prev_valid = False
         self.alpha_base_in_base = np.zeros(3)
+        self._x[X_LEAD] = 0.0
+        self._x[X_DT_GYRO] = 0.0
+        self._x[X_GYRO_CROSS : X_GYRO_CROSS + 18] = 0.0
         self.omega_base_in_base = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
         self.last_results = []
 

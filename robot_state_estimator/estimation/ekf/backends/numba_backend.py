@@ -212,7 +212,7 @@ class NumbaBackend(NumpyBackend):
 
     def twist_covariance(self, ekf: BaseEkf) -> FloatArray:
         C = np.empty((6, 6))
-        outputs.twist_covariance(ekf._P, ekf._c, C)
+        outputs.twist_covariance(ekf._x, ekf._P, ekf._c, C)
         return C
 
     def outputs(self, ekf: BaseEkf, out: FloatArray) -> None:
@@ -350,7 +350,7 @@ SIGNATURES: dict[Any, Any] = {
     update.update: _i8(_v, _m, _v, _v, _m, _m, _iv, _f8, _v),
     outputs.quat_xyzw: types.void(_v, _v),
     outputs.pose_covariance: types.void(_v, _m, _v, _m),
-    outputs.twist_covariance: types.void(_m, _v, _m),
+    outputs.twist_covariance: types.void(_v, _m, _v, _m),
     outputs.outputs: types.void(_v, _m, _v, _v),
     outputs.state_is_finite: _b1(_v, _m),
     propagation.imu_step: _i8(_v, _m, _v, _iv, _v, _i8, _i8, _v, _v, _v),
@@ -385,7 +385,7 @@ def warm_up() -> None:
                   np.empty(10))  # fmt: skip
     outputs.quat_xyzw(x, np.empty(4))
     outputs.pose_covariance(x, P, c, np.empty((6, 6)))
-    outputs.twist_covariance(P, c, np.empty((6, 6)))
+    outputs.twist_covariance(x, P, c, np.empty((6, 6)))
     outputs.outputs(x, P, c, np.empty(OUT_SIZE))
     outputs.state_is_finite(x, P)
     limits = np.array([1.0, 0.0, 1.0, 1.0])

@@ -36,6 +36,9 @@ from robot_state_estimator.estimation.ekf.layout import (
     P_SL,
     TH_SL,
     V_SL,
+    X_DT_GYRO,
+    X_GYRO_CROSS,
+    X_LEAD,
 )
 from robot_state_estimator.estimation.ekf.measurements import (
     Measurement,
@@ -44,6 +47,7 @@ from robot_state_estimator.estimation.ekf.measurements import (
     rotation_measurement,
     spd_solve,
 )
+from robot_state_estimator.estimation.ekf.model import gyro_noise_shares
 from robot_state_estimator.estimation.ekf.numerics import (
     _SKEW_BASIS,
     _block_diag,
@@ -79,6 +83,8 @@ def _sub_flat_index(idx: tuple[int, ...]) -> NDArray[np.intp]:
 
 
 _POSE_FLAT = _sub_flat_index((0, 1, 2, 6, 7, 8))
+#: the rows of the error state whose covariance with the held gyro sample is kept (dv, dbg)
+_CROSS_ROWS = np.array([3, 4, 5, 12, 13, 14])
 _TWIST_FLAT = _sub_flat_index((3, 4, 5, 12, 13, 14))
 
 
@@ -111,16 +117,25 @@ def joseph_update(
     *,
     PHt: FloatArray | None = None,
     S: FloatArray | None = None,
+    gyro_loading: FloatArray | None = None,
 ) -> None:
     """Joseph-form update of ``ekf`` with innovation y (m,), Jacobian H (m, 15), noise R (m, m), then the error
     injected and its covariance reset (:mod:`..measurements`, "Update"); ``P H^T`` and S may be passed when already
-    computed at the current P."""
+    computed at the current P. The error's covariance with the held gyro sample (``layout.X_GYRO_CROSS``, D) follows:
+    ``D <- D - K (H D) + K G Sigma_g`` with ``gyro_loading`` G (m, 3) the rows' load of that sample's noise (None:
+    none; :mod:`..model`, "Gyro noise in the velocity")."""
     P = ekf.P
     if PHt is None or S is None:
         PHt = P @ H.T
         S = H @ PHt + R
         S = 0.5 * (S + S.T)
     K = spd_solve(S, PHt.T).T  # (15, m) = P H^T S^-1 (S symmetric)
+    D = ekf._x[X_GYRO_CROSS : X_GYRO_CROSS + 18].reshape(6, 3)  # rows dv, dbg (a view: updated in place)
+    K6 = K[_CROSS_ROWS]
+    E = -(H[:, V_SL] @ D[:3] + H[:, BG_SL] @ D[3:])  # (m, 3)
+    if gyro_loading is not None:
+        E += gyro_loading @ ekf.model.Sigma_gyro_sample
+    D += K6 @ E
     dx = K @ y
     IKH = K @ H
     IKH *= -1.0
@@ -166,6 +181,8 @@ class NumpyBackend:
         else:
             ekf.alpha_base_in_base = _ZEROS3
         ekf._omega_prev_base_in_base = omega
+        ekf._x[X_DT_GYRO] = max(dt_gyro, 0.0)
+        ekf._x[X_GYRO_CROSS : X_GYRO_CROSS + 18] = 0.0  # a new sample: independent of the error so far
 
     def propagate(self, ekf: BaseEkf, dt: float, normalise: bool) -> None:
         model = ekf.model
@@ -198,6 +215,7 @@ class NumpyBackend:
         P += P.T
         P *= 0.5
         ekf.P = P
+        ekf._x[X_LEAD] = max(float(ekf._x[X_LEAD]) - dt, 0.0)
 
     def add_gap_noise(self, ekf: BaseEkf, dt: float) -> None:
         P = ekf.P + ekf.model.process_noise(skew(ekf.v_base_in_base)) * dt
@@ -228,18 +246,20 @@ class NumpyBackend:
         H[:, BG_SL] = (r_skew @ ekf.R_base_imu).reshape(3 * k, 3)
         if H_attitude is not None:
             H[:, TH_SL] = np.asarray(H_attitude, dtype=float).reshape(3 * k, 3)
-        # Block-diagonal R: foot noise + gyro noise through the lever arm + encoder noise through J.
-        Rm = r_skew @ ekf.model.Sigma_gyro_sample @ r_skew.transpose(0, 2, 1)
+        # R: the gyro sample's noise, common to every foot, through the levers c_i - r (weight: the interpolated
+        # sample's; model, "Gyro noise in the velocity"), + per foot: foot noise, encoder noise through J, creep.
+        x = ekf._x
+        lever, weight, held = gyro_noise_shares(float(x[X_LEAD]), float(x[X_DT_GYRO]))
+        A = ((r - lever * ekf.model.p_base_imu) @ _SKEW_BASIS).reshape(3 * k, 3)  # [c_i - lever r]x stacked
+        R_stack = weight * (A @ ekf.model.Sigma_gyro_sample @ A.T)  # (3k, 3k), blocks [a_i]x Sigma_g [a_j]x^T
+        Rm = np.broadcast_to((s.foot_velocity_noise**2) * _I3, (k, 3, 3)).copy()
         if J_base_foot is not None and s.encoder_velocity_noise > 0.0:
             J = np.asarray(J_base_foot, dtype=float)
             Rm += (s.encoder_velocity_noise**2) * (J @ J.transpose(0, 2, 1))
-        Rm += (s.foot_velocity_noise**2) * _I3
         sc2 = ekf.contact_creep_variance
         if sc2 > 0.0:  # the creep on the ground plane (noise_model, part 1b)
             Rm += sc2 * ground_plane_projector(ekf.R_world_base[2])
-        R_stack = np.zeros(9 * k * k)
-        R_stack[stack.diag_blocks] = Rm.ravel()
-        R_stack.shape = (3 * k, 3 * k)
+        R_stack.ravel()[stack.diag_blocks] += Rm.ravel()
         PHt = ekf.P @ H.T
         S = H @ PHt
         S += R_stack
@@ -258,7 +278,7 @@ class NumpyBackend:
             if ok:
                 accepted.append(i)
         if len(accepted) == k:
-            joseph_update(ekf, y.reshape(-1), H, R_stack, PHt=PHt, S=S)
+            joseph_update(ekf, y.reshape(-1), H, R_stack, PHt=PHt, S=S, gyro_loading=held * A)
         elif accepted:
             rows = (3 * np.asarray(accepted)[:, None] + np.arange(3)).reshape(-1)
             joseph_update(
@@ -268,6 +288,7 @@ class NumpyBackend:
                 R_stack[np.ix_(rows, rows)],
                 PHt=PHt[:, rows],
                 S=S[np.ix_(rows, rows)],
+                gyro_loading=held * A[rows],
             )
         return results
 
@@ -355,7 +376,13 @@ class NumpyBackend:
         model = ekf.model
         T = model.twist_transform
         C = T @ ekf.P.take(_TWIST_FLAT) @ T.T  # the (v, b_g) 6 x 6 block of P, mapped
-        C += model.twist_noise
+        lever, weight, held = gyro_noise_shares(float(ekf._x[X_LEAD]), float(ekf._x[X_DT_GYRO]))
+        C += model.twist_noise_at(lever, weight, lever * held)
+        # the error's covariance with the held sample's noise, which the twist carries as B n (model)
+        B = np.vstack([(lever * held) * skew(model.p_base_imu), _I3])
+        X = T @ ekf._x[X_GYRO_CROSS : X_GYRO_CROSS + 18].reshape(6, 3) @ B.T
+        C += X
+        C += X.T
         C += C.T
         C *= 0.5
         return C

@@ -11,10 +11,14 @@ import numpy as np
 from robot_state_estimator.estimation.ekf.backends.kernels.linalg import _quat_xyzw, _symmetrise
 from robot_state_estimator.estimation.ekf.layout import (
     C_LEG_SCALE_VAR,
+    C_P_BASE_IMU,
     C_R_BASE_IMU,
     C_SIGMA_GYRO_SAMPLE,
     X_BA,
     X_BG,
+    X_DT_GYRO,
+    X_GYRO_CROSS,
+    X_LEAD,
     X_OMEGA,
     X_P,
     X_P_ANCHOR,
@@ -65,9 +69,21 @@ def pose_covariance(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarray
 
 
 @kernel
-def twist_covariance(P: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
-    """out (6, 6) = T P_(v,b_g) T^T + diag(0, Sigma_g,sample) with ``T = diag(I, -R_base_imu)``, symmetrised
-    (``BaseEkf.twist_covariance``: linear and angular velocity in B)."""
+def gyro_noise_shares(x: np.ndarray) -> tuple[float, float, float]:
+    """``(lever, weight, held)`` of ``ekf.model.gyro_noise_shares`` from ``x[X_LEAD]`` and ``x[X_DT_GYRO]``."""
+    dtg = x[X_DT_GYRO]
+    if dtg <= 0.0:
+        return 0.0, 1.0, 1.0
+    f = min(max(1.0 - x[X_LEAD] / dtg, 0.0), 1.0)
+    return 1.0, (1.0 - f) * (1.0 - f) + f * f, f
+
+
+@kernel
+def twist_covariance(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
+    """out (6, 6) = T P_(v,b_g) T^T + the gyro's per-sample noise on the twist (``ProcessModel.twist_noise_at`` at
+    :func:`gyro_noise_shares`: ``lever weight [r]x Sigma_g [r]x^T``, ``cross [r]x Sigma_g``, ``Sigma_g``, ``cross =
+    lever held``) + ``T D B^T`` and its transpose (D = ``x[X_GYRO_CROSS:+18]``, ``B = [cross [r]x; I]``) with ``T =
+    diag(I, -R_base_imu)``, symmetrised (``BaseEkf.twist_covariance``: linear and angular velocity in B)."""
     idx = (3, 4, 5, 12, 13, 14)
     TX = np.empty((6, 6))
     for a in range(6):
@@ -92,9 +108,40 @@ def twist_covariance(P: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
                     + TX[a, 4] * c[C_R_BASE_IMU + 3 * j + 1]
                     + TX[a, 5] * c[C_R_BASE_IMU + 3 * j + 2]
                 )
+    lever, weight, held = gyro_noise_shares(x)
+    cross = lever * held
+    r0, r1, r2 = c[C_P_BASE_IMU], c[C_P_BASE_IMU + 1], c[C_P_BASE_IMU + 2]
+    rs = np.array([[0.0, -r2, r1], [r2, 0.0, -r0], [-r1, r0, 0.0]])
+    RS = np.zeros((3, 3))  # [r]x Sigma_g
     for a in range(3):
         for b in range(3):
-            out[3 + a, 3 + b] += c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
+            sab = c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
+            out[3 + a, 3 + b] += sab
+            for m in range(3):
+                RS[a, b] += rs[a, m] * c[C_SIGMA_GYRO_SAMPLE + 3 * m + b]
+    vv = lever * weight
+    for a in range(3):
+        for b in range(3):
+            out[a, 3 + b] += cross * RS[a, b]
+            out[3 + b, a] += cross * RS[a, b]
+            out[a, b] += vv * (RS[a, 0] * rs[b, 0] + RS[a, 1] * rs[b, 1] + RS[a, 2] * rs[b, 2])
+    # X = T D B^T: rows v (D's dv rows) and omega (-R_base_imu D's dbg rows); columns v (cross [r]x) and omega (I)
+    TD = np.empty((6, 3))
+    for a in range(3):
+        for b in range(3):
+            TD[a, b] = x[X_GYRO_CROSS + 3 * a + b]
+            TD[3 + a, b] = -(
+                c[C_R_BASE_IMU + 3 * a] * x[X_GYRO_CROSS + 9 + b]
+                + c[C_R_BASE_IMU + 3 * a + 1] * x[X_GYRO_CROSS + 12 + b]
+                + c[C_R_BASE_IMU + 3 * a + 2] * x[X_GYRO_CROSS + 15 + b]
+            )
+    for a in range(6):
+        for b in range(3):
+            xv = cross * (TD[a, 0] * rs[b, 0] + TD[a, 1] * rs[b, 1] + TD[a, 2] * rs[b, 2])
+            out[a, b] += xv
+            out[b, a] += xv
+            out[a, 3 + b] += TD[a, b]
+            out[3 + b, a] += TD[a, b]
     _symmetrise(out)
 
 
@@ -117,7 +164,7 @@ def outputs(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarray) -> Non
     for a in range(6):
         for b in range(6):
             out[13 + 6 * a + b] = C[a, b]
-    twist_covariance(P, c, C)
+    twist_covariance(x, P, c, C)
     for a in range(6):
         for b in range(6):
             out[49 + 6 * a + b] = C[a, b]

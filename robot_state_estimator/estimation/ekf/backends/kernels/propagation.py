@@ -41,8 +41,11 @@ from robot_state_estimator.estimation.ekf.layout import (
     X_ALPHA,
     X_BA,
     X_BG,
+    X_DT_GYRO,
     X_F,
     X_GYRO,
+    X_GYRO_CROSS,
+    X_LEAD,
     X_OMEGA,
     X_OMEGA_PREV,
     X_P,
@@ -97,7 +100,8 @@ def set_imu(x: np.ndarray, c: np.ndarray, gyro: np.ndarray, accel: np.ndarray, d
     """Hold an IMU reading (``BaseEkf.set_imu``): gyro (3,) rad/s and accel (3,) m/s^2 in S into x; the
     angular acceleration ``alpha_base_in_base = (omega_base_in_base - omega_base_in_base_prev) / dt_gyro`` (backward
     difference, ``ekf.model`` "IMU in the base frame"), zero when ``dt_gyro <= 0``; ``omega_base_in_base = R_base_imu
-    (gyro - b_g)`` becomes the previous rate."""
+    (gyro - b_g)`` becomes the previous rate; ``x[X_DT_GYRO]`` = dt_gyro, ``x[X_GYRO_CROSS:+18]`` zero (the
+    caller sets ``x[X_LEAD]``)."""
     for i in range(3):
         x[X_GYRO + i] = gyro[i]
         x[X_ACCEL + i] = accel[i]
@@ -109,6 +113,9 @@ def set_imu(x: np.ndarray, c: np.ndarray, gyro: np.ndarray, accel: np.ndarray, d
         else:
             x[X_ALPHA + i] = 0.0
         x[X_OMEGA_PREV + i] = w[i]
+    x[X_DT_GYRO] = max(dt_gyro, 0.0)
+    for i in range(18):  # a new sample: independent of the error so far
+        x[X_GYRO_CROSS + i] = 0.0
 
 
 @kernel
@@ -119,7 +126,8 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     ``omega_base_in_base``, ``f_base_in_base`` at the base origin (lever arm and angular acceleration); nominal state
     integrated in W (``p += v_base_in_world dt + a_base_in_world dt^2 / 2``, ``v_base_in_world += a_base_in_world dt``,
     ``R = R Exp(omega_base_in_base dt)``, ``v_base_in_base = R^T v_base_in_world``), R re-orthonormalised when
-    ``normalise``; ``P = Phi P Phi^T + G Q_c G^T dt`` with ``Phi = I + A dt + (A dt)^2 / 2``, symmetrised.
+    ``normalise``; ``P = Phi P Phi^T + G Q_c G^T dt`` with ``Phi = I + A dt + (A dt)^2 / 2``, symmetrised;
+    ``x[X_LEAD]`` (the time left to the held reading's stamp) less dt, not below 0.
     """
     _base_motion(x, c)
     M = np.empty((3, 3))
@@ -127,6 +135,7 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     _transition(x, c, dt, M, F)  # at the state before the step
     _nominal_step(x, c, dt, normalise)
     _covariance_step(P, c, F, M, dt)
+    x[X_LEAD] = max(x[X_LEAD] - dt, 0.0)
 
 
 @kernel
@@ -324,6 +333,7 @@ def imu_reading_step(
         if not (math.isfinite(g) and math.isfinite(a)) or abs(g) > max_gyro or abs(a) > max_accel:
             return IMU_BAD_INPUT
     set_imu(x, c, gyro, accel, dt_gyro)
+    x[X_LEAD] = dt  # as BaseEkf.set_imu: the reading is dt ahead (propagate brings it to 0)
     propagate(x, P, c, dt, normalise)
     if not state_is_finite(x, P):
         return IMU_NOT_FINITE

@@ -19,12 +19,17 @@ from robot_state_estimator.estimation.ekf.backends.kernels.linalg import (
     _symmetrise,
     _transpose,
 )
+from robot_state_estimator.estimation.ekf.backends.kernels.outputs import gyro_noise_shares
 from robot_state_estimator.estimation.ekf.backends.kernels.propagation import _omega_from_gyro
 from robot_state_estimator.estimation.ekf.layout import (
+    C_P_BASE_IMU,
     C_R_BASE_IMU,
     C_SIGMA_GYRO_SAMPLE,
+    X_ALPHA,
     X_BA,
     X_BG,
+    X_GYRO_CROSS,
+    X_LEAD,
     X_OMEGA,
     X_P,
     X_R,
@@ -44,10 +49,13 @@ def _joseph(
     HP: np.ndarray,
     S: np.ndarray,
     Rm: np.ndarray,
+    GA: np.ndarray,
 ) -> bool:
     """Joseph-form update and error injection (``numpy_backend.joseph_update``; ``ekf.measurements``, "Update").
 
-    y (m,) innovation, H (m, 15), HP (m, 15) = H P, S (m, m) = H P H^T + R symmetrised, Rm (m, m) noise.
+    y (m,) innovation, H (m, 15), HP (m, 15) = H P, S (m, m) = H P H^T + R symmetrised, Rm (m, m) noise, GA (m, 3)
+    the rows' load of the held gyro sample's noise: the error's covariance with it (``x[X_GYRO_CROSS:+18]``, D, rows
+    dv and dbg) becomes ``D - K (H D) + K GA Sigma_g`` (``ekf.model``, "Gyro noise in the velocity").
     ``K = P H^T S^-1`` (Cholesky), ``P = (I - K H) P (I - K H)^T + K R K^T`` evaluated as ``W = P - K (H P)``
     (= ``(I - K H) P``), ``Z = K R - W H^T``, ``P = W + Z K^T`` on the upper triangle, mirrored (the same
     products regrouped; H's zero columns skipped), injection of ``dx = K y`` with
@@ -63,6 +71,22 @@ def _joseph(
     Kt, o = _carve(ws, o, m, N)  # (m, 15) = S^-1 H P = K^T
     Kt[:, :] = HP
     _cho_solve(L, Kt)
+    # D += K (GA Sigma_g - H D) on the rows dv (3-5) and dbg (12-14).
+    E = np.zeros((m, 3))
+    for a in range(m):
+        for b in range(3):
+            e = 0.0
+            for q in range(3):
+                e += GA[a, q] * c[C_SIGMA_GYRO_SAMPLE + 3 * q + b]
+                e -= H[a, 3 + q] * x[X_GYRO_CROSS + 3 * q + b] + H[a, 12 + q] * x[X_GYRO_CROSS + 9 + 3 * q + b]
+            E[a, b] = e
+    for r in range(6):
+        col = 3 + r if r < 3 else 9 + r
+        for b in range(3):
+            acc = 0.0
+            for a in range(m):
+                acc += Kt[a, col] * E[a, b]
+            x[X_GYRO_CROSS + 3 * r + b] += acc
     dxm, o = _carve(ws, o, 1, N)
     dx = dxm[0]
     dx[:] = 0.0
@@ -193,18 +217,20 @@ def _update_subset(
     Rm: np.ndarray,
     HP: np.ndarray,
     S: np.ndarray,
+    GA: np.ndarray,
     rows: np.ndarray,
     n_rows: int,
 ) -> bool:
     """:func:`_joseph` with the rows ``rows[:n_rows]`` of the stacked measurement (all when ``n_rows == m``)."""
     m = y.shape[0]
     if n_rows == m:
-        return _joseph(x, P, c, y, H, HP, S, Rm)
+        return _joseph(x, P, c, y, H, HP, S, Rm, GA)
     ys = np.empty(n_rows)
     Hs = np.empty((n_rows, N))
     HPs = np.empty((n_rows, N))
     Ss = np.empty((n_rows, n_rows))
     Rs = np.empty((n_rows, n_rows))
+    GAs = np.empty((n_rows, 3))
     for a in range(n_rows):
         ra = rows[a]
         ys[a] = y[ra]
@@ -214,7 +240,9 @@ def _update_subset(
         for b in range(n_rows):
             Ss[a, b] = S[ra, rows[b]]
             Rs[a, b] = Rm[ra, rows[b]]
-    return _joseph(x, P, c, ys, Hs, HPs, Ss, Rs)
+        for b in range(3):
+            GAs[a, b] = GA[ra, b]
+    return _joseph(x, P, c, ys, Hs, HPs, Ss, Rs, GAs)
 
 
 @kernel
@@ -248,10 +276,11 @@ def leg_update(
         out: (13 k,) written: innovations (k, 3) ``y_i - v_base_in_base``, the per-foot innovation covariances (k, 3, 3)
             (diagonal blocks of the stacked S) and the NIS (k,).
 
-    ``H_i = [0, I, H_att,i, 0, [r_i]x R_base_imu]``, ``R_i = sf2 I + sc2 (I - n n^T) + [r_i]x Sigma_g [r_i]x^T + se2
-    J_i J_i^T`` (``n`` the world's up in B, row 2 of ``R_world_base``); each foot is gated on its NIS (3 x 3
-    adjugate; all ``inf`` when a block is singular), the accepted feet are fused in one Joseph-form update
-    (:func:`_joseph`).
+    ``H_i = [0, I, H_att,i, 0, [r_i]x R_base_imu]``, ``R_ii = sf2 I + sc2 (I - n n^T) + se2 J_i J_i^T`` (``n`` the
+    world's up in B, row 2 of ``R_world_base``) plus, for every pair of feet, the common gyro sample's ``R_ij +=
+    weight [a_i]x Sigma_g [a_j]x^T`` with ``a_i = r_i - lever p_base_imu`` (:func:`.outputs.gyro_noise_shares`;
+    ``ekf.measurements``); each foot is gated on its NIS (3 x 3 adjugate; all ``inf`` when a block is singular),
+    the accepted feet are fused in one Joseph-form update (:func:`_joseph`).
 
     Returns:
         The number of accepted feet, or -1 when the stacked S is not numerically positive definite (nothing
@@ -259,14 +288,15 @@ def leg_update(
     """
     k = r.shape[0]
     m = 3 * k
-    ws = np.empty(2 * m * N + 2 * m * m + m)
+    ws = np.empty(2 * m * N + 2 * m * m + m + 3 * m)
     H, o = _carve(ws, 0, m, N)
     Rm, o = _carve(ws, o, m, m)
     HP, o = _carve(ws, o, m, N)
     S, o = _carve(ws, o, m, m)
     ym, o = _carve(ws, o, 1, m)
     y = ym[0]
-    _leg_rows(x, c, v_meas, r, J, H_att, use_J, use_H_att, sf2, sc2, se2, H, Rm, y)
+    GA, o = _carve(ws, o, m, 3)
+    _leg_rows(x, c, v_meas, r, J, H_att, use_J, use_H_att, sf2, sc2, se2, H, Rm, y, GA)
     out[:m] = y
     _stacked_products(P, H, Rm, HP, S)
     _foot_nis(S, y, out)
@@ -281,7 +311,7 @@ def leg_update(
                 n_rows += 1
     if n_rows == 0:
         return 0
-    if not _update_subset(x, P, c, y, H, Rm, HP, S, rows, n_rows):
+    if not _update_subset(x, P, c, y, H, Rm, HP, S, GA, rows, n_rows):
         return -1
     return n_rows // 3
 
@@ -302,16 +332,44 @@ def _leg_rows(
     H: np.ndarray,
     Rm: np.ndarray,
     y: np.ndarray,
+    GA: np.ndarray,
 ) -> None:
-    """The stacked leg measurements of :func:`leg_update` (arguments as there): H (3 k, 15), the block-diagonal
-    noise Rm (3 k, 3 k) and the innovations y (3 k,), written whole."""
+    """The stacked leg measurements of :func:`leg_update` (arguments as there): H (3 k, 15), the noise Rm (3 k, 3 k),
+    the innovations y (3 k,) and the rows' load of the held gyro sample GA (3 k, 3), ``held [a_i]x``, written whole."""
     k = r.shape[0]
     H[:, :] = 0.0
     Rm[:, :] = 0.0
     rs = np.zeros((3, 3))  # [r_i]x
     B = np.empty((3, 3))  # [r_i]x R_base_imu
-    RS = np.empty((3, 3))  # [r_i]x Sigma_g
     Rc = np.empty((3, 3))  # sf2 I + sc2 (I - n n^T), the same for every foot
+    lever, weight, held = gyro_noise_shares(x)
+    As = np.zeros((k, 3, 3))  # [a_i]x, a_i = r_i - lever p_base_imu
+    AS = np.empty((k, 3, 3))  # weight [a_i]x Sigma_g
+    for i in range(k):
+        a0 = r[i, 0] - lever * c[C_P_BASE_IMU]
+        a1 = r[i, 1] - lever * c[C_P_BASE_IMU + 1]
+        a2 = r[i, 2] - lever * c[C_P_BASE_IMU + 2]
+        As[i, 0, 1] = -a2
+        As[i, 0, 2] = a1
+        As[i, 1, 0] = a2
+        As[i, 1, 2] = -a0
+        As[i, 2, 0] = -a1
+        As[i, 2, 1] = a0
+        for a in range(3):
+            for b in range(3):
+                GA[3 * i + a, b] = held * As[i, a, b]
+                AS[i, a, b] = weight * (
+                    As[i, a, 0] * c[C_SIGMA_GYRO_SAMPLE + b]
+                    + As[i, a, 1] * c[C_SIGMA_GYRO_SAMPLE + 3 + b]
+                    + As[i, a, 2] * c[C_SIGMA_GYRO_SAMPLE + 6 + b]
+                )
+    for i in range(k):  # the common gyro sample: every pair of feet
+        for j in range(k):
+            for a in range(3):
+                for b in range(3):
+                    Rm[3 * i + a, 3 * j + b] = (
+                        AS[i, a, 0] * As[j, b, 0] + AS[i, a, 1] * As[j, b, 1] + AS[i, a, 2] * As[j, b, 2]
+                    )
     for a in range(3):
         for b in range(3):
             Rc[a, b] = (sf2 + sc2 if a == b else 0.0) - sc2 * x[X_R + 6 + a] * x[X_R + 6 + b]
@@ -332,11 +390,6 @@ def _leg_rows(
                     + rs[a, 1] * c[C_R_BASE_IMU + 3 + b]
                     + rs[a, 2] * c[C_R_BASE_IMU + 6 + b]
                 )
-                RS[a, b] = (
-                    rs[a, 0] * c[C_SIGMA_GYRO_SAMPLE + b]
-                    + rs[a, 1] * c[C_SIGMA_GYRO_SAMPLE + 3 + b]
-                    + rs[a, 2] * c[C_SIGMA_GYRO_SAMPLE + 6 + b]
-                )
         for a in range(3):
             row = 3 * i + a
             H[row, 3 + a] = 1.0
@@ -344,13 +397,13 @@ def _leg_rows(
                 H[row, 12 + b] = B[a, b]
                 if use_H_att:
                     H[row, 6 + b] = H_att[i, a, b]
-                Rab = RS[a, 0] * rs[b, 0] + RS[a, 1] * rs[b, 1] + RS[a, 2] * rs[b, 2]
+                Rab = Rc[a, b]
                 if use_J:
                     jj = 0.0
                     for q in range(J.shape[2]):
                         jj += J[i, a, q] * J[i, b, q]
                     Rab += se2 * jj
-                Rm[row, 3 * i + b] = Rab + Rc[a, b]
+                Rm[row, 3 * i + b] += Rab
             y[row] = v_meas[i, a] - x[X_V + a]
 
 
@@ -414,14 +467,16 @@ def stance_update(
     out: np.ndarray,
 ) -> int:
     """The leg-odometry update of the feet in contact (``BaseEkf.update_stance_feet``):
-    :func:`.legs.leg_velocity_terms` of those feet at the filter's
-    ``omega_base_in_base`` and attitude (module docstring of ``kinematics``), then :func:`leg_update` with their contact
-    points, Jacobians ``J_c`` and, when ``rolling``, attitude blocks.
+    :func:`.legs.leg_velocity_terms` of those feet at the rate interpolated to the filter's time
+    (``BaseEkf.omega_base_in_base_at_state``) and the attitude (module docstring of ``kinematics``), then
+    :func:`leg_update` with their contact points and Jacobians ``J_c``, without the attitude blocks
+    (``ekf.measurements``, "Rolling spherical feet").
 
     Args:
         contacts: (n,) bool, the k feet in contact. qdot: (nj,) rad/s. radii: (n,) m (zeros: point feet, where
             the contact point is the foot point and ``J_c = J_lin`` exactly). p_base_foot: (n, 3) m in B.
-        J6: (n, 6, nj) foot Jacobians in B. rolling: the attitude blocks enter H (``use_H_att``).
+        J6: (n, 6, nj) foot Jacobians in B. rolling: rolling feet (the radii
+            then place the contact points; the update is the same).
         use_J, sf2, sc2, se2, gate: as for :func:`leg_update`. out: (13 k,) written as by :func:`leg_update`.
 
     Returns:
@@ -444,13 +499,17 @@ def stance_update(
             rad[m] = radii[i]
             m += 1
     R = x[X_R : X_R + 9].reshape((3, 3))
-    omega = x[X_OMEGA : X_OMEGA + 3]
+    omega = np.empty(3)  # the rate at the filter's time (BaseEkf.omega_base_in_base_at_state)
+    lead = x[X_LEAD]
+    for a in range(3):
+        omega[a] = x[X_OMEGA + a] - lead * x[X_ALPHA + a]
     v = np.empty((k, 3))
     cp = np.empty((k, 3))
     Jc = np.empty((k, 3, nj))
     H_att = np.empty((k, 3, 3))
     leg_velocity_terms(idx, qdot, omega, R, rad, p_base_foot, J6, v, cp, Jc, H_att)
-    return leg_update(x, P, c, v, cp, Jc, H_att, use_J, rolling, sf2, sc2, se2, gate, out)
+    # the attitude block left out (ekf.measurements, "Rolling spherical feet")
+    return leg_update(x, P, c, v, cp, Jc, H_att, use_J, False, sf2, sc2, se2, gate, out)
 
 
 @kernel
@@ -515,6 +574,6 @@ def update(
         so += mi * mi
     if n_rows == 0:
         return 0
-    if not _update_subset(x, P, c, y, H, Rm, HP, S, rows, n_rows):
+    if not _update_subset(x, P, c, y, H, Rm, HP, S, np.zeros((m, 3)), rows, n_rows):
         return -1
     return n_acc
