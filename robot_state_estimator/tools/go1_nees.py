@@ -36,11 +36,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import yaml
 
 from robot_state_estimator import evaluation as M
 from robot_state_estimator.common.paths import config_dir
@@ -49,27 +49,50 @@ from robot_state_estimator.evaluation.gyro_clock import fit_gyro_clock, gyro_off
 from robot_state_estimator.evaluation.unstamped_nees import BLOCKS, format_nees, unstamped_nees
 from robot_state_estimator.tools.demo import find_go1_data
 
+if TYPE_CHECKING:  # imported where used: estimation loads numba
+    from robot_state_estimator.estimation.settings import EstimatorSettings
+
 LEGS = ("FR", "FL", "RR", "RL")
 FEET = tuple(f"{leg}_foot" for leg in LEGS)
 JOINTS = tuple(f"{leg}_{j}_joint" for leg in LEGS for j in ("hip", "thigh", "calf"))
 
 
-def build_estimator(config: str, overrides: dict[str, Any]) -> Any:
-    """The estimator for ``config`` with the dotted ``overrides`` applied: "none" = built-in defaults and the bundled
-    description; else a settings file with example-robot-data's Go1 and its ``imu_link`` at 400 Hz (as
-    ``test_go1_real.run_estimator`` builds it)."""
+def estimator_settings(config: str, overrides: Sequence[str] = ()) -> EstimatorSettings:
+    """The settings of ``config`` ("none" = built-in defaults, else a settings file) with the ``--set NAME=VALUE``
+    ``overrides`` applied by replay's rule (``tools.replay.options.apply_overrides``: dotted names, YAML values).
+
+    Raises:
+        ReplayError: an item without ``=``; a name that is no setting (the message names it and the close names);
+            a node parameter (this tool feeds the estimator directly: no node, so its parameters would be ignored).
+        ``estimation.errors.SettingsError``: an unreadable settings file, a bad value.
+    """
+    from robot_state_estimator.estimation import load_settings
+    from robot_state_estimator.tools.replay.errors import ReplayError
+    from robot_state_estimator.tools.replay.options import apply_overrides
+
+    settings, node_params = apply_overrides(load_settings(None if config == "none" else config), {}, list(overrides))
+    if node_params:
+        names = ", ".join(node_params)
+        raise ReplayError(
+            f"--set {names}: a node parameter; go1_nees runs the estimator without the node, so it uses "
+            "only the estimator settings (docs/PARAMETERS.md)"
+        )
+    return settings
+
+
+def build_estimator(config: str, settings: EstimatorSettings) -> Any:
+    """The estimator for ``config`` with ``settings`` (:func:`estimator_settings`): "none" = the bundled
+    description; else example-robot-data's Go1 and its ``imu_link`` at 400 Hz (as ``test_go1_real.run_estimator``
+    builds it)."""
     import pinocchio as pin
 
     from robot_state_estimator.common.paths import robot_description_path
     from robot_state_estimator.common.robots import example_robot_urdf
     from robot_state_estimator.description import load_description
     from robot_state_estimator.description.types import ImuSpec
-    from robot_state_estimator.estimation import RobotStateEstimator, load_settings
-    from robot_state_estimator.estimation.settings_loading import flatten_settings
+    from robot_state_estimator.estimation import RobotStateEstimator
 
     desc = load_description(robot_description_path("go1"))
-    base = load_settings(None if config == "none" else config)
-    settings = load_settings({**flatten_settings(base), **overrides}) if overrides else base
     if config == "none":
         return RobotStateEstimator.from_description(desc, settings)
     model = pin.buildModelFromUrdf(str(example_robot_urdf("go1")), pin.JointModelFreeFlyer())
@@ -94,10 +117,10 @@ def reanchor_covariance(estimate: Any, ekf_settings: Any) -> np.ndarray:
 
 
 def run(
-    data_dir: Path, config: str, overrides: dict[str, Any], *, reanchor_s: float | None = None
+    data_dir: Path, config: str, settings: EstimatorSettings, *, reanchor_s: float | None = None
 ) -> tuple[M.Trajectory, M.Trajectory | None, np.ndarray, np.ndarray]:
-    """The estimate over the recording (with pose covariances), the same estimator re-anchored at ``reanchor_s``
-    (None: not run), the CSV's stamps (N,) s and gyroscope (N, 3) rad/s.
+    """The estimate over the recording (with pose covariances) of :func:`build_estimator` ``(config, settings)``, the
+    same estimator re-anchored at ``reanchor_s`` (None: not run), the CSV's stamps (N,) s and gyroscope (N, 3) rad/s.
 
     The re-anchored run is a second estimator fed the same samples which, at its first estimate at or after
     ``reanchor_s`` s from the recording's first stamp, calls ``set_pose`` with its own pose and
@@ -110,7 +133,7 @@ def run(
     with open(data_dir / "go1.csv", encoding="utf-8") as fh:
         col = {h: i for i, h in enumerate(fh.readline().strip().split(","))}
     data = np.loadtxt(data_dir / "go1.csv", delimiter=",", skiprows=1)
-    ests = [build_estimator(config, overrides) for _ in range(1 if reanchor_s is None else 2)]
+    ests = [build_estimator(config, settings) for _ in range(1 if reanchor_s is None else 2)]
     jcols = [col[f"JointPos{leg}_{j}"] for leg in LEGS for j in ("hip", "thigh", "calf")]
     fcols = [col[f"{leg}_Force"] for leg in LEGS]
     gcols = [col[c] for c in ("BaseWx", "BaseWy", "BaseWz")]
@@ -202,17 +225,6 @@ def spans(start_s: float, after_s: float) -> tuple[tuple[str, float], ...]:
     return (("whole", start_s), ("after", after_s))
 
 
-def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """``["ekf.x=1e-3", ...]`` -> ``{"ekf.x": 0.001}`` (values read as YAML)."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set {item!r}: expected NAME=VALUE")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
-
-
 def summary(res: dict[str, Any]) -> dict[str, Any]:
     """JSON-ready: ATE and, per clock, span and block, the per-row and 1 s NEES."""
     out: dict[str, Any] = {k: res[k] for k in ("ate_m", "ate_pct", "path_m", "gyro_clock_fit_s") if k in res}
@@ -299,7 +311,15 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.data / "go1.csv").is_file():
         print(f"go1.csv not found in {args.data} (give --data or set $RSE_GO1_DATA)", file=sys.stderr)
         return 2
-    traj, again, t_csv, gyro = run(args.data, args.config, parse_overrides(args.set), reanchor_s=args.after)
+    from robot_state_estimator.estimation.errors import SettingsError
+    from robot_state_estimator.tools.replay.errors import ReplayError
+
+    try:
+        settings = estimator_settings(args.config, args.set)
+    except (ReplayError, SettingsError) as exc:
+        print(f"{ap.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    traj, again, t_csv, gyro = run(args.data, args.config, settings, reanchor_s=args.after)
     res = evaluate_run(
         traj,
         t_csv,
@@ -310,8 +330,8 @@ def main(argv: list[str] | None = None) -> int:
         reanchored=again,
         reference_window_s=args.reference_window,
     )
-    settings = "the built-in defaults" if str(args.config).lower() == "none" else str(args.config)
-    print(f"settings: {settings}{''.join(' --set ' + x for x in args.set)}")
+    source = "the built-in defaults" if str(args.config).lower() == "none" else str(args.config)
+    print(f"settings: {source}{''.join(' --set ' + x for x in args.set)}")
     print(f"ATE (offset+rate, 4-DoF) {res['ate_m']:.4f} m = {res['ate_pct']:.3f} % of {res['path_m']:.2f} m")
     print(READING)
     for clock in ("offset+rate", "gyro"):

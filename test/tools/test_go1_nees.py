@@ -14,8 +14,9 @@ import pytest
 
 from robot_state_estimator.common.paths import config_dir
 from robot_state_estimator.common.samples import Estimate
-from robot_state_estimator.estimation import load_settings
+from robot_state_estimator.estimation import EstimatorSettings, load_settings
 from robot_state_estimator.tools import go1_nees
+from robot_state_estimator.tools.replay import ReplayError
 
 #: s from the recording's first stamp: the re-anchor moment and the end of the slice
 REANCHOR_S, END_S = 7.0, 7.5
@@ -54,6 +55,41 @@ def test_after_span_takes_roll_pitch_from_the_run_from_initialisation() -> None:
     assert out["tilt_deg"] is first["tilt_deg"]
 
 
+def test_set_overrides_reach_the_settings_of_the_file() -> None:
+    config = str(config_dir() / "go1.yaml")
+    s = go1_nees.estimator_settings(config, ["ekf.foot_velocity_noise=0.07", "contact.source=kinematic"])
+    assert s.ekf.foot_velocity_noise == 0.07  # go1.yaml has 0.1
+    assert s.contact.source == "kinematic"  # go1.yaml has auto
+    assert s.ekf.accel_noise_density == 0.02 and s.contact.sensor_on_threshold == 60.0  # the file's, kept
+    assert go1_nees.estimator_settings(config) == load_settings(config)
+    assert go1_nees.estimator_settings("none") == EstimatorSettings()
+
+
+@pytest.mark.parametrize(
+    ("item", "named"),
+    [
+        ("ekf.foot_velocity_nosie=0.1", "--set ekf.foot_velocity_nosie: no setting or node parameter has this name"),
+        ("ekf.foot_velocity_noise", "--set expects NAME=VALUE, got 'ekf.foot_velocity_noise'"),
+        ("max_time_gap_s=2", "--set max_time_gap_s: a node parameter"),
+    ],
+)
+def test_bad_set_items_are_refused_by_name(item: str, named: str) -> None:
+    with pytest.raises(ReplayError) as info:
+        go1_nees.estimator_settings("none", [item])
+    assert named in str(info.value)
+
+
+def test_misspelt_set_ends_the_command_line_with_the_close_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "go1.csv").write_text("", encoding="utf-8")  # refused before it is read
+    argv = ["--data", str(tmp_path), "--config", "none", "--set", "ekf.foot_velocity_nosie=0.1"]
+    assert go1_nees.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--set ekf.foot_velocity_nosie: no setting or node parameter has this name" in err
+    assert "did you mean 'ekf.foot_velocity_noise'" in err
+
+
 @pytest.mark.data
 @pytest.mark.slow
 def test_reanchored_run_restarts_the_position_covariance(go1_trot_dir: Path, tmp_path: Path) -> None:
@@ -62,7 +98,7 @@ def test_reanchored_run_restarts_the_position_covariance(go1_trot_dir: Path, tmp
     kept = [line for line in lines[1:] if float(line.split(",", 1)[0]) <= t0 + END_S]
     (tmp_path / "go1.csv").write_text("\n".join([lines[0], *kept]) + "\n", encoding="utf-8")
     config = str(config_dir() / "go1.yaml")
-    first, again, _, _ = go1_nees.run(tmp_path, config, {}, reanchor_s=REANCHOR_S)
+    first, again, _, _ = go1_nees.run(tmp_path, config, go1_nees.estimator_settings(config), reanchor_s=REANCHOR_S)
     assert again is not None
     P_first, P_again = np.asarray(first.pose_covariance), np.asarray(again.pose_covariance)
     np.testing.assert_array_equal(again.t_s, first.t_s)
