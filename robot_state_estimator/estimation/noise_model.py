@@ -49,9 +49,11 @@ Signals and Applied Kalman Filtering", 4th ed. 2012, sec. 2.9). The setting is t
 ``sigma_d``: it holds for any stance duration and gait (``q = sigma_d / sqrt(T_s)``: 2 mm per 0.3 s stance is
 3.65 mm/sqrt(s)), and the filter needs only the joint period, measured at initialisation (0.1 m/s white and
 3.65 mm/sqrt(s) at 1 kHz: 0.115 m/s per sample on each ground-plane axis, 0.153 m/s with the white part). The
-approximation under-counts an error whose correlation time is long against the filter's velocity time constant
-(there the filter follows the drift instead of averaging it); the Monte Carlo of
-:mod:`~robot_state_estimator.tools.consistency` checks it (docs/uncertainty.md).
+approximation is off for an error whose correlation time is long against the filter's velocity time constant:
+there the filter follows the drift instead of averaging it, and over its short window the white equivalent holds
+more power than the drift's bounded velocity, so it over-counts (the Monte Carlo of
+:mod:`~robot_state_estimator.tools.consistency`, with the simulated feet's honest noise: velocity 0.92 per
+horizontal axis; docs/uncertainty.md).
 
 IMU process noise floor. A datasheet's noise density is what the sensor does on a bench. On a walking robot, foot
 impacts, motor vibration and the mount's flexibility add broadband acceleration and rate noise the filter must

@@ -38,7 +38,7 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
     - a NEES below its band: the reported covariance is wider than the error (conservative); the usual cause in a
       simulated run is a noise of the settings above the simulated one (the filter's IMU noise floors above the
       simulator's datasheet noise, event ``imu_noise_below_floor``; a robot configuration's contact noise, e.g.
-      ``config/go1.yaml``'s 0.1 m/s against the simulated feet's 0.055) or a wide initial prior (event
+      ``config/go1.yaml``'s 0.1 m/s against the simulated feet's 0.003) or a wide initial prior (event
       ``initialized_moving``; docs/uncertainty.md);
     - a NEES above its band: the reported covariance is narrower than the error (over-confident, the dangerous
       direction for whatever consumes it); in a simulated run with ``--real-errors``, the settings not told the
