@@ -259,8 +259,6 @@ class ProcessModel:
         #: block (the outputs)
         self.twist_transform = np.eye(6)
         self.twist_transform[3:, 3:] = -R_base_imu
-        #: (6, 6) the gyro's per-sample noise on the twist at a reading's stamp (:meth:`twist_noise_at`)
-        self.twist_noise = self.twist_noise_at(1.0, 1.0, 1.0)
         # 3-vectors and 3 x 3s as Python floats (cheaper than numpy calls at this size)
         self.R_base_imu_list = R_base_imu.tolist()
         self.p_base_imu_list = self.p_base_imu.tolist()
