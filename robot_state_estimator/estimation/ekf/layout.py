@@ -23,7 +23,8 @@ The filter keeps its state in preallocated float64 buffers that every step updat
   ``[C_SIGMA_GYRO:+9]`` the accelerometer and gyroscope white-noise densities squared mapped to B
   (``R_base_imu Sigma R_imu_base``), ``[C_BIAS_WALK:+6]`` the bias random-walk densities squared (accelerometer then
   gyroscope, S), ``[C_SIGMA_GYRO_SAMPLE:+9]`` the per-sample gyroscope covariance in B, ``[C_LEG_SCALE_VAR]`` the
-  legs' relative scale variance (``ekf.leg_scale_std^2``).
+  legs' relative scale variance (``ekf.leg_scale_std^2``), ``[C_RS_SIGMA:+9]`` ``[r]x Sigma_g`` and
+  ``[C_RS_SIGMA_RS:+9]`` ``[r]x Sigma_g [r]x^T`` (``r = p_base_imu``; the twist's gyro terms, :mod:`.model`).
 
 The outputs are laid out as ``common.output_layout`` (:data:`OUT_SIZE` values).
 """
@@ -72,8 +73,10 @@ C_SIGMA_GYRO = 24
 C_BIAS_WALK = 33
 C_SIGMA_GYRO_SAMPLE = 39
 C_LEG_SCALE_VAR = 48
+C_RS_SIGMA = 49
+C_RS_SIGMA_RS = 58
 #: length of the constants buffer ``c``
-C_SIZE = 49
+C_SIZE = 67
 
 #: length of the output vector (``BaseEkf.output_vector``)
 OUT_SIZE = OUTPUT_SIZE

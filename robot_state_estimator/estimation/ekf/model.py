@@ -89,6 +89,8 @@ from robot_state_estimator.estimation.ekf.layout import (
     C_G_WORLD,
     C_P_BASE_IMU,
     C_R_BASE_IMU,
+    C_RS_SIGMA,
+    C_RS_SIGMA_RS,
     C_SIGMA_ACCEL,
     C_SIGMA_GYRO,
     C_SIGMA_GYRO_SAMPLE,
@@ -271,6 +273,9 @@ class ProcessModel:
         c[C_BIAS_WALK : C_BIAS_WALK + 3] = noise.accel_bias_random_walk**2
         c[C_BIAS_WALK + 3 : C_BIAS_WALK + 6] = noise.gyro_bias_random_walk**2
         c[C_SIGMA_GYRO_SAMPLE : C_SIGMA_GYRO_SAMPLE + 9] = self.Sigma_gyro_sample.ravel()
+        rs_sigma = self._p_base_imu_skew @ self.Sigma_gyro_sample
+        c[C_RS_SIGMA : C_RS_SIGMA + 9] = rs_sigma.ravel()
+        c[C_RS_SIGMA_RS : C_RS_SIGMA_RS + 9] = (rs_sigma @ self._p_base_imu_skew.T).ravel()
 
     def twist_noise_at(self, lever: float, weight: float, cross: float) -> FloatArray:
         """(6, 6) the gyro's per-sample noise on the published twist ``(v_base_in_base, omega_base_in_base)`` (module

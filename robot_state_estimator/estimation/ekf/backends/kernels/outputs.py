@@ -13,6 +13,8 @@ from robot_state_estimator.estimation.ekf.layout import (
     C_LEG_SCALE_VAR,
     C_P_BASE_IMU,
     C_R_BASE_IMU,
+    C_RS_SIGMA,
+    C_RS_SIGMA_RS,
     C_SIGMA_GYRO_SAMPLE,
     X_BA,
     X_BG,
@@ -110,38 +112,45 @@ def twist_covariance(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarra
                 )
     lever, weight, held = gyro_noise_shares(x)
     cross = lever * held
-    r0, r1, r2 = c[C_P_BASE_IMU], c[C_P_BASE_IMU + 1], c[C_P_BASE_IMU + 2]
-    rs = np.array([[0.0, -r2, r1], [r2, 0.0, -r0], [-r1, r0, 0.0]])
-    RS = np.zeros((3, 3))  # [r]x Sigma_g
-    for a in range(3):
-        for b in range(3):
-            sab = c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
-            out[3 + a, 3 + b] += sab
-            for m in range(3):
-                RS[a, b] += rs[a, m] * c[C_SIGMA_GYRO_SAMPLE + 3 * m + b]
     vv = lever * weight
-    for a in range(3):
+    for a in range(3):  # the gyro's noise: constants [r]x Sigma_g [r]x^T, [r]x Sigma_g and Sigma_g (ekf.layout)
         for b in range(3):
-            out[a, 3 + b] += cross * RS[a, b]
-            out[3 + b, a] += cross * RS[a, b]
-            out[a, b] += vv * (RS[a, 0] * rs[b, 0] + RS[a, 1] * rs[b, 1] + RS[a, 2] * rs[b, 2])
-    # X = T D B^T: rows v (D's dv rows) and omega (-R_base_imu D's dbg rows); columns v (cross [r]x) and omega (I)
-    TD = np.empty((6, 3))
-    for a in range(3):
-        for b in range(3):
-            TD[a, b] = x[X_GYRO_CROSS + 3 * a + b]
-            TD[3 + a, b] = -(
-                c[C_R_BASE_IMU + 3 * a] * x[X_GYRO_CROSS + 9 + b]
-                + c[C_R_BASE_IMU + 3 * a + 1] * x[X_GYRO_CROSS + 12 + b]
-                + c[C_R_BASE_IMU + 3 * a + 2] * x[X_GYRO_CROSS + 15 + b]
-            )
+            rs_ab = cross * c[C_RS_SIGMA + 3 * a + b]
+            out[3 + a, 3 + b] += c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
+            out[a, b] += vv * c[C_RS_SIGMA_RS + 3 * a + b]
+            out[a, 3 + b] += rs_ab
+            out[3 + b, a] += rs_ab
+    # X = T D B^T and its transpose: rows v (D's dv rows) and omega (-R_base_imu D's dbg rows); columns v (cross
+    # [r]x, a row t of T D giving r x t) and omega (I)
+    r0, r1, r2 = c[C_P_BASE_IMU], c[C_P_BASE_IMU + 1], c[C_P_BASE_IMU + 2]
     for a in range(6):
-        for b in range(3):
-            xv = cross * (TD[a, 0] * rs[b, 0] + TD[a, 1] * rs[b, 1] + TD[a, 2] * rs[b, 2])
-            out[a, b] += xv
-            out[b, a] += xv
-            out[a, 3 + b] += TD[a, b]
-            out[3 + b, a] += TD[a, b]
+        if a < 3:
+            t0 = x[X_GYRO_CROSS + 3 * a]
+            t1 = x[X_GYRO_CROSS + 3 * a + 1]
+            t2 = x[X_GYRO_CROSS + 3 * a + 2]
+        else:
+            i = 3 * (a - 3)
+            q0, q1, q2 = c[C_R_BASE_IMU + i], c[C_R_BASE_IMU + i + 1], c[C_R_BASE_IMU + i + 2]
+            t0 = -(q0 * x[X_GYRO_CROSS + 9] + q1 * x[X_GYRO_CROSS + 12] + q2 * x[X_GYRO_CROSS + 15])
+            t1 = -(q0 * x[X_GYRO_CROSS + 10] + q1 * x[X_GYRO_CROSS + 13] + q2 * x[X_GYRO_CROSS + 16])
+            t2 = -(q0 * x[X_GYRO_CROSS + 11] + q1 * x[X_GYRO_CROSS + 14] + q2 * x[X_GYRO_CROSS + 17])
+        if t0 == 0.0 and t1 == 0.0 and t2 == 0.0:
+            continue
+        x0 = cross * (r1 * t2 - r2 * t1)
+        x1 = cross * (r2 * t0 - r0 * t2)
+        x2 = cross * (r0 * t1 - r1 * t0)
+        out[a, 0] += x0
+        out[0, a] += x0
+        out[a, 1] += x1
+        out[1, a] += x1
+        out[a, 2] += x2
+        out[2, a] += x2
+        out[a, 3] += t0
+        out[3, a] += t0
+        out[a, 4] += t1
+        out[4, a] += t1
+        out[a, 5] += t2
+        out[5, a] += t2
     _symmetrise(out)
 
 

@@ -64,7 +64,7 @@ def _joseph(
     numerically positive definite (the caller then uses the reference path, which falls back to LU).
     """
     m = y.shape[0]
-    ws = np.empty(m * m + 2 * m * N + 2 * N * N + 5 * N + 27)
+    ws = np.empty(m * m + 2 * m * N + 2 * N * N + 5 * N + 27 + 3 * m)
     L, o = _carve(ws, 0, m, m)
     if not _cholesky(S, L):
         return False
@@ -72,7 +72,7 @@ def _joseph(
     Kt[:, :] = HP
     _cho_solve(L, Kt)
     # D += K (GA Sigma_g - H D) on the rows dv (3-5) and dbg (12-14).
-    E = np.zeros((m, 3))
+    E, o = _carve(ws, o, m, 3)
     for a in range(m):
         for b in range(3):
             e = 0.0
