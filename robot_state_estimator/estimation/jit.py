@@ -21,12 +21,24 @@ Usage::
 Kernels are compiled lazily at their first call and cached on disk next to the module (numba's ``cache=True``;
 numba falls back to a per-user cache directory when the package directory is read-only). Callers that must
 not pay the compilation on their first real sample (the node) warm the kernels up at construction.
+
+numba keeps a kernel's cached machine code while the kernel's own source file is unchanged (its content's hash),
+but a kernel inlines the kernels it calls and freezes the module constants it reads (the buffer layout of
+``ekf.layout``) at compile time: after an update that changes only a callee or the layout (a ``git pull`` under a
+symlinked or editable install, an upgrade that leaves ``__pycache__`` behind), numba would load the caller's stale
+code, silently computing with the old equations or indices. So :func:`kernel` also checks, once per cache folder and
+process, a stamp of every kernel module of the package and of the package modules they import
+(:func:`kernel_sources_digest`), and empties that folder's numba cache when the stamp differs
+(:func:`purge_stale_cache`): the kernels then compile again, once.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import pickle
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -54,10 +66,93 @@ def use_kernels() -> bool:
 
 def kernel(fn: F) -> F:
     """Compile ``fn`` with ``numba.njit(cache=True, nogil=True)`` (IEEE arithmetic: no ``fastmath``), or return it
-    unchanged when numba is missing (it then runs as plain Python, slowly; callers use their numpy path)."""
+    unchanged when numba is missing (it then runs as plain Python, slowly; callers use their numpy path). numba's
+    cache folder for ``fn`` is emptied first when the package's kernel sources changed since it was written
+    (module docstring, :func:`purge_stale_cache`)."""
     if _numba is None:  # pragma: no cover - numba is optional
         return fn
-    return cast(F, _numba.njit(cache=True, nogil=True)(fn))
+    dispatcher = _numba.njit(cache=True, nogil=True)(fn)
+    locator = getattr(getattr(getattr(dispatcher, "_cache", None), "_impl", None), "locator", None)
+    if locator is not None:
+        try:
+            purge_stale_cache(Path(locator.get_cache_path()), kernel_sources_digest())
+        except OSError:  # an unreadable source or cache folder: numba's own handling applies
+            pass
+    return cast(F, dispatcher)
+
+
+#: the stamp file :func:`purge_stale_cache` keeps in each numba cache folder of the package's kernels
+SOURCES_STAMP = "robot_state_estimator_kernels.sha256"
+_IMPORT = re.compile(r"^\s*from\s+(robot_state_estimator(?:\.\w+)*)\s+import\s+(\([^)]*\)|[^\n]*)", re.M)
+_checked_folders: set[Path] = set()
+
+
+def kernel_sources_digest(package_root: Path | None = None) -> str:
+    """SHA-256 (hex) of the package's kernel modules (files with a ``@kernel`` line) and of every package module they
+    import, transitively (``from robot_state_estimator.x import y`` lines: the module ``x`` and a sub-module ``x.y``),
+    in path order: what a compiled kernel depends on. Computed once per process for the installed package.
+
+    Args:
+        package_root: the package's folder (``robot_state_estimator``); None: this installed package's.
+    """
+    if package_root is None:
+        return _installed_digest()
+    return _digest(package_root)
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_digest() -> str:
+    return _digest(Path(__file__).resolve().parent.parent)
+
+
+def _digest(package_root: Path) -> str:
+    top = package_root.parent
+    todo = [p for p in sorted(package_root.rglob("*.py")) if "\n@kernel" in p.read_text()]
+    seen: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for module, names in _IMPORT.findall(path.read_text()):
+            base = top.joinpath(*module.split("."))
+            candidates = [base.with_suffix(".py")]
+            candidates += [base / f"{name}.py" for name in re.findall(r"(\w+)(?:\s+as\s+\w+)?", names)]
+            todo += [c for c in candidates if c.is_file() and c not in seen]
+    h = hashlib.sha256()
+    for path in sorted(seen):
+        h.update(str(path.relative_to(top)).encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def purge_stale_cache(folder: Path, digest: str) -> bool:
+    """Empty numba's cache files (``*.nbi``, ``*.nbc``) in ``folder`` when its :data:`SOURCES_STAMP` is not ``digest``
+    (or missing while cache files are there), then write the stamp; once per folder and process.
+
+    Args:
+        folder: a numba cache folder (the ``__pycache__`` next to a kernel module, or numba's per-user one).
+        digest: :func:`kernel_sources_digest`.
+
+    Returns:
+        Whether cache files were removed.
+
+    Raises:
+        OSError: the folder or its stamp cannot be read or written.
+    """
+    if folder in _checked_folders:
+        return False
+    _checked_folders.add(folder)
+    stamp = folder / SOURCES_STAMP
+    if stamp.is_file() and stamp.read_text().strip() == digest:
+        return False
+    stale = [*folder.glob("*.nbi"), *folder.glob("*.nbc")] if folder.is_dir() else []
+    for path in stale:
+        path.unlink(missing_ok=True)  # another process may have removed it first
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(digest + "\n")
+    return bool(stale)
 
 
 def python_function(fn: F) -> F:

@@ -10,6 +10,7 @@ import importlib
 import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +65,48 @@ def test_an_index_of_another_numba_version_is_stale(kernel_module, monkeypatch) 
 def test_kernels_need_compiling_reads_the_switch(monkeypatch) -> None:
     monkeypatch.setenv(jit.DISABLE_ENV, "1")
     assert not jit.kernels_need_compiling()  # the numpy reference: nothing to compile
+
+
+def test_the_sources_digest_covers_the_kernels_and_what_they_import(tmp_path) -> None:
+    """A kernel inlines its callees and freezes the constants it reads: the digest follows a kernel module and the
+    package modules it imports (transitively), not the package's other modules."""
+    root = tmp_path / "robot_state_estimator"
+    (root / "sub").mkdir(parents=True)
+    (root / "k.py").write_text("from robot_state_estimator.sub.layout import X\n\n\n@kernel\ndef f(x):\n    return X\n")
+    (root / "sub" / "layout.py").write_text("from robot_state_estimator.sub import deeper\nX = 1\n")
+    (root / "sub" / "deeper.py").write_text("Y = 2\n")
+    (root / "other.py").write_text("Z = 3\n")
+    first = jit.kernel_sources_digest(root)
+    (root / "other.py").write_text("Z = 4\n")
+    assert jit.kernel_sources_digest(root) == first
+    for path, text in ((root / "sub" / "deeper.py", "Y = 5\n"), (root / "sub" / "layout.py", "X = 2\n")):
+        path.write_text(text)
+        changed = jit.kernel_sources_digest(root)
+        assert changed != first
+        first = changed
+
+
+def test_a_stale_cache_folder_is_emptied_once(tmp_path) -> None:
+    """numba's files go when the folder's stamp is another digest (or missing), and the stamp is written; a folder
+    stamped with the digest keeps its files."""
+    stale, fresh = tmp_path / "stale", tmp_path / "fresh"
+    for folder in (stale, fresh):
+        folder.mkdir()
+        for name in ("m.f-1.py311.nbi", "m.f-1.py311.1.nbc", "m.cpython-311.pyc"):
+            (folder / name).write_text("x")
+    (stale / jit.SOURCES_STAMP).write_text("an older digest\n")
+    (fresh / jit.SOURCES_STAMP).write_text("abc\n")
+    assert jit.purge_stale_cache(stale, "abc")
+    assert sorted(p.name for p in stale.iterdir()) == ["m.cpython-311.pyc", jit.SOURCES_STAMP]
+    assert (stale / jit.SOURCES_STAMP).read_text() == "abc\n"
+    assert not jit.purge_stale_cache(fresh, "abc")
+    assert len(list(fresh.iterdir())) == 4
+    assert not jit.purge_stale_cache(stale, "def")  # checked once per process
+
+
+def test_the_installed_kernels_cache_folders_carry_the_current_stamp() -> None:
+    """Every cache folder of the installed package's kernels has been checked against the current digest."""
+    from robot_state_estimator.estimation.ekf.backends.kernels import update
+
+    folder = Path(update.leg_update._cache._impl.locator.get_cache_path())
+    assert (folder / jit.SOURCES_STAMP).read_text().strip() == jit.kernel_sources_digest()
