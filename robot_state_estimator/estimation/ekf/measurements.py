@@ -7,9 +7,11 @@ R_base_imu (dbg + n_g)``, ``y_i = v_base_in_base + [r_i]x R_base_imu (dbg + n_g)
 [r_i]x R_base_imu]`` and the measurement noise is ``sigma_foot^2 I + sigma_enc^2 J_i J_i^T + [r_i]x R_base_imu Sigma_g
 R_imu_base [r_i]x^T`` (:func:`~robot_state_estimator.estimation.noise_model.leg_measurement_covariance`, whose docstring
 gives the sources; the batched numpy reference and the kernels compute the same sum, tested to 1e-12). The gyro
-term's lever is ``c_i - r`` rather than ``c_i`` with the angular acceleration on: the velocity state carries ``[r]x``
-of the same gyro sample's noise (:mod:`.model`, "Gyro noise in the velocity"), and that one sample is common to
-every stance foot, so the stacked noise has the cross blocks ``[c_i - r]x Sigma_g [c_j - r]x^T`` (measured on the
+term's lever is ``c_i - r`` rather than ``c_i`` with the angular acceleration on (``r`` the IMU's position in B,
+``c_i`` the contact point, ``r_i`` for point feet): the velocity state carries ``[r]x`` of the same gyro sample's
+noise (:mod:`.model`, "Gyro noise in the velocity"), and that one sample is common to every stance foot, so the
+stacked noise has the cross blocks ``[c_i - r]x Sigma_g,B [c_j - r]x^T`` (``Sigma_g,B = R_base_imu Sigma_g
+R_imu_base``, rad^2/s^2 in B; measured on the
 simulated Go1 trot: diagonal feet's leg errors correlate 0.36-0.59 in x, y and -0.92 in z). The leg measurement takes
 the rate at the filter's time (``BaseEkf.omega_base_in_base_at_state``), interpolated between the two readings
 around a joint sample's stamp, so its noise is the velocity's.

@@ -54,8 +54,9 @@ at a fraction ``f = 1 - lead / dt_gyro`` of its interval, ``lead`` the time left
 
 - the published twist (``ProcessModel.twist_noise_at``): ``[r]x Sigma_g [r]x^T`` on the velocity (times
   ``(1 - f)^2 + f^2``), ``f [r]x Sigma_g`` between velocity and angular rate (the published rate holds ``n_k``);
-  and, after a leg update that used the held reading, the error state's covariance with its noise, ``D =
-  Cov([dv, dbg], n_k)`` (``layout.X_GYRO_CROSS``): a Joseph update with innovation noise loading ``G n_k`` (``G``
+  and, after a leg update that used the held reading, the covariance of the estimate's error (estimate minus truth,
+  the opposite sign of the error state's ``dx``) with that reading's noise, ``D = Cov([dv, dbg], n_k)``
+  (``layout.X_GYRO_CROSS``; 6 x 3, (m/s, rad/s) x rad/s): a Joseph update with innovation noise loading ``G n_k`` (``G``
   the rows' gyro lever times the held share) makes ``D <- D - K (H D) + K G Sigma_g`` (the general update for a
   measurement noise correlated with the state, Simon 2006, "Optimal State Estimation", sec. 7.1, restricted to
   what the published twist needs; the gain itself keeps the uncorrelated form, since ``D`` is zero at the first
@@ -66,8 +67,9 @@ at a fraction ``f = 1 - lead / dt_gyro`` of its interval, ``lead`` the time left
   stance foot (the feet's noises are correlated, through levers ``c_i - r``).
 
 Without the angular acceleration (``dt_gyro = 0``) the velocity carries no gyro noise: lever ``c_i`` and the held
-rate. Measured on the simulated Go1 trot (docs/uncertainty.md): regressed on ``r x n_k``, the velocity error has
-slope 1 (0.82-1.03 per axis).
+rate. Measured on the simulated Go1 trot (docs/uncertainty.md): regressed on ``r x n_k``, the velocity error
+(estimate minus truth) has slope 0.82-1.03 per axis (``-`` those with truth minus estimate, as the Monte Carlo
+records it).
 
 The measurements (leg odometry, zero rate, flat feet's orientation) are in :mod:`.measurements`.
 """

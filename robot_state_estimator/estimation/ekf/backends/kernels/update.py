@@ -528,8 +528,8 @@ def update(
     (``BaseEkf.update``).
 
     Args:
-        y: (m,) stacked innovations; H: (m, 15); Rm: (m, m) block-diagonal noise; sizes: (n,) int64 rows per
-            measurement.
+        y: (m,) stacked innovations; H: (m, 15); Rm: (m, m) noise (block-diagonal for independent measurements);
+            sizes: (n,) int64 rows per measurement.
         gate: NIS gate per measurement (<= 0: none).
         out: (sum m_i^2 + n,) written: the innovation covariances S_i row-major one after the other, then the NIS.
 
