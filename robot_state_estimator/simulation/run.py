@@ -96,6 +96,9 @@ class SimulatedRun:
         imu_omega_ideal, imu_f_ideal: (m, 3) the same without noise.
         imu_quat_xyzw: (m, 4) orientation of S in its reference frame (NaN rows when not reported).
         imu_gyro_bias, imu_accel_bias: (3,) biases drawn for the run (initial value when a dynamic bias runs).
+        imu_accel_bias_walk: (m, 3) m/s^2, the accelerometer bias walk at the IMU samples
+            (``settings.imu_accel_bias_walk``; zeros when off): the accelerometer bias at IMU sample k is
+            ``imu_accel_bias + imu_accel_bias_walk[k]`` when the description's noise has no dynamic bias.
         imu_covariances: dict of (9,) arrays ``orientation``, ``angular_velocity``, ``linear_acceleration``.
         joint_index: (k,) indices of the joint samples into ``stamps_ns``.
         joint_position: (k, nj) rad (noisy when ``settings.noise``); joint_velocity: (k, nj) rad/s;
@@ -134,6 +137,7 @@ class SimulatedRun:
     imu_quat_xyzw: FloatArray
     imu_gyro_bias: FloatArray
     imu_accel_bias: FloatArray
+    imu_accel_bias_walk: FloatArray
     imu_covariances: dict[str, FloatArray]
     joint_index: NDArray[np.int64]
     joint_position: FloatArray

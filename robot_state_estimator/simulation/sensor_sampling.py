@@ -43,6 +43,7 @@ class ImuReadings:
     quat_xyzw: FloatArray
     gyro_bias: FloatArray
     accel_bias: FloatArray
+    accel_bias_walk: FloatArray
     covariances: dict[str, FloatArray]
 
 
@@ -85,8 +86,10 @@ def imu_readings(
         rng_vib = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(6)[5])  # (spawn key 5)
         omega = omega + rng_vib.normal(0.0, settings.imu_vibration_gyro_rad_s, omega.shape)
         f_meas = f_meas + rng_vib.normal(0.0, settings.imu_vibration_accel_m_s2, f_meas.shape)
+    walk = np.zeros_like(f_meas)
     if settings.imu_accel_bias_walk > 0.0:
-        f_meas = f_meas + accel_bias_walk(settings, grid)
+        walk = accel_bias_walk(settings, grid)
+        f_meas = f_meas + walk
     if settings.imu_gyro_turn_on_bias_rad_s > 0.0:
         offset = gyro_turn_on_offset(settings)
         omega = omega + offset
@@ -100,6 +103,7 @@ def imu_readings(
         quat_xyzw=quat,
         gyro_bias=gyro_bias0,
         accel_bias=accel_bias0,
+        accel_bias_walk=walk,
         covariances={
             "orientation": cov.orientation,
             "angular_velocity": cov.angular_velocity,
@@ -181,6 +185,7 @@ def sensor_run(
         imu_quat_xyzw=imu.quat_xyzw,
         imu_gyro_bias=imu.gyro_bias,
         imu_accel_bias=imu.accel_bias,
+        imu_accel_bias_walk=imu.accel_bias_walk,
         imu_covariances=imu.covariances,
         joint_index=grid.joint_index,
         joint_position=qj,

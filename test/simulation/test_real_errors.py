@@ -55,7 +55,8 @@ def test_imu_vibration_has_its_stddev(runs) -> None:
 def test_accelerometer_bias_walk_has_its_density() -> None:
     """Vibration off, the walk alone: the extra specific force starts at 0 and its increments between the 1 kHz
     stamps have the variance q^2 dt per axis (0.03^2 * 1e-3 = 9e-7 (m/s^2)^2; 7500 increments: 3 % allowed);
-    over 2.5 s each axis wanders by about q sqrt(T) = 0.047 m/s^2, the gyroscope is untouched."""
+    over 2.5 s each axis wanders by about q sqrt(T) = 0.047 m/s^2, the gyroscope is untouched. The run records the
+    walk it added (``imu_accel_bias_walk``, zeros without it): the Monte Carlo's accelerometer bias truth."""
     robot = simulation.load_sim_robot("go1")
     q = REAL_ROBOT_ERRORS["imu_accel_bias_walk"]
     assert q == 0.03
@@ -69,6 +70,8 @@ def test_accelerometer_bias_walk_has_its_density() -> None:
     assert 0.01 < np.abs(extra[-1]).max() < 0.2
     np.testing.assert_array_equal(walk.imu_omega, plain.imu_omega)
     np.testing.assert_array_equal(walk.imu_accel_bias, plain.imu_accel_bias)
+    np.testing.assert_allclose(walk.imu_accel_bias_walk, extra, rtol=0.0, atol=1e-12)
+    np.testing.assert_array_equal(plain.imu_accel_bias_walk, np.zeros_like(extra))
 
 
 def test_gyroscope_turn_on_offset() -> None:
