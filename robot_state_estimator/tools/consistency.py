@@ -32,7 +32,8 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from robot_state_estimator.common.samples import ImuSample, JointSample
-from robot_state_estimator.estimation import EstimatorSettings, RobotStateEstimator
+from robot_state_estimator.estimation import EstimatorSettings, RobotStateEstimator, imu_noise_from_spec
+from robot_state_estimator.estimation.noise_model import apply_imu_noise_floor
 from robot_state_estimator.evaluation.consistency import block_consistency, nees_values, summary_line
 
 FloatArray = NDArray[np.float64]
@@ -149,6 +150,7 @@ def matched_settings(base: EstimatorSettings | None = None, **ekf: Any) -> Estim
 __all__ = [
     "BLOCKS",
     "SIMULATED_FOOT_VELOCITY_NOISE",
+    "band_matched_creep_density",
     "bench_consistency",
     "creep_density_of_slips",
     "go1_monte_carlo",
@@ -159,9 +161,69 @@ __all__ = [
 
 
 def creep_density_of_slips(stance_slip_m: float, stance_s: float) -> float:
-    """m/sqrt(s), ``ekf.foot_creep_density`` of a simulated slip of stddev ``stance_slip_m`` (m, per horizontal
-    axis) in every stance of ``stance_s`` s: ``stance_slip_m / sqrt(stance_s)`` (``noise_model``, part 1b)."""
+    """m/sqrt(s), the zero-frequency white equivalent of a simulated slip of stddev ``stance_slip_m`` (m, per
+    horizontal axis) in every stance of ``stance_s`` s: ``stance_slip_m / sqrt(stance_s)`` (``noise_model``, part
+    1b: the same stance mean)."""
     return float(stance_slip_m / math.sqrt(stance_s))
+
+
+def band_matched_creep_density(
+    stance_slip_m: float, stance_s: float, *, accel_noise_density: float, feet_in_stance: float
+) -> float:
+    """m/sqrt(s), ``ekf.foot_creep_density`` for the simulator's slips, white-equivalent over the filter's band.
+
+    The simulator moves each stance's contact point by ``d ~ N(0, stance_slip_m^2)`` per horizontal axis along a
+    quintic smoothstep over the middle half of the stance (``simulation.gait_plan.add_random_slips``). Its
+    velocity is a train of pulses of area ``d``, one per stance: two-sided spectral density
+    ``S(f) = q0^2 |Phi(f)|^2``, ``q0`` = :func:`creep_density_of_slips` (``S(0)``, the stance mean) and ``Phi`` the
+    Fourier transform of the unit-area pulse (``Phi(0) = 1``). The zero-frequency equivalent ``q0`` holds for a filter
+    much slower than a stance. The legs set the velocity faster: for a velocity driven by the accelerometer's white
+    noise (density ``sigma_a``) and measured by ``n`` stance feet with white noise of density ``q`` each, the
+    steady-state Kalman-Bucy filter passes measurement noise to the estimate through ``H = w_c / (s + w_c)``,
+    ``w_c = sigma_a sqrt(n) / q`` (the scalar Riccati equation ``0 = sigma_a^2 - P^2 n / q^2`` gives ``P = sigma_a q
+    / sqrt(n)`` and the gain ``P n / q^2``). The white density with the same error variance through that filter is
+    ``q^2 = q0^2 int |Phi|^2 |H|^2 df / int |H|^2 df``: Maybeck's equivalent white noise (1979, vol. 1, sec. 4.11)
+    matched over the filter's band instead of at zero frequency; solved by fixed-point iteration with ``w_c``.
+    The feet's white noise and the joint velocities' are left out of ``w_c``: at the Monte Carlo's values they are
+    three orders of magnitude below the creep's density.
+
+    Args:
+        stance_slip_m: m, the slip's stddev per horizontal axis (the simulator's ``stance_slip_m``).
+        stance_s: s, the stance's length (gait period times duty factor).
+        accel_noise_density: m/s^2/sqrt(Hz), the accelerometer density the filter uses (after its floor).
+        feet_in_stance: the number of feet in stance while the slips happen (the leg updates that average them).
+
+    Returns:
+        The density (m/sqrt(s)), at most ``q0``; 0 without slips.
+
+    Raises:
+        ValueError: a non-positive stance, accelerometer density or number of feet in stance.
+    """
+    if stance_s <= 0.0 or accel_noise_density <= 0.0 or feet_in_stance <= 0.0:
+        raise ValueError(
+            f"stance_s, accel_noise_density and feet_in_stance must be > 0, got {stance_s}, "
+            f"{accel_noise_density}, {feet_in_stance}"
+        )
+    q0 = creep_density_of_slips(stance_slip_m, stance_s)
+    if q0 == 0.0:
+        return 0.0
+    from robot_state_estimator.simulation.trajectory import smoothstep  # the simulator's slip profile
+
+    slip_s = 0.5 * stance_s
+    t = np.linspace(0.0, slip_s, 1025)
+    pulse = smoothstep(t, 0.0, slip_s).dx  # 1/s, unit area
+    f = np.linspace(0.0, 64.0 / slip_s, 4097)  # Hz; |Phi|^2 falls as f^-6, 1e-9 of Phi(0)^2 at the end
+    phi = np.trapezoid(pulse[None, :] * np.exp(-2j * np.pi * f[:, None] * t[None, :]), t, axis=1)
+    phi2 = np.abs(phi) ** 2
+    q = q0
+    for _ in range(200):
+        w_c = accel_noise_density * math.sqrt(feet_in_stance) / q
+        h2 = w_c**2 / ((2.0 * np.pi * f) ** 2 + w_c**2)
+        q_next = q0 * math.sqrt(float(np.trapezoid(phi2 * h2, f)) / (w_c / 4.0))  # int_0^inf |H|^2 df = w_c / 4
+        if abs(q_next - q) <= 1e-12 * q0:
+            break
+        q = q_next
+    return float(min(q_next, q0))
 
 
 #: m/s, the white part of the contact point's velocity error of the simulator's feet (rigid rolling spheres on rigid
@@ -183,8 +245,10 @@ def go1_monte_carlo(
     set to the simulated walk (``imu_accel_bias_walk``; the default when none), and,
     with ``matched_contact``, the contact point's noise of the simulated feet: the white part
     :data:`SIMULATED_FOOT_VELOCITY_NOISE`, ``ekf.foot_creep_density`` from the simulated slips
-    (:func:`creep_density_of_slips` over the trot's stance, period times duty factor) and the joint velocities'
-    noise (``ekf.encoder_velocity_noise``, the simulator's ``joint_velocity_noise_rad_s``).
+    (:func:`band_matched_creep_density` over the trot's stance, period times duty factor, with the filter's
+    accelerometer density and the two feet of a diagonal pair: at a trot's duty factor up to 2/3, the Go1's 0.6, the
+    other pair lifts off before the slip window, the middle half of the stance, and lands after it) and the joint
+    velocities' noise (``ekf.encoder_velocity_noise``, the simulator's ``joint_velocity_noise_rad_s``).
 
     Returns:
         :func:`monte_carlo`'s result plus ``settings`` (what was run, JSON-ready).
@@ -206,7 +270,16 @@ def go1_monte_carlo(
         stance_s = robot.gait.trot_period_s * robot.gait.trot_duty
         ekf["foot_velocity_noise"] = SIMULATED_FOOT_VELOCITY_NOISE
         ekf["encoder_velocity_noise"] = simulation.SimulationSettings(robot="go1").joint_velocity_noise_rad_s
-        ekf["foot_creep_density"] = creep_density_of_slips(float(extra.get("stance_slip_m", 0.0)), stance_s)
+        if robot.gait.trot_duty > 2.0 / 3.0:  # then the slip window (a stance's middle half) has four feet down
+            raise ValueError(f"the creep's band matching assumes a trot duty factor <= 2/3, not {robot.gait.trot_duty}")
+        ekf_settings = matched_settings(None, **ekf).ekf
+        accel_density, _ = apply_imu_noise_floor(imu_noise_from_spec(robot.imu, ekf_settings), ekf_settings, "imu")
+        ekf["foot_creep_density"] = band_matched_creep_density(
+            float(extra.get("stance_slip_m", 0.0)),
+            stance_s,
+            accel_noise_density=float(np.max(accel_density.accel_density[:2])),
+            feet_in_stance=2.0,  # a diagonal pair: the other one swings through the slip window
+        )
     settings = matched_settings(None, **ekf)
 
     def make_run(seed: int) -> Any:
