@@ -15,7 +15,10 @@ without bound, so they are excluded from the band and checked to grow instead):
 - ``roll_pitch`` (2 DoF): the x, y components of ``Log(R_gt R_est^T)`` (small angles about the world axes, as the
   pose covariance defines them) against its rotation block's x, y rows;
 - ``gyro_bias_xy`` (2 DoF): the gyro bias's x, y components in the IMU frame against the filter's P (observable
-  through the attitude when the gravity direction and the leg velocities constrain it; the z component much less).
+  through the attitude when the gravity direction and the leg velocities constrain it; the z component much less);
+- ``accel_bias_xy`` (2 DoF) and ``accel_bias_z`` (1 DoF): the accelerometer bias in the IMU frame (the run's
+  turn-on bias plus its walk, ``imu_accel_bias_walk``) against the filter's P; z through the legs' vertical velocity
+  and gravity, x and y only together with roll and pitch (the tilt leans gravity into them).
 
 ``unobservable``: the filter's stddev of x, y and yaw at the first and last evaluation time (mean over runs), and
 the spread over runs of their errors in the first and last second.
@@ -39,7 +42,14 @@ from robot_state_estimator.evaluation.consistency import block_consistency, nees
 FloatArray = NDArray[np.float64]
 
 #: block name -> degrees of freedom
-BLOCKS: dict[str, int] = {"velocity": 3, "height": 1, "roll_pitch": 2, "gyro_bias_xy": 2}
+BLOCKS: dict[str, int] = {
+    "velocity": 3,
+    "height": 1,
+    "roll_pitch": 2,
+    "gyro_bias_xy": 2,
+    "accel_bias_xy": 2,
+    "accel_bias_z": 1,
+}
 
 
 def run_errors(est: RobotStateEstimator, run: Any, *, t_start_s: float, rate_hz: float) -> dict[str, FloatArray]:
@@ -49,7 +59,13 @@ def run_errors(est: RobotStateEstimator, run: Any, *, t_start_s: float, rate_hz:
     Returns:
         ``{block: errors (K, d)}``, ``{block + "_cov": (K, d, d)}``, ``t_s`` (K,), ``xy_yaw_err`` (K, 3),
         ``xy_yaw_std`` (K, 3).
+
+    Raises:
+        ValueError: the description's accelerometer noise has a dynamic bias, which the run does not record (the
+            accelerometer bias's truth is the turn-on bias plus the walk).
     """
+    if any(n.dynamic_bias_stddev > 0.0 for n in run.imu.linear_acceleration_noise):
+        raise ValueError("the accelerometer noise has a dynamic bias: the run records no truth for it")
     events = [(int(run.stamps_ns[i]), 1, k) for k, i in enumerate(run.imu_index)]
     events += [(int(run.stamps_ns[i]), 0, k) for k, i in enumerate(run.joint_index)]
     events.sort()
@@ -93,6 +109,11 @@ def run_errors(est: RobotStateEstimator, run: Any, *, t_start_s: float, rate_hz:
         out["roll_pitch_cov"].append(e.pose_covariance[3:5, 3:5])
         out["gyro_bias_xy"].append(run.imu_gyro_bias[:2] - est.ekf.gyro_bias[:2])
         out["gyro_bias_xy_cov"].append(P[12:14, 12:14].copy())  # P is a live view of the filter's buffer
+        accel_bias_error = run.imu_accel_bias + run.imu_accel_bias_walk[k] - est.ekf.accel_bias
+        out["accel_bias_xy"].append(accel_bias_error[:2])
+        out["accel_bias_xy_cov"].append(P[9:11, 9:11].copy())
+        out["accel_bias_z"].append(accel_bias_error[2:])
+        out["accel_bias_z_cov"].append(P[11:12, 11:12].copy())
         out["xy_yaw_err"].append([*(q_gt[:2] - e.p_world_base[:2]), rot_err[2]])
         C = e.pose_covariance
         out["xy_yaw_std"].append(np.sqrt([C[0, 0], C[1, 1], C[5, 5]]))
