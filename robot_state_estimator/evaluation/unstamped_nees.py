@@ -12,7 +12,10 @@ error stays; the mean covariance stands for the mean error's, which holds for an
 - ``height`` (1 DoF) and ``position`` (3 DoF): ``p_gt - (Rz(yaw) p_est + t)`` with the alignment anchored at the
   start (:func:`start_anchored_yaw_alignment`: the filter's position covariance starts small and grows, so the
   error is measured from where both started; a 4-DoF alignment over the whole run would spread the end's error
-  over the start).
+  over the start);
+- ``yaw`` (1 DoF): z of the same ``Log(R_gt R_est^T)`` less its mean over the anchor rows (the heading anchored at
+  the start like the position: the world yaw fitted on the positions and the markers' yaw on the body go with it),
+  against the rotation block's z row; unobservable, so its covariance grows from the start.
 
 Evaluate the whole run and, separately, from after the first turn (which separates tilt from accelerometer
 bias; the anchor and the tilt are then fitted on that span). Sources: docs/uncertainty.md (the real trot's
@@ -45,7 +48,7 @@ from robot_state_estimator.evaluation.trajectory import Trajectory, rot_z
 FloatArray = NDArray[np.float64]
 
 #: Block -> (rows of the pose covariance / error vector, DoF).
-BLOCKS = {"roll_pitch": ((3, 4), 2), "height": ((2,), 1), "position": ((0, 1, 2), 3)}
+BLOCKS = {"roll_pitch": ((3, 4), 2), "yaw": ((5,), 1), "height": ((2,), 1), "position": ((0, 1, 2), 3)}
 
 
 def nearest_samples(traj: Trajectory, t_s: FloatArray) -> NDArray[np.intp]:
@@ -217,7 +220,7 @@ def unstamped_nees(
         gt: the ground truth on the estimate's clock (a time alignment applied), its own world.
         start_s: s, first evaluated time (e.g. 2 s after the start, once the robot stands).
         window_s: s, window of the means.
-        anchor_s: s, rows from ``start_s`` whose mean positions anchor the alignment.
+        anchor_s: s, rows from ``start_s`` whose mean positions (and heading error) anchor the alignment.
         remove_tilt: remove the ground truth's constant body-frame tilt (:func:`tilt_calibration`).
         attitude: the integrated gyroscope (``gyro_clock.integrate_gyro``, covering the span): adds roll/pitch
             against the motion capture smoothed over ``window_s`` with it (:func:`smoothed_roll_pitch`), once with
@@ -240,13 +243,15 @@ def unstamped_nees(
         raise MetricsError(f"fewer than two ground-truth rows in [{start_s:.2f}, {est.t_s[-1]:.2f}] s")
     k = nearest_samples(est, gt.t_s[m])
     t, p_gt, R_gt = gt.t_s[m], gt.p_world_base[m], gt.rotations[m]
-    yaw, trans = start_anchored_yaw_alignment(est.p_world_base[k], p_gt, t <= t[0] + anchor_s)
+    anchor = t <= t[0] + anchor_s
+    yaw, trans = start_anchored_yaw_alignment(est.p_world_base[k], p_gt, anchor)
     e_est = est.transformed(rot_z(yaw), trans)
     R_est = e_est.rotations[k]
     R_gt_raw = R_gt
     tilt = tilt_calibration(R_est, R_gt) if remove_tilt else np.zeros(2)
     R_gt = R_gt * Rotation.from_rotvec([-tilt[0], -tilt[1], 0.0])
     errors = np.hstack([p_gt - e_est.p_world_base[k], (R_gt * R_est.inv()).as_rotvec()])
+    errors[:, 5] -= errors[anchor, 5].mean()  # the heading anchored at the start (module docstring, yaw)
     P = np.asarray(e_est.pose_covariance)[k]
     blocks = {b: block_nees(b, t, errors, P, window_s) for b in BLOCKS}
     out = {"yaw_deg": float(np.degrees(yaw)), "tilt_deg": np.degrees(tilt), "blocks": blocks}

@@ -43,17 +43,25 @@ def test_start_anchored_alignment_recovers_yaw_and_translation() -> None:
     np.testing.assert_allclose(t, TRANS, atol=1e-12)
 
 
-def run(tilt_body: np.ndarray, tilt_world: np.ndarray, remove_tilt: bool) -> dict:
+def run(tilt_body: np.ndarray, tilt_world: np.ndarray, remove_tilt: bool, yaw_rate: float = 0.0) -> dict:
     """An estimate (5 rows, 0.5 s apart) and its ground truth: the estimate's world turned by YAW and moved by TRANS,
     a height error of 0.01 m/s from the first row, the attitude tilted in the world (``tilt_world``, rad) and the
-    body (``tilt_body``); covariance diag(1e-4 m^2 x 3, 1e-4, 1e-4, 1e-2 rad^2)."""
+    body (``tilt_body``), a heading error growing at ``yaw_rate`` (rad/s) from the first row; covariance diag(1e-4
+    m^2 x 3, 1e-4, 1e-4, 1e-2 rad^2)."""
     t = np.arange(5) * 0.5
     p_est = np.column_stack([np.cos(t), np.sin(2 * t), 0.3 + 0.0 * t])
     R_est = Rotation.from_euler("ZX", np.column_stack([0.1 * t, 0.05 * np.sin(t)]))
     P = np.tile(np.diag([1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-2]), (5, 1, 1))
     est = Trajectory(t, p_est, R_est.as_quat(), pose_covariance=P)
     p_gt = p_est @ rot_z(YAW).T + TRANS + np.column_stack([0 * t, 0 * t, 0.01 * t])
-    R_gt = Rotation.from_rotvec(tilt_world) * Rotation.from_matrix(rot_z(YAW)) * R_est * Rotation.from_rotvec(tilt_body)
+    R_drift = Rotation.from_rotvec(np.column_stack([0 * t, 0 * t, yaw_rate * t]))
+    R_gt = (
+        R_drift
+        * Rotation.from_rotvec(tilt_world)
+        * Rotation.from_matrix(rot_z(YAW))
+        * R_est
+        * Rotation.from_rotvec(tilt_body)
+    )
     gt = Trajectory(t, p_gt, R_gt.as_quat())
     return unstamped_nees(est, gt, start_s=0.0, window_s=1.0, anchor_s=0.0, remove_tilt=remove_tilt)
 
@@ -72,6 +80,21 @@ def test_blocks_by_hand() -> None:
     assert b["height"].windowed == pytest.approx((0.0625 + 1.5625 + 4.0) / 3, rel=1e-9)
     assert b["roll_pitch"].windowed == pytest.approx(5.0, rel=1e-6)
     assert (b["height"].n_rows, b["height"].n_windows) == (5, 3)
+
+
+def test_yaw_is_measured_from_the_start() -> None:
+    """A heading error growing at 0.01 rad/s on top of a constant one (0.2 rad about the world's z, removed with the
+    start): errors 0.01 t at t = 0, 0.5, 1, 1.5, 2 over 1e-2 rad^2, NEES 0.01 t^2, mean 0.015; 1 s windows:
+    mean errors 0.0025, 0.0125, 0.02 -> (6.25e-6 + 1.5625e-4 + 4e-4) / 1e-2 / 3. The positions, and so the world
+    yaw fitted on them, are unchanged."""
+    res = run(np.zeros(3), np.array([0.0, 0.0, 0.2]), remove_tilt=False, yaw_rate=0.01)
+    b = res["blocks"]
+    assert res["yaw_deg"] == pytest.approx(np.degrees(YAW), abs=1e-9)
+    assert b["yaw"].dof == 1
+    assert b["yaw"].per_row == pytest.approx(0.015, rel=1e-6)
+    assert b["yaw"].windowed == pytest.approx((6.25e-6 + 1.5625e-4 + 4e-4) / 1e-2 / 3, rel=1e-6)
+    assert b["roll_pitch"].per_row == pytest.approx(0.0, abs=1e-9)
+    assert run(np.zeros(3), np.zeros(3), remove_tilt=False)["blocks"]["yaw"].per_row == pytest.approx(0.0, abs=1e-20)
 
 
 def test_constant_body_tilt_is_removed() -> None:

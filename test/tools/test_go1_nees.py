@@ -40,16 +40,20 @@ def test_reanchor_covariance_keeps_roll_pitch_and_restarts_position_and_yaw() ->
     np.testing.assert_array_equal(C, expected)
 
 
-def test_after_span_takes_roll_pitch_from_the_run_from_initialisation() -> None:
+def test_after_span_takes_roll_pitch_and_yaw_from_the_run_from_initialisation() -> None:
     first = {
         "yaw_deg": -3.0,
         "tilt_deg": np.zeros(2),
-        "blocks": {"roll_pitch": 1, "height": 2, "position": 3},
+        "blocks": {"roll_pitch": 1, "yaw": 8, "height": 2, "position": 3},
         "smoothed_roll_pitch": 7,
     }
-    again = {"yaw_deg": -3.5, "tilt_deg": np.ones(2), "blocks": {"roll_pitch": 4, "height": 5, "position": 6}}
+    again = {
+        "yaw_deg": -3.5,
+        "tilt_deg": np.ones(2),
+        "blocks": {"roll_pitch": 4, "yaw": 9, "height": 5, "position": 6},
+    }
     out = go1_nees.after_span(first, again)
-    assert out["blocks"] == {"roll_pitch": 1, "height": 5, "position": 6}
+    assert out["blocks"] == {"roll_pitch": 1, "yaw": 8, "height": 5, "position": 6}
     assert out["smoothed_roll_pitch"] == 7  # roll/pitch against the smoothed reference: the first run's too
     assert out["yaw_deg"] == -3.0 and out["reanchored_yaw_deg"] == -3.5
     assert out["tilt_deg"] is first["tilt_deg"]
