@@ -233,7 +233,7 @@ def band_matched_creep_density(
     slip_s = 0.5 * stance_s
     t = np.linspace(0.0, slip_s, 1025)
     pulse = smoothstep(t, 0.0, slip_s).dx  # 1/s, unit area
-    f = np.linspace(0.0, 64.0 / slip_s, 4097)  # Hz; |Phi|^2 falls as f^-6, 1e-9 of Phi(0)^2 at the end
+    f = np.linspace(0.0, 64.0 / slip_s, 4097)  # Hz; |Phi|^2 falls as f^-6: below 1e-11 of Phi(0)^2 at the end
     phi = np.trapezoid(pulse[None, :] * np.exp(-2j * np.pi * f[:, None] * t[None, :]), t, axis=1)
     phi2 = np.abs(phi) ** 2
     q = q0
@@ -294,11 +294,11 @@ def go1_monte_carlo(
         if robot.gait.trot_duty > 2.0 / 3.0:  # then the slip window (a stance's middle half) has four feet down
             raise ValueError(f"the creep's band matching assumes a trot duty factor <= 2/3, not {robot.gait.trot_duty}")
         ekf_settings = matched_settings(None, **ekf).ekf
-        accel_density, _ = apply_imu_noise_floor(imu_noise_from_spec(robot.imu, ekf_settings), ekf_settings, "imu")
+        imu_noise, _ = apply_imu_noise_floor(imu_noise_from_spec(robot.imu, ekf_settings), ekf_settings, "imu")
         ekf["foot_creep_density"] = band_matched_creep_density(
             float(extra.get("stance_slip_m", 0.0)),
             stance_s,
-            accel_noise_density=float(np.max(accel_density.accel_density[:2])),
+            accel_noise_density=float(np.max(imu_noise.accel_density[:2])),
             feet_in_stance=2.0,  # a diagonal pair: the other one swings through the slip window
         )
     settings = matched_settings(None, **ekf)
