@@ -39,7 +39,8 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
       simulated run is a noise of the settings above the simulated one (the filter's IMU noise floors above the
       simulator's datasheet noise, event ``imu_noise_below_floor``; a robot configuration's contact noise, e.g.
       ``config/go1.yaml``'s 0.1 m/s against the simulated feet's 0.003) or a wide initial prior (event
-      ``initialized_moving``; docs/uncertainty.md);
+      ``initialized_moving``; docs/uncertainty.md); for ``attitude``, which holds the unobservable yaw, also its
+      variance growing with the gyroscope z bias's prior;
     - a NEES above its band: the reported covariance is narrower than the error (over-confident, the dangerous
       direction for whatever consumes it); in a simulated run with ``--real-errors``, the settings not told the
       simulated errors (docs/TOOLS.md, "A real robot's errors"). Not caveats of meaning: of reading.
@@ -69,7 +70,14 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
                 f"below the band ({n['mean']:.2f} < {lo:.2f}): the reported uncertainty is wider than the error "
                 "(conservative); in a simulated run usually a noise of the settings above the simulated one (the "
                 "IMU noise floors, event imu_noise_below_floor; a robot config's contact noise) or a wide initial "
-                "prior (event initialized_moving); docs/uncertainty.md"
+                "prior (event initialized_moving)"
+                + (
+                    "; this block holds the yaw, which nothing observes: its variance grows with the gyroscope z "
+                    "bias's prior, one run's error with that run's own bias; compare roll_pitch"
+                    if k == "attitude"
+                    else ""
+                )
+                + "; docs/uncertainty.md"
             )
         elif n["mean"] > hi:
             caveats[row] = (

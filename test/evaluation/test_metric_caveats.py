@@ -86,4 +86,7 @@ def test_a_nees_outside_its_band_is_read_as_conservative_or_over_confident() -> 
     assert "^ caveat: below the band" in lines[i + 1]
     # a mean just under its band reads as such (two decimals on both sides: 1.083 was printed "1.1 < 1.09")
     res["nees"] = {"attitude": {"mean": 1.083, "band95": (1.09, 5.44), "dof": 3, "k_eff": 900.0}}
-    assert metrics.metric_caveats(res)["NEES attitude (3 DoF)"].startswith("below the band (1.08 < 1.09)")
+    attitude = metrics.metric_caveats(res)["NEES attitude (3 DoF)"]
+    assert attitude.startswith("below the band (1.08 < 1.09)")
+    assert "this block holds the yaw, which nothing observes" in attitude
+    assert "holds the yaw" not in caveats["NEES velocity (3 DoF)"]
