@@ -4,8 +4,8 @@ Bar-Shalom's NEES takes the reference as the truth. The real Go1 trot's motion c
 integrated gyroscope (which is accurate over a fraction of a second), its rotation between two rows disagrees by
 0.3-0.4 deg per axis one row apart and by about 0.8-1.2 deg from 0.2 s apart (timing left after the clock fit,
 dropped frames, marker noise), i.e. a roll/pitch error of about 0.6-0.8 deg per row, twice the filter's published
-stddev (0.31 deg). Against such a reference the NEES measures the reference. Two remedies, both without the
-filter:
+stddev (0.31 deg); its yaw errs likewise. Against such a reference the NEES measures the reference. Two remedies,
+both without the filter:
 
 - :func:`carried_window_mean`: each row's attitude replaced by the mean of the rows within ``window_s`` around it,
   each carried to the row's time by the gyroscope's rotation between the two times (``R_gt_j R_g(t_j)^T R_g(t_i)``
@@ -23,8 +23,8 @@ filter:
   mean of ``n`` rows has variance ``(1 / n^2) sum_jk C(|j - k|)``. An error the gyroscope makes over the lags
   (noise, scale) counts as the reference's: it errs on the side of a larger reference error.
 
-The roll/pitch NEES against the smoothed reference with the covariance ``P + Sigma_ref`` is then that of the
-filter's error alone, if the two errors are independent (the filter never sees the motion capture). Source: the
+The roll/pitch (or yaw) NEES against the smoothed reference with the covariance ``P + Sigma_ref`` is then that of
+the filter's error alone, if the two errors are independent (the filter never sees the motion capture). Source: the
 noisy-reference form of the NEES, ``E[(x_est - x_ref)(...)^T] = P + Sigma_ref``, and the structure function of a
 stationary process (Yaglom 1987, structure functions of processes with stationary increments).
 
@@ -103,13 +103,13 @@ def carried_window_mean(t_s: FloatArray, R_gt: Rotation, attitude: GyroAttitude,
 
 @dataclass(frozen=True)
 class ReferenceError:
-    """The reference's own roll/pitch error (per body axis x, y; rad).
+    """The reference's own attitude error (per body axis x, y, z: roll, pitch, yaw at small tilt; rad).
 
     Attributes:
-        sigma_row_rad: (2,) stddev of one row's error, ``sqrt(C(0))``.
-        sigma_mean_rad: (2,) stddev of the window mean's error (:func:`carried_window_mean`).
+        sigma_row_rad: (3,) stddev of one row's error, ``sqrt(C(0))``.
+        sigma_mean_rad: (3,) stddev of the window mean's error (:func:`carried_window_mean`).
         rows_per_window: median rows averaged into a row.
-        structure_rad2: (L, 2) ``D(l)`` for row lags ``l = 1..L``.
+        structure_rad2: (L, 3) ``D(l)`` for row lags ``l = 1..L``.
     """
 
     sigma_row_rad: FloatArray
@@ -121,11 +121,17 @@ class ReferenceError:
     def horizontal_variance_rad2(self) -> float:
         """rad^2, the window mean's variance averaged over x and y: an isotropic covariance ``v I`` for the world
         roll/pitch block, whatever the heading."""
-        return float(np.mean(self.sigma_mean_rad**2))
+        return float(np.mean(self.sigma_mean_rad[:2] ** 2))
+
+    @property
+    def yaw_variance_rad2(self) -> float:
+        """rad^2, the window mean's variance about the body's z, standing for the world's (the tilt is a few
+        degrees: the axes differ by its cosine)."""
+        return float(self.sigma_mean_rad[2] ** 2)
 
 
 def structure_function(t_s: FloatArray, R_gt: Rotation, attitude: GyroAttitude, max_lag: int) -> FloatArray:
-    """``D(l)`` for ``l = 1..max_lag`` rows: the variance (about its mean) of x, y of
+    """``D(l)`` for ``l = 1..max_lag`` rows: the variance (about its mean) of x, y, z of
     ``Log((R_g(t_i)^T R_g(t_j))^T R_gt_i^T R_gt_j)``, ``j = i + l``, in the body frame (module docstring).
 
     Args:
@@ -133,7 +139,7 @@ def structure_function(t_s: FloatArray, R_gt: Rotation, attitude: GyroAttitude, 
         max_lag: the longest lag, rows (1 <= max_lag < M).
 
     Returns:
-        (max_lag, 2) rad^2, about the body's x (roll) and y (pitch) axes.
+        (max_lag, 3) rad^2, about the body's x (roll), y (pitch) and z (yaw) axes.
 
     Raises:
         MetricsError: as :func:`carried_window_mean`; ``max_lag`` out of range.
@@ -142,9 +148,9 @@ def structure_function(t_s: FloatArray, R_gt: Rotation, attitude: GyroAttitude, 
     if not 1 <= max_lag < len(t):
         raise MetricsError(f"max_lag must be in [1, {len(t) - 1}], got {max_lag}")
     R_g = attitude.at(t)
-    D = np.empty((max_lag, 2))
+    D = np.empty((max_lag, 3))
     for lag in range(1, max_lag + 1):
-        d = ((R_g[lag:].inv() * R_g[:-lag]) * (R_gt[:-lag].inv() * R_gt[lag:])).as_rotvec()[:, :2]
+        d = ((R_g[lag:].inv() * R_g[:-lag]) * (R_gt[:-lag].inv() * R_gt[lag:])).as_rotvec()
         D[lag - 1] = d.var(axis=0)
     return D
 
@@ -157,7 +163,7 @@ def reference_error(
     *,
     plateau_s: tuple[float, float] = (0.2, 0.5),
 ) -> ReferenceError:
-    """The reference's roll/pitch error per row and after :func:`carried_window_mean` (module docstring).
+    """The reference's attitude error per row and after :func:`carried_window_mean` (module docstring).
 
     Args:
         t_s, R_gt, attitude, window_s: as :func:`carried_window_mean`.
@@ -165,8 +171,9 @@ def reference_error(
             its plateau ``2 C(0)``: past the error's correlation time, short against the gyroscope's drift.
 
     Returns:
-        :class:`ReferenceError` (per body axis x, y; the world roll/pitch block takes the mean of the two variances,
-        :attr:`ReferenceError.horizontal_variance_rad2`, though they differ by 2x on the real trot).
+        :class:`ReferenceError` (per body axis x, y, z; the world roll/pitch block takes the mean of the first two
+        variances, :attr:`ReferenceError.horizontal_variance_rad2`, though they differ by 2x on the real trot; the yaw
+        the third, :attr:`ReferenceError.yaw_variance_rad2`).
 
     Raises:
         MetricsError: as :func:`carried_window_mean`; a plateau shorter than a row or longer than the rows.

@@ -158,14 +158,15 @@ def block_nees(name: str, t_s: FloatArray, errors: FloatArray, pose_cov: FloatAr
 
 
 @dataclass(frozen=True)
-class SmoothedRollPitch:
-    """Roll/pitch against the motion capture smoothed with the gyroscope (``gyro_reference``), per row.
+class SmoothedNees:
+    """Roll/pitch or yaw against the motion capture smoothed with the gyroscope (``gyro_reference``), per row.
 
     Attributes:
         window_s: s, the reference's window (``gyro_reference.carried_window_mean``).
         per_row: time average of the NEES against the filter's covariance alone.
         per_row_band: its 95 % band (``consistency.time_average_band``).
-        with_reference: the same against ``P + Sigma_ref`` (the smoothed reference's own error, isotropic).
+        with_reference: the same against ``P + Sigma_ref`` (the smoothed reference's own error; isotropic for
+            roll/pitch).
         with_reference_band: its 95 % band.
         reference: the reference's error (per row and after smoothing).
     """
@@ -186,7 +187,7 @@ def smoothed_roll_pitch(
     attitude: GyroAttitude,
     window_s: float,
     tilt_variance_rad2: float = 0.0,
-) -> SmoothedRollPitch:
+) -> SmoothedNees:
     """The roll/pitch NEES per row against ``R_gt`` (M,) smoothed over ``window_s`` with the gyroscope ``attitude``,
     for estimates ``R_est`` (M,) with world roll/pitch covariances ``P_rp`` (M, 2, 2) rad^2 (``gyro_reference``);
     ``tilt_variance_rad2`` (rad^2 per axis): the removed tilt's own uncertainty, a constant error of the reference
@@ -198,7 +199,33 @@ def smoothed_roll_pitch(
     band, _ = time_average_band(values, 2)
     with_ref = nees_values(e, P_rp + (ref.horizontal_variance_rad2 + tilt_variance_rad2) * np.eye(2))
     band_ref, _ = time_average_band(with_ref, 2)
-    return SmoothedRollPitch(window_s, float(np.mean(values)), band, float(np.mean(with_ref)), band_ref, ref)
+    return SmoothedNees(window_s, float(np.mean(values)), band, float(np.mean(with_ref)), band_ref, ref)
+
+
+def smoothed_yaw(
+    t_s: FloatArray,
+    R_gt: Rotation,
+    R_est: Rotation,
+    P_yaw: FloatArray,
+    attitude: GyroAttitude,
+    window_s: float,
+    anchor: NDArray[np.bool_],
+) -> SmoothedNees:
+    """The yaw NEES per row against ``R_gt`` (M,) smoothed over ``window_s`` with the gyroscope ``attitude``, for
+    estimates ``R_est`` (M,) with yaw variances ``P_yaw`` (M,) rad^2, the heading error measured from its mean over
+    the ``anchor`` rows (M,) as the ``yaw`` block does. ``with_reference`` counts the smoothed reference's error twice
+    (``2 Sigma_ref``): once at the row, once in the anchor's mean (as large, the anchor being shorter than the
+    smoothing window; independent of the row's once the row is a window past the anchor)."""
+    R_ref = carried_window_mean(t_s, R_gt, attitude, window_s)
+    e = (R_ref * R_est.inv()).as_rotvec()[:, 2:]
+    e = e - e[anchor].mean(axis=0)
+    ref = reference_error(t_s, R_gt, attitude, window_s)
+    P = np.asarray(P_yaw, dtype=float).reshape(-1, 1, 1)
+    values = nees_values(e, P)
+    band, _ = time_average_band(values, 1)
+    with_ref = nees_values(e, P + 2.0 * ref.yaw_variance_rad2)
+    band_ref, _ = time_average_band(with_ref, 1)
+    return SmoothedNees(window_s, float(np.mean(values)), band, float(np.mean(with_ref)), band_ref, ref)
 
 
 def unstamped_nees(
@@ -230,8 +257,8 @@ def unstamped_nees(
 
     Returns:
         ``{"yaw_deg", "tilt_deg" (2,), "blocks": {block: BlockNees}}``, with ``attitude`` also
-        ``"smoothed_roll_pitch"`` and ``"smoothed_roll_pitch_gyro_tilt"`` (:class:`SmoothedRollPitch`) and
-        ``"gyro_tilt"`` (``gyro_reference.GyroTilt``).
+        ``"smoothed_roll_pitch"``, ``"smoothed_roll_pitch_gyro_tilt"`` and ``"smoothed_yaw"`` (:class:`SmoothedNees`;
+        the yaw against the reference with the gyroscope's tilt) and ``"gyro_tilt"`` (``gyro_reference.GyroTilt``).
 
     Raises:
         MetricsError: no covariance, or fewer than two rows in the span.
@@ -264,6 +291,7 @@ def unstamped_nees(
         out["smoothed_roll_pitch_gyro_tilt"] = smoothed_roll_pitch(
             t, R_gt_g, R_est, P[:, 3:5, 3:5], attitude, w, g.variance_rad2
         )
+        out["smoothed_yaw"] = smoothed_yaw(t, R_gt_g, R_est, P[:, 5, 5], attitude, w, anchor)
     return out
 
 
@@ -292,10 +320,16 @@ def format_nees(res: dict[str, Any], label: str = "") -> str:
             f"{y2:.2f}): stddev {np.degrees(np.sqrt(g.variance_rad2)):.2f} deg, counted with the reference's error): "
             + _smoothed_figures(sg)
         )
+        y = res["smoothed_yaw"]
+        lines.append(
+            f"  yaw against the same reference (its yaw error per row {np.degrees(y.reference.sigma_row_rad[2]):.2f} "
+            f"deg, smoothed {np.degrees(y.reference.sigma_mean_rad[2]):.2f} deg, counted twice with the start's): "
+            + _smoothed_figures(y)
+        )
     return "\n".join(lines)
 
 
-def _smoothed_figures(s: SmoothedRollPitch) -> str:
+def _smoothed_figures(s: SmoothedNees) -> str:
     return (
         f"{s.per_row:.2f} (band {s.per_row_band[0]:.2f}-{s.per_row_band[1]:.2f}), with the reference's own error "
         f"{s.with_reference:.2f} (band {s.with_reference_band[0]:.2f}-{s.with_reference_band[1]:.2f})"

@@ -246,10 +246,14 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
                 "tilt_deg": [float(x) for x in r["tilt_deg"]],
                 **{b: {"per_row": r["blocks"][b].per_row, "1s": r["blocks"][b].windowed} for b in BLOCKS},
             }
-            for key, tilt in (("smoothed_roll_pitch", "estimate"), ("smoothed_roll_pitch_gyro_tilt", "gyro")):
+            for key, name in (
+                ("smoothed_roll_pitch", "roll_pitch_smoothed_tilt_from_estimate"),
+                ("smoothed_roll_pitch_gyro_tilt", "roll_pitch_smoothed_tilt_from_gyro"),
+                ("smoothed_yaw", "yaw_smoothed"),
+            ):
                 sm = r.get(key)
                 if sm is not None:
-                    out[clock][span][f"roll_pitch_smoothed_tilt_from_{tilt}"] = smoothed_summary(sm)
+                    out[clock][span][name] = smoothed_summary(sm)
             if "gyro_tilt" in r:
                 out[clock][span]["gyro_tilt_deg"] = np.degrees(r["gyro_tilt"].tilt_rad).tolist()
                 out[clock][span]["gyro_tilt_halves_deg"] = np.degrees(r["gyro_tilt"].halves_rad).tolist()
@@ -257,7 +261,7 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def smoothed_summary(sm: Any) -> dict[str, Any]:
-    """JSON-ready figures of an ``unstamped_nees.SmoothedRollPitch``."""
+    """JSON-ready figures of an ``unstamped_nees.SmoothedNees``."""
     return {
         "window_s": sm.window_s,
         "per_row": sm.per_row,
