@@ -66,7 +66,9 @@ class EkfSettings:
             a stance (a drift of stddev ``sigma_d`` over a stance of ``T_s`` s is ``sigma_d / sqrt(T_s)``); in the
             leg update as its equivalent white noise at the joint period measured at initialisation, variance
             ``foot_creep_density^2 / dt`` on the world's horizontal plane only
-            (:mod:`~robot_state_estimator.estimation.noise_model`); 0 = off.
+            (:mod:`~robot_state_estimator.estimation.noise_model`); 0 = off. It also lowers the feet's NIS, which
+            the gate and the slip report read (the horizontal innovations of a sample are far below it;
+            docs/uncertainty.md).
         encoder_velocity_noise: rad/s, stddev of a joint velocity the joint message measures, propagated through
             the foot Jacobian (velocities the estimator differentiates use ``encoder_noise_rad`` instead).
         encoder_noise_rad: rad, stddev of a joint angle at the output (encoder noise, transmission backlash and
