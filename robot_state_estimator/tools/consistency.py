@@ -6,8 +6,8 @@ against the exact ground truth and the covariance ``P_ik`` the filter reports gi
 block. The test on those values (Bar-Shalom's per-time band and the time average against its band with the
 effective number of independent times) is ``evaluation.consistency``'s, which imports no estimator.
 
-Blocks (the observable directions; IMU and leg kinematics cannot observe x, y and yaw, whose variance grows
-without bound, so they are excluded from the band and checked to grow instead):
+Blocks (IMU and leg kinematics cannot observe x, y, yaw and height, whose variance grows without bound; their
+NEES still says whether it grows as the error does):
 
 - ``velocity`` (3 DoF): ``v_base_in_base`` against the twist covariance's linear block;
 - ``height`` (1 DoF): ``z`` against the pose covariance's ``zz``; reported, but like x and y not observable (the
@@ -18,7 +18,10 @@ without bound, so they are excluded from the band and checked to grow instead):
   through the attitude when the gravity direction and the leg velocities constrain it; the z component much less);
 - ``accel_bias_xy`` (2 DoF) and ``accel_bias_z`` (1 DoF): the accelerometer bias in the IMU frame (the run's
   turn-on bias plus its walk, ``imu_accel_bias_walk``) against the filter's P; z through the legs' vertical velocity
-  and gravity, x and y only together with roll and pitch (the tilt leans gravity into them).
+  and gravity, x and y only together with roll and pitch (the tilt leans gravity into them);
+- ``position_xy`` (2 DoF) and ``yaw`` (1 DoF), unobservable: x, y against the pose covariance's horizontal block, z
+  of ``Log(R_gt R_est^T)`` against its yaw row (the legs' scale term of the published pose covariance is off in
+  :func:`go1_monte_carlo`: the simulated legs have none).
 
 ``unobservable``: the filter's stddev of x, y and yaw at the first and last evaluation time (mean over runs), and
 the spread over runs of their errors in the first and last second.
@@ -49,6 +52,8 @@ BLOCKS: dict[str, int] = {
     "gyro_bias_xy": 2,
     "accel_bias_xy": 2,
     "accel_bias_z": 1,
+    "position_xy": 2,
+    "yaw": 1,
 }
 
 
@@ -116,6 +121,10 @@ def run_errors(est: RobotStateEstimator, run: Any, *, t_start_s: float, rate_hz:
         out["accel_bias_z_cov"].append(P[11:12, 11:12].copy())
         out["xy_yaw_err"].append([*(q_gt[:2] - e.p_world_base[:2]), rot_err[2]])
         C = e.pose_covariance
+        out["position_xy"].append(q_gt[:2] - e.p_world_base[:2])
+        out["position_xy_cov"].append(C[0:2, 0:2])
+        out["yaw"].append(rot_err[2:])
+        out["yaw_cov"].append(C[5:6, 5:6])
         out["xy_yaw_std"].append(np.sqrt([C[0, 0], C[1, 1], C[5, 5]]))
     return {k: np.array(v, dtype=float) for k, v in out.items()}
 
@@ -267,6 +276,8 @@ def go1_monte_carlo(
     - the gyroscope's (static and moving initialisation): the description's spread and the simulated turn-on offset
       (``imu_gyro_turn_on_bias_rad_s``) together, when that offset is simulated;
     - the accelerometer bias random walk: the simulated walk (``imu_accel_bias_walk``; the default when none);
+    - the legs' scale uncertainty of the published pose covariance (``ekf.leg_scale_std``): 0, the simulator's legs
+      being the model's;
     - with ``matched_contact``, the contact point's noise of the simulated feet: the white part
       :data:`SIMULATED_FOOT_VELOCITY_NOISE`; ``ekf.foot_creep_density`` from the simulated slips
       (:func:`band_matched_creep_density` over the trot's stance, period times duty factor, with the filter's
@@ -302,6 +313,7 @@ def go1_monte_carlo(
         ekf["initial_gyro_bias_std"] = ekf["init_moving_gyro_bias_std"] = gyro_spread
     if extra.get("imu_accel_bias_walk", 0.0) > 0.0:
         ekf["accel_bias_random_walk"] = float(extra["imu_accel_bias_walk"])
+    ekf["leg_scale_std"] = 0.0  # the simulator's legs are the model's: no scale error to publish
     if matched_contact:
         stance_s = robot.gait.trot_period_s * robot.gait.trot_duty
         ekf["foot_velocity_noise"] = SIMULATED_FOOT_VELOCITY_NOISE
