@@ -17,6 +17,9 @@ error stays; the mean covariance stands for the mean error's, which holds for an
   the start like the position: the world yaw fitted on the positions and the markers' yaw on the body go with it),
   against the rotation block's z row; unobservable, so its covariance grows from the start.
 
+With the integrated gyroscope, roll/pitch and yaw also against the motion capture smoothed with it, its own error
+counted (:func:`smoothed_roll_pitch`, :func:`smoothed_yaw`; ``gyro_reference``).
+
 Evaluate the whole run and, separately, from after the first turn (which separates tilt from accelerometer
 bias; the anchor and the tilt are then fitted on that span). Sources: docs/uncertainty.md (the real trot's
 evaluation); the closed-form 2-D rotation about the anchor (Umeyama 1991 restricted to yaw).
@@ -166,7 +169,7 @@ class SmoothedNees:
         per_row: time average of the NEES against the filter's covariance alone.
         per_row_band: its 95 % band (``consistency.time_average_band``).
         with_reference: the same against ``P + Sigma_ref`` (the smoothed reference's own error; isotropic for
-            roll/pitch).
+            roll/pitch; ``2 Sigma_ref`` for yaw, :func:`smoothed_yaw`).
         with_reference_band: its 95 % band.
         reference: the reference's error (per row and after smoothing).
     """
@@ -212,10 +215,17 @@ def smoothed_yaw(
     anchor: NDArray[np.bool_],
 ) -> SmoothedNees:
     """The yaw NEES per row against ``R_gt`` (M,) smoothed over ``window_s`` with the gyroscope ``attitude``, for
-    estimates ``R_est`` (M,) with yaw variances ``P_yaw`` (M,) rad^2, the heading error measured from its mean over
-    the ``anchor`` rows (M,) as the ``yaw`` block does. ``with_reference`` counts the smoothed reference's error twice
-    (``2 Sigma_ref``): once at the row, once in the anchor's mean (as large, the anchor being shorter than the
-    smoothing window; independent of the row's once the row is a window past the anchor)."""
+    estimates ``R_est`` (M,) with yaw variances ``P_yaw`` (M,) rad^2 about the world's z, the heading error (z of
+    ``Log(R_ref R_est^T)``, about the world's z) measured from its mean over the ``anchor`` rows (M,) bool, as the
+    ``yaw`` block does. ``with_reference`` counts the smoothed reference's error twice (``2 Sigma_ref``): once at the
+    row, once in the anchor's mean (as large, the anchor being shorter than the smoothing window; independent of the
+    row's once the row is a window past the anchor, conservative for the rows nearer).
+
+    Raises:
+        MetricsError: no anchor row; as ``gyro_reference.carried_window_mean`` and ``reference_error``.
+    """
+    if not np.any(anchor):
+        raise MetricsError("smoothed_yaw: no anchor row")
     R_ref = carried_window_mean(t_s, R_gt, attitude, window_s)
     e = (R_ref * R_est.inv()).as_rotvec()[:, 2:]
     e = e - e[anchor].mean(axis=0)

@@ -24,7 +24,7 @@ NEES still says whether it grows as the error does):
   :func:`go1_monte_carlo`: the simulated legs have none).
 
 ``unobservable``: the filter's stddev of x, y and yaw at the first and last evaluation time (mean over runs), and
-the spread over runs of their errors in the first and last second.
+the RMS of their errors over the runs and the first and the last second.
 """
 
 from __future__ import annotations
@@ -61,9 +61,17 @@ def run_errors(est: RobotStateEstimator, run: Any, *, t_start_s: float, rate_hz:
     """Feed a ``SimulatedRun`` in stamp order (joint sample first on equal stamps) and collect, at about
     ``rate_hz`` from ``t_start_s`` after the run's start, each block's error and covariance, and x, y, yaw.
 
+    Args:
+        est: a fresh estimator of the run's robot.
+        run: ``simulation.SimulatedRun``.
+        t_start_s: s after the run's first stamp where the collection starts.
+        rate_hz: Hz, about how often (the first IMU estimate at or after each period).
+
     Returns:
-        ``{block: errors (K, d)}``, ``{block + "_cov": (K, d, d)}``, ``t_s`` (K,), ``xy_yaw_err`` (K, 3),
-        ``xy_yaw_std`` (K, 3).
+        ``{block: errors (K, d)}`` (truth minus estimate: velocity m/s in B, height and position m in W, roll/pitch and
+        yaw rad about W's axes, biases rad/s and m/s^2 in S), ``{block + "_cov": (K, d, d)}`` in the same units
+        squared, ``t_s`` (K,) s from the run's first stamp, ``xy_yaw_err`` (K, 3) m, m, rad, ``xy_yaw_std`` (K, 3);
+        K may be 0 (a run shorter than ``t_start_s``).
 
     Raises:
         ValueError: the description's accelerometer noise has a dynamic bias, which the run does not record (the
@@ -204,14 +212,14 @@ def band_matched_creep_density(
 
     The simulator moves each stance's contact point by ``d ~ N(0, stance_slip_m^2)`` per horizontal axis along a
     quintic smoothstep over the middle half of the stance (``simulation.gait_plan.add_random_slips``). Its
-    velocity is a train of pulses of area ``d``, one per stance: two-sided spectral density
-    ``S(f) = q0^2 |Phi(f)|^2``, ``q0`` = :func:`creep_density_of_slips` (``S(0)``, the stance mean) and ``Phi`` the
-    Fourier transform of the unit-area pulse (``Phi(0) = 1``). The zero-frequency equivalent ``q0`` holds for a filter
-    much slower than a stance. The legs set the velocity faster: for a velocity driven by the accelerometer's white
-    noise (density ``sigma_a``) and measured by ``n`` stance feet with white noise of density ``q`` each, the
-    steady-state Kalman-Bucy filter passes measurement noise to the estimate through ``H = w_c / (s + w_c)``,
-    ``w_c = sigma_a sqrt(n) / q`` (the scalar Riccati equation ``0 = sigma_a^2 - P^2 n / q^2`` gives ``P = sigma_a q
-    / sqrt(n)`` and the gain ``P n / q^2``). The white density with the same error variance through that filter is
+    velocity is a train of pulses of area ``d``, one per stance: two-sided spectral density while the foot is in
+    stance ``S(f) = q0^2 |Phi(f)|^2``, ``q0`` = :func:`creep_density_of_slips` (``S(0)``, the stance mean) and
+    ``Phi`` the Fourier transform of the unit-area pulse (``Phi(0) = 1``). The zero-frequency equivalent ``q0`` holds
+    for a filter much slower than a stance. The legs set the velocity faster: for a velocity driven by the
+    accelerometer's white noise (density ``sigma_a``) and measured by ``n`` stance feet with white noise of density
+    ``q`` each, the steady-state Kalman-Bucy filter passes measurement noise to the estimate through ``H = w_c / (s
+    + w_c)``, ``w_c = sigma_a sqrt(n) / q`` (the scalar Riccati equation ``0 = sigma_a^2 - P^2 n / q^2`` gives ``P =
+    sigma_a q / sqrt(n)`` and the gain ``P n / q^2``). The white density with the same error variance through that filter is
     ``q^2 = q0^2 int |Phi|^2 |H|^2 df / int |H|^2 df``: Maybeck's equivalent white noise (1979, vol. 1, sec. 4.11)
     matched over the filter's band instead of at zero frequency; solved by fixed-point iteration with ``w_c``.
     The feet's white noise and the joint velocities' are left out of ``w_c``: at the Monte Carlo's values their
@@ -227,10 +235,10 @@ def band_matched_creep_density(
         The density (m/sqrt(s)), at most ``q0``; 0 without slips.
 
     Raises:
-        ValueError: a negative slip, a non-positive stance, accelerometer density or number of feet in stance; no
-            convergence in 200 iterations (not seen: about 10 suffice).
+        ValueError: a negative slip, a non-positive stance, accelerometer density or number of feet in stance (NaN
+            included); no convergence in 200 iterations (not seen: about 10 suffice).
     """
-    if stance_slip_m < 0.0 or stance_s <= 0.0 or accel_noise_density <= 0.0 or feet_in_stance <= 0.0:
+    if not (stance_slip_m >= 0.0 and stance_s > 0.0 and accel_noise_density > 0.0 and feet_in_stance > 0.0):
         raise ValueError(
             f"stance_slip_m must be >= 0 and stance_s, accel_noise_density and feet_in_stance > 0, got "
             f"{stance_slip_m}, {stance_s}, {accel_noise_density}, {feet_in_stance}"
@@ -297,9 +305,11 @@ def go1_monte_carlo(
         JSON-ready).
 
     Raises:
-        ValueError: with ``matched_contact``, a trot duty factor above 2/3 (the creep's band matching assumes two
-            feet down through the slip window).
+        ValueError: no run, a run not longer than the evaluation's start (1.5 s), or, with ``matched_contact``, a trot
+            duty factor above 2/3 (the creep's band matching assumes two feet down through the slip window).
     """
+    if n_runs < 1 or not duration_s > 1.5:
+        raise ValueError(f"go1_monte_carlo needs n_runs >= 1 and duration_s > 1.5 s, got {n_runs}, {duration_s}")
     from robot_state_estimator import simulation
     from robot_state_estimator.simulation.settings import REAL_ROBOT_ERRORS
 

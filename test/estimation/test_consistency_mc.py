@@ -46,7 +46,7 @@ def mc():
 
 
 @pytest.mark.parametrize("block", ["velocity", "roll_pitch", "gyro_bias_xy", "accel_bias_xy", "position_xy", "yaw"])
-def test_observable_blocks_are_consistent(mc, block: str) -> None:
+def test_blocks_are_consistent(mc, block: str) -> None:
     b = mc["blocks"][block]
     print("\n" + summary_line(block, b))
     assert b.consistent, summary_line(block, b)
@@ -57,7 +57,7 @@ def test_covariances_are_recorded_per_time(mc) -> None:
     """Each evaluation time keeps the covariance of that time: the filter's P is a live view of its buffer, and
     recording the view (not a copy) gave every time the run's final P (the gyro bias NEES read 5.3 instead of 1.2)."""
     for run in mc["runs"]:
-        for name in ("gyro_bias_xy", "velocity", "roll_pitch", "accel_bias_xy", "accel_bias_z"):
+        for name in ("gyro_bias_xy", "velocity", "roll_pitch", "accel_bias_xy", "accel_bias_z", "position_xy", "yaw"):
             cov = run[name + "_cov"]
             assert not np.array_equal(cov[0], cov[-1]), name
             assert len({c.tobytes() for c in cov}) > len(cov) // 2, name
@@ -74,3 +74,10 @@ def test_band_arithmetic() -> None:
     b = block_consistency(np.full((4, 10), 3.0), 3)
     assert b.band == pytest.approx((1.1009, 5.8342), abs=1e-3)
     assert dataclasses.asdict(b)["fraction_inside"] == 1.0
+
+
+@pytest.mark.parametrize(("n_runs", "duration_s"), [(0, 4.0), (2, 1.5)])
+def test_bad_monte_carlo_arguments_are_named(n_runs: int, duration_s: float) -> None:
+    """No run, or runs that end before the evaluation starts (1.5 s): refused by name, before any simulation."""
+    with pytest.raises(ValueError, match=r"n_runs >= 1 and duration_s > 1\.5 s"):
+        go1_monte_carlo(n_runs, duration_s)

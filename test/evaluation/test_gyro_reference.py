@@ -200,3 +200,5 @@ def test_bad_input_is_named() -> None:
         reference_error(t, truth(t), att, float("nan"))
     with pytest.raises(MetricsError, match="plateau"):
         reference_error(t, truth(t), att, 1.0, plateau_s=(0.5, 10.0))
+    with pytest.raises(MetricsError, match="no anchor row"):
+        smoothed_yaw(t, truth(t), truth(t), np.ones(len(t)), att, 1.0, np.zeros(len(t), dtype=bool))

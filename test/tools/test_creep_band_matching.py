@@ -75,8 +75,9 @@ def test_limits_and_bad_input() -> None:
         for s, n in ((0.01, 2.0), (0.02, 2.0), (0.02, 4.0), (0.05, 4.0))
     ]
     assert all(a > b for a, b in itertools.pairwise(qs)) and qs[0] < q0
-    with pytest.raises(ValueError, match="stance_slip_m must be >= 0"):
-        band_matched_creep_density(-SIGMA_D, STANCE_S, accel_noise_density=SIGMA_A, feet_in_stance=2.0)
+    for slip in (-SIGMA_D, float("nan")):
+        with pytest.raises(ValueError, match="stance_slip_m must be >= 0"):
+            band_matched_creep_density(slip, STANCE_S, accel_noise_density=SIGMA_A, feet_in_stance=2.0)
     for kwargs in (
         {"accel_noise_density": 0.0, "feet_in_stance": 2.0},
         {"accel_noise_density": 0.02, "feet_in_stance": 0.0},
