@@ -219,9 +219,10 @@ def band_matched_creep_density(
     accelerometer's white noise (density ``sigma_a``) and measured by ``n`` stance feet with white noise of density
     ``q`` each, the steady-state Kalman-Bucy filter passes measurement noise to the estimate through ``H = w_c / (s
     + w_c)``, ``w_c = sigma_a sqrt(n) / q`` (the scalar Riccati equation ``0 = sigma_a^2 - P^2 n / q^2`` gives ``P =
-    sigma_a q / sqrt(n)`` and the gain ``P n / q^2``). The white density with the same error variance through that filter is
-    ``q^2 = q0^2 int |Phi|^2 |H|^2 df / int |H|^2 df``: Maybeck's equivalent white noise (1979, vol. 1, sec. 4.11)
-    matched over the filter's band instead of at zero frequency; solved by fixed-point iteration with ``w_c``.
+    sigma_a q / sqrt(n)`` and the gain ``P n / q^2``). The white density with the same error variance through that
+    filter is ``q^2 = q0^2 int |Phi|^2 |H|^2 df / int |H|^2 df``: Maybeck's equivalent white noise (1979, vol. 1,
+    sec. 4.11) matched over the filter's band instead of at zero frequency; solved by fixed-point iteration with
+    ``w_c``.
     The feet's white noise and the joint velocities' are left out of ``w_c``: at the Monte Carlo's values their
     variance per sample is three orders of magnitude below the creep's (0.003 against 0.101 m/s at 1 kHz).
 
