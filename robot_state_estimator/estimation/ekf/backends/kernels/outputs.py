@@ -136,21 +136,10 @@ def twist_covariance(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarra
             t2 = -(q0 * x[X_GYRO_CROSS + 11] + q1 * x[X_GYRO_CROSS + 14] + q2 * x[X_GYRO_CROSS + 17])
         if t0 == 0.0 and t1 == 0.0 and t2 == 0.0:
             continue
-        x0 = cross * (r1 * t2 - r2 * t1)
-        x1 = cross * (r2 * t0 - r0 * t2)
-        x2 = cross * (r0 * t1 - r1 * t0)
-        out[a, 0] += x0
-        out[0, a] += x0
-        out[a, 1] += x1
-        out[1, a] += x1
-        out[a, 2] += x2
-        out[2, a] += x2
-        out[a, 3] += t0
-        out[3, a] += t0
-        out[a, 4] += t1
-        out[4, a] += t1
-        out[a, 5] += t2
-        out[5, a] += t2
+        row = (cross * (r1 * t2 - r2 * t1), cross * (r2 * t0 - r0 * t2), cross * (r0 * t1 - r1 * t0), t0, t1, t2)
+        for b in range(6):  # X[a, :] and its transpose
+            out[a, b] += row[b]
+            out[b, a] += row[b]
     _symmetrise(out)
 
 
