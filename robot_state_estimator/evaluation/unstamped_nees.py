@@ -18,7 +18,9 @@ error stays; the mean covariance stands for the mean error's, which holds for an
   against the rotation block's z row; unobservable, so its covariance grows from the start.
 
 With the integrated gyroscope, roll/pitch and yaw also against the motion capture smoothed with it, its own error
-counted (:func:`smoothed_roll_pitch`, :func:`smoothed_yaw`; ``gyro_reference``).
+counted (:func:`smoothed_roll_pitch`, :func:`smoothed_yaw`; ``gyro_reference``). With the rows' timing stddev
+(``gyro_clock.clock_spread``), height and position also counting the reference's error from its clock, ``sigma_t^2 v
+v^T`` (:func:`timing_nees`).
 
 Evaluate the whole run and, separately, from after the first turn (which separates tilt from accelerometer
 bias; the anchor and the tilt are then fitted on that span). Sources: docs/uncertainty.md (the real trot's
@@ -248,6 +250,7 @@ def unstamped_nees(
     remove_tilt: bool = True,
     attitude: GyroAttitude | None = None,
     reference_window_s: float = 1.0,
+    timing_sigma_s: FloatArray | None = None,
 ) -> dict[str, Any]:
     """Every block's NEES over ``[start_s, end]`` (module docstring); the position anchor and the tilt are fitted
     on that span (evaluate from after the first turn by calling again with a later ``start_s``).
@@ -264,14 +267,18 @@ def unstamped_nees(
             the tilt fitted on the estimate (as the blocks: it absorbs the estimate's constant roll/pitch error) and
             once with the tilt fitted on the gyroscope alone (``gyro_reference.gyro_tilt``: no filter).
         reference_window_s: s, the window of that smoothing (``gyro_reference.carried_window_mean``).
+        timing_sigma_s: (len(gt),) s, the stddev of each ground-truth row's time (``gyro_clock.clock_spread``):
+            adds height and position counting it (:func:`timing_nees`; the anchor rows' own timing error is not
+            counted: the robot stands or walks slowly there).
 
     Returns:
         ``{"yaw_deg", "tilt_deg" (2,), "blocks": {block: BlockNees}}``, with ``attitude`` also
         ``"smoothed_roll_pitch"``, ``"smoothed_roll_pitch_gyro_tilt"`` and ``"smoothed_yaw"`` (:class:`SmoothedNees`;
-        the yaw against the reference with the gyroscope's tilt) and ``"gyro_tilt"`` (``gyro_reference.GyroTilt``).
+        the yaw against the reference with the gyroscope's tilt) and ``"gyro_tilt"`` (``gyro_reference.GyroTilt``);
+        with ``timing_sigma_s`` also ``"timing"`` (:class:`TimingNees`).
 
     Raises:
-        MetricsError: no covariance, or fewer than two rows in the span.
+        MetricsError: no covariance, fewer than two rows in the span, ``timing_sigma_s`` not one per row.
     """
     if est.pose_covariance is None:
         raise MetricsError("the estimate has no pose covariance: no NEES")
@@ -292,6 +299,12 @@ def unstamped_nees(
     P = np.asarray(e_est.pose_covariance)[k]
     blocks = {b: block_nees(b, t, errors, P, window_s) for b in BLOCKS}
     out = {"yaw_deg": float(np.degrees(yaw)), "tilt_deg": np.degrees(tilt), "blocks": blocks}
+    if timing_sigma_s is not None:
+        sig = np.asarray(timing_sigma_s, dtype=float)
+        if sig.shape != gt.t_s.shape:
+            raise MetricsError(f"timing_sigma_s: one per ground-truth row ({len(gt.t_s)}), got shape {sig.shape}")
+        v = reference_velocity(gt.t_s, gt.p_world_base)[m]
+        out["timing"] = timing_nees(t, errors, P, v, sig[m], window_s)
     if attitude is not None:
         w = reference_window_s
         out["smoothed_roll_pitch"] = smoothed_roll_pitch(t, R_gt, R_est, P[:, 3:5, 3:5], attitude, w)
@@ -305,6 +318,53 @@ def unstamped_nees(
     return out
 
 
+def reference_velocity(t_s: FloatArray, p: FloatArray, span_s: float = 0.1) -> FloatArray:
+    """(M, 3) m/s, the ground truth's velocity at each row: the difference of the first and last rows within
+    ``span_s`` centred on it over their time difference (fewer than two rows there: the row's neighbours').
+
+    Args:
+        t_s: (M,) s, increasing (the ground truth on its clock). p: (M, 3) m.
+        span_s: s; 0.1 s smooths the rows' quantisation and the trot's bounce (2 Hz) little.
+    """
+    t = np.asarray(t_s, dtype=float)
+    p = np.asarray(p, dtype=float)
+    lo = np.searchsorted(t, t - 0.5 * span_s, side="left")
+    hi = np.searchsorted(t, t + 0.5 * span_s, side="right") - 1
+    rows = np.arange(len(t))
+    lo = np.minimum(lo, np.maximum(rows - 1, 0))
+    hi = np.maximum(hi, np.minimum(rows + 1, len(t) - 1))
+    v: FloatArray = (p[hi] - p[lo]) / (t[hi] - t[lo])[:, None]
+    return v
+
+
+@dataclass(frozen=True)
+class TimingNees:
+    """Height and position counting the reference's timing error (:func:`unstamped_nees` with ``timing_sigma_s``).
+
+    Attributes:
+        sigma_median_s, sigma_p95_s: s, the rows' timing stddev (median, 95th percentile) over the span.
+        blocks: ``height`` and ``position`` against ``P + sigma_t^2 v v^T`` (``v`` the ground truth's velocity,
+            :func:`reference_velocity`).
+    """
+
+    sigma_median_s: float
+    sigma_p95_s: float
+    blocks: dict[str, BlockNees]
+
+
+def timing_nees(
+    t_s: FloatArray, errors: FloatArray, pose_cov: FloatArray, v_gt: FloatArray, sigma_t_s: FloatArray, window_s: float
+) -> TimingNees:
+    """Height and position NEES against ``P + sigma_t^2 v v^T``: a row stamped ``dt`` late shows the ground truth
+    ``v dt`` away from where it was at the stamp (first order), ``dt`` with stddev ``sigma_t_s`` (M,) s; ``v_gt``
+    (M, 3) m/s; ``errors`` (M, 6) and ``pose_cov`` (M, 6, 6) as :func:`block_nees`."""
+    sig = np.asarray(sigma_t_s, dtype=float)
+    P = np.array(pose_cov, dtype=float, copy=True)
+    P[:, :3, :3] += (sig**2)[:, None, None] * np.einsum("ni,nj->nij", v_gt, v_gt)
+    blocks = {b: block_nees(b, t_s, errors, P, window_s) for b in ("height", "position")}
+    return TimingNees(float(np.median(sig)), float(np.percentile(sig, 95)), blocks)
+
+
 def format_nees(res: dict[str, Any], label: str = "") -> str:
     """The blocks of :func:`unstamped_nees` as lines ``roll_pitch (2 DoF): 31.1 (band 1.5-2.6), 1 s means 9.9``."""
     yaw, tilt = res["yaw_deg"], res["tilt_deg"]
@@ -313,6 +373,16 @@ def format_nees(res: dict[str, Any], label: str = "") -> str:
         a = res["blocks"][b]
         lo, hi = a.per_row_band
         lines.append(f"  {b} ({a.dof} DoF): {a.per_row:.2f} (band {lo:.2f}-{hi:.2f}), 1 s means {a.windowed:.2f}")
+    tn = res.get("timing")
+    if tn is not None:
+        h, p = tn.blocks["height"], tn.blocks["position"]
+        lines.append(
+            f"  height, position with the reference's timing error (the clock's spread, median "
+            f"{1e3 * tn.sigma_median_s:.0f} ms, 95th percentile {1e3 * tn.sigma_p95_s:.0f} ms, times the motion "
+            f"capture's speed): height {h.per_row:.2f} (band {h.per_row_band[0]:.2f}-{h.per_row_band[1]:.2f}), "
+            f"position {p.per_row:.2f} (band {p.per_row_band[0]:.2f}-{p.per_row_band[1]:.2f}), 1 s means "
+            f"{p.windowed:.2f}"
+        )
     s = res.get("smoothed_roll_pitch")
     if s is not None:
         row, mean = np.degrees(s.reference.sigma_row_rad), np.degrees(s.reference.sigma_mean_rad)

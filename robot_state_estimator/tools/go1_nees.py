@@ -12,7 +12,10 @@ by finite differences, as ``test/estimation/test_go1_real.py``) and prints:
 - roll/pitch per row against the motion capture smoothed over 1 s with the gyroscope, against the filter's
   covariance alone and with the reference's own error (``evaluation.gyro_reference``: measured against the
   gyroscope, not the filter), once with the motion capture's tilt fitted on the estimate (as the blocks above;
-  it removes the estimate's constant roll/pitch error too) and once fitted on the gyroscope (no filter at all).
+  it removes the estimate's constant roll/pitch error too) and once fitted on the gyroscope (no filter at all);
+- on the gyro clock, height and position also counting the reference's timing error: each row's time is uncertain by
+  the spread of reasonable clock fits (``gyro_clock.clock_spread``: other knots, lags, scales; no estimate), which
+  puts the motion capture ``sigma_t |v|`` off along its velocity (``unstamped_nees.timing_nees``).
 
 From ``--after`` the evaluation re-anchors the motion capture (position anchor, yaw and tilt fitted on that span), so
 its height and position errors are those accumulated since then; they are compared with the covariance of a second
@@ -45,7 +48,13 @@ import numpy as np
 from robot_state_estimator import evaluation as M
 from robot_state_estimator.common.paths import config_dir
 from robot_state_estimator.evaluation import ground_truth as G
-from robot_state_estimator.evaluation.gyro_clock import fit_gyro_clock, gyro_offset_and_rate, integrate_gyro
+from robot_state_estimator.evaluation.gyro_clock import (
+    ClockSpread,
+    clock_spread,
+    fit_gyro_clock,
+    gyro_offset_and_rate,
+    integrate_gyro,
+)
 from robot_state_estimator.evaluation.unstamped_nees import BLOCKS, format_nees, unstamped_nees
 from robot_state_estimator.tools.demo import find_go1_data
 
@@ -177,12 +186,15 @@ def evaluate_run(
     clocks: dict[str, M.TimeAlignment] | None = None,
     reanchored: M.Trajectory | None = None,
     reference_window_s: float = 1.0,
+    spread: ClockSpread | None = None,
 ) -> dict[str, Any]:
     """ATE (standard evaluation) and the NEES blocks for the offset+rate and the gyro-fitted clocks; ``start_s`` and
     ``after_s`` from the recording's first stamp. ``clocks``: those two fitted before (they depend on the gyroscope
     and the motion capture only, not on the estimate), else fitted here. ``reanchored``: the estimate re-anchored
     at ``after_s`` (:func:`run`): the span from ``after_s`` then takes its height and position blocks from it
-    (:func:`after_span`). ``reference_window_s``: s, the window of the motion capture smoothed with the gyroscope."""
+    (:func:`after_span`). ``reference_window_s``: s, the window of the motion capture smoothed with the gyroscope.
+    ``spread``: the gyro clock's timing spread (``gyro_clock.clock_spread``, also estimate-free), else computed
+    here; the gyro clock's height and position are then also given counting it (``unstamped_nees.timing_nees``)."""
     gt = G.load_unstamped_csv(data_dir / "go1_ground_truth.csv", float(traj.t_s[0]), float(traj.t_s[-1])).trajectory
     std = M.evaluate(traj, gt, time_alignment="offset+rate")
     out: dict[str, Any] = {
@@ -197,17 +209,26 @@ def evaluate_run(
         clocks["gyro"] = fit_gyro_clock(t_csv, gyro, gt, clocks["offset+rate"])
         out["gyro_clock_fit_s"] = time.perf_counter() - tic
     out["clocks"] = clocks
+    if spread is None and clocks["gyro"].knots_s is not None:
+        spread = clock_spread(t_csv, gyro, gt, clocks["gyro"], clocks["offset+rate"])
+    out["clock_spread"] = spread
     attitude = integrate_gyro(t_csv, gyro)
     for name, clock in clocks.items():
         gt_on_clock = clock.apply(gt)
+        sigma = spread.sigma_s if (name == "gyro" and spread is not None) else None
         out[name] = {
             span: unstamped_nees(
-                traj, gt_on_clock, start_s=t0 + s, attitude=attitude, reference_window_s=reference_window_s
+                traj,
+                gt_on_clock,
+                start_s=t0 + s,
+                attitude=attitude,
+                reference_window_s=reference_window_s,
+                timing_sigma_s=sigma,
             )
             for span, s in spans(start_s, after_s)
         }
         if reanchored is not None:
-            again = unstamped_nees(reanchored, gt_on_clock, start_s=t0 + after_s)
+            again = unstamped_nees(reanchored, gt_on_clock, start_s=t0 + after_s, timing_sigma_s=sigma)
             out[name]["after"] = after_span(out[name]["after"], again)
     return out
 
@@ -215,7 +236,8 @@ def evaluate_run(
 def after_span(from_init: dict[str, Any], reanchored: dict[str, Any]) -> dict[str, Any]:
     """The span after the first turn: roll/pitch and yaw (and the world yaw and tilt printed with them) of the run
     from initialisation, height and position of the run re-anchored at the span's start (``unstamped_nees`` results
-    of the same span); ``reanchored_yaw_deg``: the world yaw fitted to the re-anchored run.
+    of the same span; also those counting the clock's timing error, ``timing``); ``reanchored_yaw_deg``: the world
+    yaw fitted to the re-anchored run.
 
     The yaw error is measured from the span's start while its covariance is the one since initialisation:
     conservative by the variance accumulated before the span. Re-anchored, the covariance restarts at
@@ -226,7 +248,10 @@ def after_span(from_init: dict[str, Any], reanchored: dict[str, Any]) -> dict[st
         "roll_pitch": from_init["blocks"]["roll_pitch"],
         "yaw": from_init["blocks"]["yaw"],
     }
-    return {**from_init, "blocks": blocks, "reanchored_yaw_deg": reanchored["yaw_deg"]}
+    out = {**from_init, "blocks": blocks, "reanchored_yaw_deg": reanchored["yaw_deg"]}
+    if "timing" in reanchored:  # height and position counting the clock's error: the re-anchored run's too
+        out["timing"] = reanchored["timing"]
+    return out
 
 
 def spans(start_s: float, after_s: float) -> tuple[tuple[str, float], ...]:
@@ -254,6 +279,16 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
                 sm = r.get(key)
                 if sm is not None:
                     out[clock][span][name] = smoothed_summary(sm)
+            tn = r.get("timing")
+            if tn is not None:
+                out[clock][span]["with_clock_spread"] = {
+                    "sigma_median_s": tn.sigma_median_s,
+                    "sigma_p95_s": tn.sigma_p95_s,
+                    **{
+                        b: {"per_row": x.per_row, "per_row_band": list(x.per_row_band), "1s": x.windowed}
+                        for b, x in tn.blocks.items()
+                    },
+                }
             if "gyro_tilt" in r:
                 out[clock][span]["gyro_tilt_deg"] = np.degrees(r["gyro_tilt"].tilt_rad).tolist()
                 out[clock][span]["gyro_tilt_halves_deg"] = np.degrees(r["gyro_tilt"].halves_rad).tolist()
@@ -287,7 +322,9 @@ READING = (
     "the gyroscope; 'the reference's own error': the motion capture's error measured against the gyroscope alone,\n"
     "added to the covariance (evaluation/gyro_reference.py). 'tilt fitted on the gyroscope': the motion capture's\n"
     "tilt from its rotations against the gyroscope's (no filter; the halves show that fit's spread): the figure that\n"
-    "does not depend on the estimate. Compare each figure with its band (a consistent filter) and the target."
+    "does not depend on the estimate. 'the reference's timing error': the spread of the row times over clock fits\n"
+    "with other knots, lags and scales (gyro_clock.clock_spread; no estimate) times the motion capture's speed,\n"
+    "added to the position covariance. Compare each figure with its band (a consistent filter) and the target."
 )
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.ndimage import gaussian_filter1d
 from scipy.spatial.transform import Rotation
 
 from robot_state_estimator.evaluation import Trajectory, rot_z
 from robot_state_estimator.evaluation.errors import MetricsError
 from robot_state_estimator.evaluation.unstamped_nees import (
     nearest_samples,
+    reference_velocity,
     start_anchored_yaw_alignment,
     unstamped_nees,
     window_means,
@@ -108,3 +110,53 @@ def test_no_covariance_is_refused() -> None:
     traj = Trajectory(np.array([0.0, 1.0]), np.zeros((2, 3)), np.tile([0, 0, 0, 1.0], (2, 1)))
     with pytest.raises(MetricsError, match="covariance"):
         unstamped_nees(traj, traj, start_s=0.0)
+
+
+def test_reference_velocity_of_a_straight_line_on_uneven_rows() -> None:
+    """p = (1, -2, 0.5) m/s t on rows 10-30 ms apart: every difference is the velocity, at the ends too."""
+    t = np.cumsum(np.random.default_rng(4).uniform(0.01, 0.03, 200))
+    v = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(reference_velocity(t, t[:, None] * v), np.tile(v, (200, 1)), rtol=1e-9)
+
+
+def test_timing_error_counted_makes_a_late_reference_consistent() -> None:
+    """Motion capture rows stamped with an error dt of stddev sigma_t (40 ms, smooth over 0.25 s, seeded) of a robot
+    that stands for 1 s (the anchor's rows), then walks at 0.8 m/s (reached over 1 s) along a line turning at
+    10 deg/s, against an estimate whose position errs by its own covariance (1 cm per axis): each row is v dt off
+    along the velocity. Without the timing error the position NEES is about 3 + (0.8 x 0.04 / 0.01)^2 = 13.2 on
+    average; counting ``sigma_t^2 v v^T`` about 3 (3 DoF). Measured over 8 seeds: 12.0-14.2 and 3.00-3.64, mean 3.18
+    (single runs' 95 % bands about 2.7-3.3: one seed of 8 above; the anchor's mean position carries the estimate's
+    noise into every row, and ``time_average_band`` takes one effective sample size for a white and a slow part)."""
+    sigma_t, sigma_p, speed, rate = 0.04, 0.01, 0.8, np.radians(10.0)
+    t_fine = np.arange(-1.0, 31.0, 1e-3)
+    v_fine = speed * np.clip(t_fine - 1.0, 0.0, 1.0)
+    heading_fine = rate * np.concatenate([[0.0], np.cumsum(v_fine[:-1] > 0) * 1e-3])
+    step = (v_fine * np.array([np.cos(heading_fine), np.sin(heading_fine)])).T[:-1] * 1e-3  # forward Euler, 1 ms
+    xy = np.concatenate([[[0.0, 0.0]], np.cumsum(step, axis=0)])
+
+    def pose(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p = np.column_stack([np.interp(t, t_fine, xy[:, 0]), np.interp(t, t_fine, xy[:, 1]), 0.3 + 0 * t])
+        return p, Rotation.from_euler("z", np.interp(t, t_fine, heading_fine)[:, None]).as_quat()
+
+    t_true = np.arange(0.0, 30.0, 1 / 60)
+    t_est = np.arange(-0.5, 30.5, 1 / 400)
+    P = np.tile(np.diag([sigma_p**2] * 3 + [1e-4] * 3), (len(t_est), 1, 1))
+    values = []
+    for seed in range(8):
+        rng = np.random.default_rng(seed)
+        dt = gaussian_filter1d(rng.normal(0.0, 1.0, len(t_true)), 15)  # a clock error smooth over 0.25 s
+        dt *= sigma_t / np.std(dt)
+        gt = Trajectory(t_true + dt, *pose(t_true))
+        p_est, q_est = pose(t_est)
+        est = Trajectory(t_est, p_est + rng.normal(0.0, sigma_p, (len(t_est), 3)), q_est, pose_covariance=P)
+        sigma_rows = np.full(len(gt.t_s), sigma_t)
+        res = unstamped_nees(est, gt, start_s=0.0, remove_tilt=False, timing_sigma_s=sigma_rows)
+        plain, counted = res["blocks"]["position"], res["timing"].blocks["position"]
+        print(f"\nseed {seed}: position NEES {plain.per_row:.2f}, counting the timing {counted.per_row:.2f}")
+        assert 9.0 < plain.per_row < 18.0
+        assert res["timing"].sigma_median_s == pytest.approx(sigma_t)
+        values.append(counted.per_row)
+    print(f"mean over the seeds {np.mean(values):.3f}")
+    assert 2.85 < np.mean(values) < 3.3
+    with pytest.raises(MetricsError, match="one per ground-truth row"):
+        unstamped_nees(est, gt, start_s=0.0, timing_sigma_s=sigma_rows[:-1])
