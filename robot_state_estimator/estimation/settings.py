@@ -83,7 +83,7 @@ class EkfSettings:
             horizontal displacement since initialisation (or the last ``set_pose``), is added to the published pose
             covariance (a consider covariance: Schmidt 1966; Bierman 1977), which the position's variance, grown
             from white noise alone, under-counts over a long walk (the real Go1 trot's legs measure 3.6 % short:
-            docs/uncertainty.md). 0 = off.
+            docs/uncertainty.md; ``config/go1.yaml`` sets 0.036). 0 = off.
         foot_gate_nis: chi-square gate on a foot's normalised innovation squared (3 DoF; 16.27 is the
             99.9 % quantile, 11.34 the 99 %); 0 disables the gate.
         slip_nis_window_s: s, the window of the slip report (:mod:`robot_state_estimator.estimation.slip`): a
