@@ -243,6 +243,27 @@ def _record(
     return _Window(fed, cpu1 - cpu0, rss0, rss1, sched0, sched1, steal_percent(steal0, steal1, wall), wall, self_cpu)
 
 
+def window_reports(
+    in_window: list[dict[str, str]], before_window: dict[str, str]
+) -> tuple[list[dict[str, str]], dict[str, str]]:
+    """The node's ``inputs`` reports that describe the recording window, and the report its counts start from.
+
+    Args:
+        in_window: the reports received while recording, the last one after the feed's end (``_record``).
+        before_window: the last report before the recording ({} if none).
+
+    Returns:
+        ``(reports, before)``: with two reports or more, all but the first (which covers the end of the warm-up)
+        and the first; with one, that one and ``before_window``: a window shorter than the report period
+        (``--short``: 1 s) on a loaded machine can hold only the report that came after the feed, whose counts
+        against itself would read 0 (they then include the end of the warm-up); with none, none and
+        ``before_window``.
+    """
+    if len(in_window) >= 2:
+        return list(in_window[1:]), in_window[0]
+    return list(in_window), before_window
+
+
 def _node_inputs(fed: dict[str, Any], before: dict[str, str], after: dict[str, str], reports: int) -> dict[str, Any]:
     """The ``node_inputs`` entry: the feeder's counts against the node's (its reports' ``inputs`` values)."""
 
@@ -269,8 +290,7 @@ def _node_result(w: _Window, rx: _Receiver, *, rates_hz: tuple[int, int], extra:
     """The case's JSON entry from the window's readings and what the receiver got (:func:`bench_node` adds
     ``ros_domain_id``, ``gait``, ``node_prefix`` and ``load_average_1min`` at the end)."""
     fed = w.fed
-    reports = rx.reports[1:]  # the first report of the window covers the end of the warm-up
-    before = rx.reports[0] if rx.reports else rx.before
+    reports, before = window_reports(rx.reports, rx.before)
     after = rx.last_values
     dropped = (
         fed["imu_published_total"] - int(after.get("imu_received", 0)),

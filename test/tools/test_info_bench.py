@@ -124,6 +124,19 @@ def test_cpu_per_input_divides_by_the_inputs_of_the_cpu_window():
     assert bench.cpu_us_per_input(0.5, 100, 100, 0) is None
 
 
+def test_window_reports_count_from_before_the_window_when_only_the_final_report_came():
+    """The node's inputs counts over the window: from the window's first report when there are two or more (the
+    first covers the end of the warm-up); with only the report after the feed (a 1 s window on a loaded machine:
+    the short bench's node once reported 0 IMU received), from the last report before the window."""
+    pre = {"imu_received": "300"}
+    a, b, c = ({"imu_received": str(n)} for n in (700, 1100, 1300))
+    assert bench_node.window_reports([a, b, c], pre) == ([b, c], a)
+    only, before = bench_node.window_reports([c], pre)
+    assert only == [c] and before is pre
+    assert int(only[-1]["imu_received"]) - int(before["imu_received"]) == 1000
+    assert bench_node.window_reports([], pre) == ([], pre)
+
+
 def test_bench_replay_case_splits_the_cpu_time_per_message(sim_run):
     """The replay section's figures add up: the parts' CPU within the run's total, the core within the loop, one
     output message per odometry, TF, wrench and contact states of the log."""
