@@ -251,6 +251,8 @@ def after_span(from_init: dict[str, Any], reanchored: dict[str, Any]) -> dict[st
     out = {**from_init, "blocks": blocks, "reanchored_yaw_deg": reanchored["yaw_deg"]}
     if "timing" in reanchored:  # height and position counting the clock's error: the re-anchored run's too
         out["timing"] = reanchored["timing"]
+    else:  # never the first run's height and position beside the re-anchored run's
+        out.pop("timing", None)
     return out
 
 
@@ -284,6 +286,7 @@ def summary(res: dict[str, Any]) -> dict[str, Any]:
                 out[clock][span]["with_clock_spread"] = {
                     "sigma_median_s": tn.sigma_median_s,
                     "sigma_p95_s": tn.sigma_p95_s,
+                    "anchor_offset_m": tn.anchor_offset_m,
                     **{
                         b: {"per_row": x.per_row, "per_row_band": list(x.per_row_band), "1s": x.windowed}
                         for b, x in tn.blocks.items()

@@ -13,6 +13,7 @@ from robot_state_estimator.evaluation.unstamped_nees import (
     nearest_samples,
     reference_velocity,
     start_anchored_yaw_alignment,
+    timing_nees,
     unstamped_nees,
     window_means,
 )
@@ -117,6 +118,36 @@ def test_reference_velocity_of_a_straight_line_on_uneven_rows() -> None:
     t = np.cumsum(np.random.default_rng(4).uniform(0.01, 0.03, 200))
     v = np.array([1.0, -2.0, 0.5])
     np.testing.assert_allclose(reference_velocity(t, t[:, None] * v), np.tile(v, (200, 1)), rtol=1e-9)
+
+
+def test_reference_velocity_of_a_parabola_is_the_centred_difference() -> None:
+    """p = t^2 on rows 20 ms apart (y: 0): the rows within 0.1 s centred on a row are 2 either side, so the
+    difference is exact at inner rows, 2 t; the first and last rows take the one-sided difference over the rows
+    within 0.05 s (t_0 + t_2 at the first: 0.04 m/s at t = 0)."""
+    t = np.arange(0.0, 1.0, 0.02)
+    v = reference_velocity(t, np.column_stack([t**2, 0 * t, 0 * t]))
+    np.testing.assert_allclose(v[2:-2, 0], 2 * t[2:-2], atol=1e-12)
+    assert v[0, 0] == pytest.approx(t[0] + t[2]) and v[-1, 0] == pytest.approx(t[-3] + t[-1])
+    np.testing.assert_array_equal(v[:, 1:], 0.0)
+    with pytest.raises(MetricsError, match="strictly increasing"):
+        reference_velocity(np.array([0.0, 0.1, 0.1]), np.zeros((3, 3)))
+
+
+def test_timing_nees_by_hand() -> None:
+    """Two rows, the anchor the first: it moves at (1, 0, 0) m/s with timing stddev 0.1 s, the second at (0, 1, 0)
+    with 0.2 s; P 0.01 m^2 per axis. Row 0 (error 0): x variance 0.01 + 0.01 (its own) + 0.01 (the anchor's mean),
+    NEES 0. Row 1, error (0.1, 0.2, 0) m: x 0.01 + 0.01 (the anchor) -> 0.01 / 0.02, y 0.01 + 0.04 -> 0.04 / 0.05:
+    NEES 1.3; the mean 0.65. Height: row 1's z error 0, so 0."""
+    t = np.array([0.0, 1.0])
+    errors = np.array([[0.0] * 6, [0.1, 0.2, 0.0, 0.0, 0.0, 0.0]])
+    P = np.tile(np.eye(6) * 0.01, (2, 1, 1))
+    v = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    res = timing_nees(t, errors, P, v, np.array([0.1, 0.2]), np.array([True, False]), 1.0)
+    assert res.blocks["position"].per_row == pytest.approx(0.65, rel=1e-12)
+    assert res.blocks["height"].per_row == pytest.approx(0.0, abs=1e-15)
+    assert res.anchor_offset_m == pytest.approx(0.1)
+    with pytest.raises(MetricsError, match="anchor"):
+        timing_nees(t, errors, P, v, np.array([0.1, 0.2]), np.array([False, False]), 1.0)
 
 
 def test_timing_error_counted_makes_a_late_reference_consistent() -> None:
