@@ -336,8 +336,9 @@ def reference_velocity(t_s: FloatArray, p: FloatArray, span_s: float = 0.1) -> F
     t = np.asarray(t_s, dtype=float)
     p = np.asarray(p, dtype=float)
     if len(t) < 2 or p.shape != (len(t), 3) or np.any(np.diff(t) <= 0):
-        raise MetricsError(f"reference_velocity: need >= 2 strictly increasing times and (M, 3) positions, got "
-                           f"{t.shape}, {p.shape}")  # fmt: skip
+        raise MetricsError(
+            f"reference_velocity: need >= 2 strictly increasing times and (M, 3) positions, got {t.shape}, {p.shape}"
+        )
     lo = np.searchsorted(t, t - 0.5 * span_s, side="left")
     hi = np.searchsorted(t, t + 0.5 * span_s, side="right") - 1
     rows = np.arange(len(t))
