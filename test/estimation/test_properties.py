@@ -96,6 +96,11 @@ def test_random_steps_keep_the_covariance_spd_and_kernels_equal_reference(mount,
         ekfs.append(fast)
     check_invariants(ref)
     stamp = 0
+    # The two paths sum the same update in another order: their rounding is relative to the terms summed, the
+    # innovations times the gain, not to the state. An ungated 50 m/s outlier on an attitude stddev of 1 rad moves
+    # the attitude by radians (R off by 4.8e-9 after two such updates, found under pytest -n 2): the tolerance
+    # grows with the largest innovation seen.
+    biggest = 1.0
     for s in steps:
         if len(s) == 3:
             dt, gyro, accel = s
@@ -109,6 +114,7 @@ def test_random_steps_keep_the_covariance_spd_and_kernels_equal_reference(mount,
             names = ["FL", "FR", "RL", "RR"][:k]
             p_base_foot = np.tile([0.2, 0.1, -0.3], (k, 1)) if same_point else r.normal(size=(k, 3)) * 0.3
             y = ref.v_base_in_base + r.normal(size=(k, 3)) * scale
+            biggest = max(biggest, float(np.abs(y - ref.v_base_in_base).max()))
             results = [ekf.update_leg_velocities(names, y, p_base_foot, gate_nis=gate) for ekf in ekfs]
             if len(results) == 2:
                 assert [(x.accepted, x.reason) for x in results[0]] == [(x.accepted, x.reason) for x in results[1]]
@@ -117,9 +123,10 @@ def test_random_steps_keep_the_covariance_spd_and_kernels_equal_reference(mount,
         if len(ekfs) == 2:
             for name in STATE:
                 a, b = getattr(ekfs[0], name), getattr(ekfs[1], name)
-                scale = max(1.0, float(np.abs(a).max()))
+                scale = max(biggest, float(np.abs(a).max()))
                 np.testing.assert_allclose(b, a, rtol=0, atol=1e-9 * scale, err_msg=name)
-            np.testing.assert_allclose(ekfs[1].quat_world_base_xyzw(), ekfs[0].quat_world_base_xyzw(), atol=1e-9)
+            q_fast, q_ref = ekfs[1].quat_world_base_xyzw(), ekfs[0].quat_world_base_xyzw()
+            np.testing.assert_allclose(q_fast, q_ref, atol=1e-9 * biggest)
 
 
 @pytest.mark.skipif(not use_kernels(), reason="numba missing or ROBOT_STATE_ESTIMATOR_DISABLE_JIT set")
