@@ -3,8 +3,9 @@ initialisation.
 
 Checks: a sample of the wrong shape, with NaN/Inf, or beyond ``ekf.max_gyro_rad_s`` / ``ekf.max_accel_m_s2`` is
 skipped (``imu_shape``, ``imu_nan``, ``imu_out_of_range``); a ``frame_id`` other than the description's IMU frame is
-noted (``imu_frame_id``, info) and the sample used. A gap larger than ``ekf.max_dt_s`` is not propagated: the filter
-re-anchors its clock (``imu_gap``). The stamp order is the estimator's (:mod:`.pipeline`).
+noted (``imu_frame_id``, info) and the sample used. A gap larger than ``ekf.max_dt_s`` is not propagated with the
+IMU: the position is carried at the estimated velocity, the covariance grows for the gap (``ekf.gap_accel_std``,
+``ekf.gap_rate_std``) and the filter re-anchors its clock (``imu_gap``). The stamp order is the estimator's (:mod:`.pipeline`).
 
 Initialisation: a sliding window of the last ``ekf.init_imu_samples`` IMU samples is averaged; the first
 window whose gyro standard deviation is below ``ekf.init_max_gyro_std_rad_s`` on every axis and whose mean
@@ -183,7 +184,7 @@ class ImuFrontend:
 
     def propagate(self, stamp: int) -> bool:
         """Propagate the filter to ``stamp`` with the held reading; False when refused (``imu_dt_nonpositive``); a
-        gap is reported (``imu_gap``) and not propagated."""
+        gap is reported (``imu_gap``) and crossed at the estimated velocity (``BaseEkf.propagate_to``)."""
         reason = self.ekf.propagate_to(stamp)
         if reason is None:
             return True
@@ -191,7 +192,7 @@ class ImuFrontend:
             self._events.emit(
                 "imu_gap",
                 f"gap larger than ekf.max_dt_s={self.settings.ekf.max_dt_s} s before {stamp} ns; "
-                "not propagated, filter re-anchored",
+                "crossed at the estimated velocity, covariance grown for it (ekf.gap_accel_std, ekf.gap_rate_std)",
             )
             return True
         self._events.emit("imu_dt_nonpositive", f"propagation to {stamp} ns refused: {reason}")

@@ -138,8 +138,15 @@ class EkfSettings:
             robot.
         init_moving_gyro_bias_std: rad/s, initial gyroscope bias stddev of the initialisation from a moving
             robot (the bias is not averaged: the prior spread of the gyro's turn-on bias).
-        max_dt_s: s, largest IMU period that is propagated; a larger gap is refused and the filter
-            re-anchors its clock (and inflates the velocity covariance).
+        max_dt_s: s, largest IMU period that is propagated with the IMU; over a larger gap (up to the node's
+            ``max_time_gap_s``, beyond which it resets) the position is carried at the estimated velocity and the
+            covariance grows by the gap's transition, its process noise and an unknown mean acceleration and rate
+            (``gap_accel_std``, ``gap_rate_std``; ``BaseEkf.propagate_to``).
+        gap_accel_std: m/s^2, stddev per axis of the base's mean acceleration over an IMU gap (no reading there):
+            the velocity's variance grows by ``(gap_accel_std T)^2``, the position's by ``(gap_accel_std T^2 / 2)^2``
+            for a gap of ``T`` s (constant unknown acceleration). 3 m/s^2: a trot's accelerations.
+        gap_rate_std: rad/s, stddev per axis of the base's mean angular rate less the last one over an IMU gap:
+            the attitude's variance grows by ``(gap_rate_std T)^2``. 0.5 rad/s: a trot's sway.
         static_bias_lock: while the robot is static (small gyro, still joints, all feet in contact), apply a
             zero-angular-rate pseudo-measurement (ZARU), which pins the gyro bias to the measured rate.
         static_gyro_threshold_rad_s: rad/s, gyro norm below which the robot may be static.
@@ -188,6 +195,8 @@ class EkfSettings:
     init_moving_velocity_std: float = 0.5
     init_moving_gyro_bias_std: float = 0.01
     max_dt_s: float = 0.05
+    gap_accel_std: float = 3.0
+    gap_rate_std: float = 0.5
     static_bias_lock: bool = False
     static_gyro_threshold_rad_s: float = 0.02
     static_joint_velocity_threshold_rad_s: float = 0.05
@@ -229,6 +238,8 @@ class EkfSettings:
             encoder_noise_rad=self.encoder_noise_rad,
             encoder_resolution_rad=self.encoder_resolution_rad,
             leg_scale_std=self.leg_scale_std,
+            gap_accel_std=self.gap_accel_std,
+            gap_rate_std=self.gap_rate_std,
             accel_noise_floor=self.accel_noise_floor,
             gyro_noise_floor=self.gyro_noise_floor,
             foot_gate_nis=self.foot_gate_nis,

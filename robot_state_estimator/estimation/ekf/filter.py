@@ -172,9 +172,10 @@ class BaseEkf(FilterState):
             stamp_ns: target time (ns).
 
         Returns:
-            None on success; otherwise a reason and nothing is propagated: ``"dt_nonpositive"`` (state
-            unchanged), ``"dt_too_large"`` (the clock is re-anchored to ``stamp_ns`` and the covariance grows
-            by the process noise of the gap, the nominal state is kept).
+            None on success; otherwise a reason: ``"dt_nonpositive"`` (state unchanged), ``"dt_too_large"``
+            (a gap longer than ``max_dt_s``, not propagated with the held reading: the position is carried at the
+            estimated velocity and the covariance grows by the gap's transition, process noise and an unknown
+            acceleration and rate, ``numpy_backend.gap_step``; the clock is re-anchored to ``stamp_ns``).
 
         Raises:
             RuntimeError: the filter is not initialised.
@@ -185,7 +186,7 @@ class BaseEkf(FilterState):
         if dt <= 0.0:
             return "dt_nonpositive"
         if dt > self.settings.max_dt_s:
-            self.backend.add_gap_noise(self, dt)
+            self.backend.gap_step(self, dt)
             self.stamp_ns = int(stamp_ns)
             self._x[X_LEAD] = 0.0
             self._omega_prev_valid = False

@@ -119,8 +119,9 @@ class Backend(Protocol):
         """State and covariance over dt (s) with the held reading; R re-orthonormalised when ``normalise``."""
         ...
 
-    def add_gap_noise(self, ekf: BaseEkf, dt: float) -> None:
-        """``P += G Q_c G^T dt`` with ``M = [v]x`` (a gap that is not propagated), symmetrised."""
+    def gap_step(self, ekf: BaseEkf, dt: float) -> None:
+        """An IMU gap of ``dt`` s: the position carried at the estimated velocity, the covariance grown by the gap's
+        transition, process noise and unknown acceleration and rate (``numpy_backend.gap_step``, both backends)."""
         ...
 
     def imu_step(self, ekf: BaseEkf) -> Callable[..., int] | None:

@@ -23,7 +23,13 @@ from numba import types
 from robot_state_estimator.estimation import jit
 from robot_state_estimator.estimation.ekf.backends.compiled_joint_step import CompiledJointStep
 from robot_state_estimator.estimation.ekf.backends.kernels import flat, legs, outputs, propagation, update
-from robot_state_estimator.estimation.ekf.backends.numpy_backend import BoolArray, FloatArray, IntArray, NumpyBackend
+from robot_state_estimator.estimation.ekf.backends.numpy_backend import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    NumpyBackend,
+    gap_step,
+)
 from robot_state_estimator.estimation.ekf.layout import (
     C_R_BASE_IMU,
     C_SIZE,
@@ -75,8 +81,8 @@ class NumbaBackend(NumpyBackend):
     def propagate(self, ekf: BaseEkf, dt: float, normalise: bool) -> None:
         propagation.propagate(ekf._x, ekf._P, ekf._c, dt, normalise)
 
-    def add_gap_noise(self, ekf: BaseEkf, dt: float) -> None:
-        propagation.add_gap_noise(ekf._x, ekf._P, ekf._c, dt)
+    def gap_step(self, ekf: BaseEkf, dt: float) -> None:
+        gap_step(ekf, dt)  # rare: the numpy reference's, on the same buffers
 
     def imu_step(self, ekf: BaseEkf) -> Callable[..., int] | None:
         state = (ekf._x, ekf._P, ekf._c, ekf._clock, ekf._imu_limits)
@@ -345,7 +351,6 @@ _iv = types.Array(_i8, 1, "C")
 SIGNATURES: dict[Any, Any] = {
     propagation.set_imu: types.void(_v, _v, _v, _v, _f8),
     propagation.propagate: types.void(_v, _m, _v, _f8, _b1),
-    propagation.add_gap_noise: types.void(_v, _m, _v, _f8),
     update.leg_update: _i8(_v, _m, _v, _m, _m, _t, _t, _b1, _b1, _f8, _f8, _f8, _f8, _v),
     update.update: _i8(_v, _m, _v, _v, _m, _m, _iv, _f8, _v),
     outputs.quat_xyzw: types.void(_v, _v),
@@ -377,7 +382,6 @@ def warm_up() -> None:
     three = np.zeros(3)
     propagation.set_imu(x, c, three, three, 0.0)
     propagation.propagate(x, P, c, 1e-3, False)
-    propagation.add_gap_noise(x, P, c, 1e-3)
     one_foot = np.zeros((1, 3))
     update.leg_update(x, P, c, one_foot, one_foot, np.zeros((1, 3, 1)), np.zeros((1, 3, 3)), False, False, 1.0, 0.0,
                       0.0, 0.0, np.empty(13))  # fmt: skip

@@ -382,20 +382,3 @@ def imu_step(
         clock[CLK_GYRO_STAMP] = stamp_ns
         clock[CLK_HAS_GYRO] = 1
     return code
-
-
-@kernel
-def add_gap_noise(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float) -> None:
-    """P += G Q_c G^T dt with ``M = [v]x`` (the ``dt_too_large`` path of ``BaseEkf.propagate_to``), symmetrised."""
-    v0 = x[X_V]
-    v1 = x[X_V + 1]
-    v2 = x[X_V + 2]
-    M = np.zeros((3, 3))
-    M[0, 1] = -v2
-    M[0, 2] = v1
-    M[1, 0] = v2
-    M[1, 2] = -v0
-    M[2, 0] = -v1
-    M[2, 1] = v0
-    _process_noise_add(P, c, M, dt)
-    _symmetrise(P)
