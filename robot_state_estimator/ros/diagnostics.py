@@ -127,6 +127,11 @@ REJECT_KEYS: tuple[str, ...] = (
 #: or a jump; a robot that is lifted or carried, or a contact detector that never fires, passes it.
 NO_CONTACT_WARN_S = 1.0
 
+#: s of estimate time without a joint sample applied (every one refused, e.g. a joint name missing, or none arriving)
+#: that makes the filter and contacts statuses WARN: the estimate then runs on the IMU alone and its position and
+#: velocity drift, and the contacts shown are old. 50 joint periods at 100 Hz.
+NO_LEG_UPDATE_WARN_S = 0.5
+
 
 def no_contact_message(no_contact_s: float) -> str:
     """The contacts status message (and the node's ``no_contact`` warning) for ``no_contact_s`` s without any foot
@@ -252,6 +257,9 @@ class DiagnosticsState:
     schedule_disagreements: dict[str, int] = field(default_factory=dict)  # foot -> episodes (the core)
     slip_episodes: dict[str, int] = field(default_factory=dict)  # foot -> slip episodes (the core's slip report)
     feet_slipping: tuple[str, ...] = ()  # the feet slipping at the last diagnostics report (the core)
+    # the estimate stamp from which estimates came without any joint sample applied (since the start, a reset or time
+    # going back), followed at each report (read_core): None while joint samples are applied
+    imu_only_since_ns: int | None = None
 
     def note_feet(self, est: Estimate) -> None:
         """After an estimate with feet (a joint update): count the stance feet whose update was refused, and
@@ -286,8 +294,15 @@ class DiagnosticsState:
         if stream is not None:
             self.contact_source_problem = stream.contact_source_problem
             self.forces_estimated = stream.forces_estimated
-        if self.last_estimate is not None:
-            self.covariance_ok = covariances_ok(self.last_estimate)
+        last, feet = self.last_estimate, self.last_feet_estimate
+        if last is not None:
+            self.covariance_ok = covariances_ok(last)
+            if feet is None or feet.stamp_ns > last.stamp_ns:  # none yet, or only before time went back
+                since = self.imu_only_since_ns
+                if since is None or last.stamp_ns < since:
+                    self.imu_only_since_ns = last.stamp_ns
+            else:
+                self.imu_only_since_ns = None
 
 
 def _covariance_spd(cov: np.ndarray) -> bool:
@@ -441,10 +456,20 @@ class DiagnosticsBuilder:
             ("accel_bias", np.asarray(est.accel_bias)),
             ("gyro_bias", np.asarray(est.gyro_bias)),
         ]
+        age = leg_update_age_s(state)
+        values.append(("last_leg_update_age_s", float("nan") if age is None else age))
         if not state.covariance_ok:
             level, message = WARN, "covariance not finite or not positive definite"
         elif est.status != "ok":
             level, message = WARN, est.status
+        elif age is not None and age > NO_LEG_UPDATE_WARN_S:
+            level, message = (
+                WARN,
+                (
+                    f"no joint sample applied for {age:.1f} s: the estimate runs on the IMU alone (position and velocity "
+                    "drift; see the inputs status)"
+                ),
+            )
         else:
             level, message = OK, "ok"
         return self._status("filter", level, message, values)
@@ -474,6 +499,10 @@ class DiagnosticsBuilder:
         values.append(("feet_slipping", ",".join(state.feet_slipping)))
         if not feet:
             return self._status("contacts", OK, "no contact information yet", values)
+        age = leg_update_age_s(state)
+        if age is not None and age > NO_LEG_UPDATE_WARN_S:
+            message = f"contacts from {age:.1f} s ago: no joint sample applied since"
+            return self._status("contacts", WARN, message, values)
         if no_contact > NO_CONTACT_WARN_S:
             message = no_contact_message(no_contact)
             if state.contact_source_problem:
@@ -489,6 +518,21 @@ class DiagnosticsBuilder:
                 "contacts", WARN, f"foot wrench topics of {stale} stopped: contacts from {state.contact_source}", values
             )
         return self._status("contacts", OK, f"{values[0][1]} of {len(feet)} feet in contact", values)
+
+
+def leg_update_age_s(state: DiagnosticsState) -> float | None:
+    """s of estimate time from the last estimate with feet (a joint sample applied) to the last estimate; without
+    one (none yet, or only before time went back) from ``imu_only_since_ns``; None before any estimate or when
+    neither is known."""
+    est, feet = state.last_estimate, state.last_feet_estimate
+    if est is None:
+        return None
+    if feet is not None and feet.stamp_ns <= est.stamp_ns:
+        return (est.stamp_ns - feet.stamp_ns) * 1e-9
+    since = state.imu_only_since_ns
+    if since is not None and since <= est.stamp_ns:
+        return (est.stamp_ns - since) * 1e-9
+    return None
 
 
 def no_contact_s(state: DiagnosticsState) -> float:

@@ -218,6 +218,46 @@ def test_diagnostics_count_refused_updates_and_stretches_without_contact() -> No
     assert dict(state.foot_rejected_updates) == {"FL_foot": 1, "FR_foot": 2}
 
 
+def test_diagnostics_warn_when_no_joint_sample_is_applied() -> None:
+    """Estimates keep coming from the IMU while every joint sample is refused (or none arrives): after
+    ``NO_LEG_UPDATE_WARN_S`` of estimate time without an estimate with feet the filter and contacts statuses WARN
+    with the age (``last_leg_update_age_s``); without any joint sample applied since the start, the age runs from
+    the first report that saw estimates (``read_core``); back to OK once joints are applied."""
+    foot = FootState("FL_foot", True, np.array([0.0, 0.0, 40.0]), np.zeros(6), True, 1.2)
+    builder = DiagnosticsBuilder(TYPES, "/n")
+    stamp = TYPES.Time(sec=3, nanosec=0)
+    state = DiagnosticsState()
+    state.has_description = True
+
+    def statuses() -> tuple:
+        state.read_core(None, None)
+        _, filt, contacts = builder.build(state, Counter(), stamp).status
+        return filt, contacts, float({kv.key: kv.value for kv in filt.values}["last_leg_update_age_s"])
+
+    state.last_feet_estimate = _estimate(1_000_000_000, feet=(foot,))
+    state.last_estimate = _estimate(1_400_000_000)  # 0.4 s of IMU-only estimates: still fine
+    filt, contacts, age = statuses()
+    assert (filt.level, contacts.level) == (OK, OK) and age == pytest.approx(0.4)
+    state.last_estimate = _estimate(1_600_000_000)  # 0.6 s
+    filt, contacts, age = statuses()
+    assert filt.level == WARN and "no joint sample applied for 0.6 s" in filt.message
+    assert contacts.level == WARN and "contacts from 0.6 s ago" in contacts.message
+    state.note_feet(_estimate(1_610_000_000, feet=(foot,)))  # joints applied again
+    state.last_estimate = _estimate(1_611_000_000)
+    filt, contacts, age = statuses()
+    assert (filt.level, contacts.level) == (OK, OK) and age == pytest.approx(0.001)
+
+    # no joint sample ever applied (no joint_states): from the first report with an estimate
+    state = DiagnosticsState()
+    state.has_description = True
+    state.last_estimate = _estimate(2_000_000_000)
+    filt, _, age = statuses()
+    assert filt.level == OK and age == 0.0
+    state.last_estimate = _estimate(2_700_000_000)
+    filt, _, age = statuses()
+    assert filt.level == WARN and age == pytest.approx(0.7)
+
+
 def test_raw_publish_sends_the_bytes_and_refuses_after_the_destroy(node) -> None:
     """``rclpy_compat.raw_publish``: the publisher's CDR bytes through its handle, received as sent; once the
     publisher is destroyed a publish raises rcl's error (which the node's feed catches), not a crash."""
