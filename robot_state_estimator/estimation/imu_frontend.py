@@ -5,7 +5,8 @@ Checks: a sample of the wrong shape, with NaN/Inf, or beyond ``ekf.max_gyro_rad_
 skipped (``imu_shape``, ``imu_nan``, ``imu_out_of_range``); a ``frame_id`` other than the description's IMU frame is
 noted (``imu_frame_id``, info) and the sample used. A gap larger than ``ekf.max_dt_s`` is not propagated with the
 IMU: the position is carried at the estimated velocity, the covariance grows for the gap (``ekf.gap_accel_std``,
-``ekf.gap_rate_std``) and the filter re-anchors its clock (``imu_gap``). The stamp order is the estimator's (:mod:`.pipeline`).
+``ekf.gap_rate_std``) and the filter re-anchors its clock (``imu_gap``). The stamp order is the estimator's
+(:mod:`.pipeline`).
 
 Initialisation: a sliding window of the last ``ekf.init_imu_samples`` IMU samples is averaged; the first
 window whose gyro standard deviation is below ``ekf.init_max_gyro_std_rad_s`` on every axis and whose mean

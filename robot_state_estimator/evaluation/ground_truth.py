@@ -263,9 +263,9 @@ def load_odometry_topic(
 
     Args:
         bag: rosbag2 directory or file, or ROS 1 bag.
-        topic: the Odometry topic.
+        topic: the Odometry topic (found with or without its leading ``/``: ``io.bags.find_topic``).
         contacts_topic: a ``diagnostic_msgs/DiagnosticArray`` contact-state topic (layout of
-            ``io.messages.contact_states_msg``), read when present in the bag; None to skip.
+            ``io.messages.contact_states_msg``), read when present in the bag (likewise); None to skip.
         role: what the topic is to the user, for the messages (e.g. ``estimate topic``).
         option: the command-line option that names the topic, for the messages.
 
@@ -278,9 +278,13 @@ def load_odometry_topic(
         # one opening and one pass over the bag for both topics (opening a rosbag2 bag costs 0.1-0.3 s)
         with bags.BagReader(bag) as reader:
             present = reader.topics
-            if topic not in present:
+            found = bags.find_topic(topic, present)  # with or without the leading "/"
+            if found is None:
                 raise GroundTruthError(f"bag {bag} has no {role} {topic} ({option}); topics: {sorted(present)}")
+            topic = found
             bags.check_topic_types(bag, present, {topic: ("nav_msgs/msg/Odometry", f"the {role}, {option}")})
+            if contacts_topic is not None:
+                contacts_topic = bags.find_topic(contacts_topic, present)
             if contacts_topic in present and present[contacts_topic] != "diagnostic_msgs/msg/DiagnosticArray":
                 contacts_topic = None  # not contact states: no ground-truth contacts
             wanted = [topic] + ([contacts_topic] if contacts_topic and contacts_topic in present else [])

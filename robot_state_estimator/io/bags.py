@@ -76,6 +76,16 @@ class BagMessage:
         return stamp_to_ns(header.stamp) if header is not None else self.log_time_ns
 
 
+def find_topic(name: str, present: dict[str, str] | Sequence[str]) -> str | None:
+    """The topic of ``present`` (a bag's topics) that ``name`` means: ``name`` itself, else the same name with or
+    without the leading ``/`` (rosbag2 records fully qualified names, ``/odometry``; a relative ``odometry`` written
+    by a tool names the same topic in the root namespace); None when neither is there."""
+    if name in present:
+        return name
+    other = name[1:] if name.startswith("/") else "/" + name
+    return other if other in present else None
+
+
 def check_topic_types(path: str | Path, present: dict[str, str], expected: dict[str, tuple[str, str]]) -> None:
     """Refuse topics whose message type is not the one a tool reads.
 

@@ -463,13 +463,9 @@ class DiagnosticsBuilder:
         elif est.status != "ok":
             level, message = WARN, est.status
         elif age is not None and age > NO_LEG_UPDATE_WARN_S:
-            level, message = (
-                WARN,
-                (
-                    f"no joint sample applied for {age:.1f} s: the estimate runs on the IMU alone (position and velocity "
-                    "drift; see the inputs status)"
-                ),
-            )
+            level = WARN
+            message = f"no joint sample applied for {age:.1f} s: the estimate runs on the IMU alone (position and "
+            message += "velocity drift; see the inputs status)"
         else:
             level, message = OK, "ok"
         return self._status("filter", level, message, values)

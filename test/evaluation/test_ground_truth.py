@@ -40,6 +40,26 @@ def test_a_missing_ground_truth_topic_names_the_topics_there(sim_run) -> None:
         G.load_ground_truth("bag", input_bag=run_dir / "bag", topic="/odom_gt")
 
 
+def test_a_topic_is_found_with_or_without_its_leading_slash(sim_run) -> None:
+    """rosbag2 records fully qualified names (``/odometry``) where a tool may write or be given a relative one
+    (``odometry``): the same topic in the root namespace, found either way (``io.bags.find_topic``)."""
+    from robot_state_estimator.io.bags import find_topic
+
+    assert TOPIC_ODOM.startswith("/")
+    assert find_topic("odometry", {"/odometry": "t"}) == "/odometry"
+    assert find_topic("/odometry", ["odometry", "/tf"]) == "odometry"
+    assert find_topic("/odometry", {"/odometry": "t", "odometry": "t"}) == "/odometry"  # exact first
+    assert find_topic("odom", ["/odometry"]) is None
+    run_dir, _ = sim_run
+    relative = G.load_ground_truth(
+        "bag", input_bag=run_dir / "bag", topic=TOPIC_ODOM[1:], contacts_topic=TOPIC_CONTACTS[1:]
+    )
+    exact = G.load_ground_truth("bag", input_bag=run_dir / "bag", topic=TOPIC_ODOM, contacts_topic=TOPIC_CONTACTS)
+    np.testing.assert_array_equal(relative.trajectory.p_world_base, exact.trajectory.p_world_base)
+    assert relative.contacts is not None and exact.contacts is not None
+    np.testing.assert_array_equal(relative.contacts.in_contact, exact.contacts.in_contact)
+
+
 def test_a_path_that_is_no_bag_is_a_ground_truth_error(tmp_path) -> None:
     (tmp_path / "metadata.yaml").write_text("not: a rosbag2 metadata file\n")
     with pytest.raises(G.GroundTruthError):
