@@ -186,14 +186,18 @@ class ImuFrontend:
     def propagate(self, stamp: int) -> bool:
         """Propagate the filter to ``stamp`` with the held reading; False when refused (``imu_dt_nonpositive``); a
         gap is reported (``imu_gap``) and crossed at the estimated velocity (``BaseEkf.propagate_to``)."""
+        t_filter = self.ekf.stamp_ns
         reason = self.ekf.propagate_to(stamp)
         if reason is None:
             return True
         if reason == "dt_too_large":
+            es = self.settings.ekf
+            gap_s = (stamp - int(t_filter or stamp)) * 1e-9
             self._events.emit(
                 "imu_gap",
-                f"gap larger than ekf.max_dt_s={self.settings.ekf.max_dt_s} s before {stamp} ns; "
-                "crossed at the estimated velocity, covariance grown for it (ekf.gap_accel_std, ekf.gap_rate_std)",
+                f"IMU gap of {gap_s:.3f} s (over ekf.max_dt_s = {es.max_dt_s} s) before {stamp // 1_000_000_000}."
+                f"{stamp % 1_000_000_000:09d} s: crossed at the estimated velocity, covariance grown for it "
+                f"(ekf.gap_accel_std {es.gap_accel_std} m/s^2, ekf.gap_rate_std {es.gap_rate_std} rad/s)",
             )
             return True
         self._events.emit("imu_dt_nonpositive", f"propagation to {stamp} ns refused: {reason}")

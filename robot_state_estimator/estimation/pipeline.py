@@ -19,8 +19,10 @@ Timing rules (all times are the samples' own stamps, integer ns; the filter neve
 - An IMU stamp equal to the last one is refused (``imu_dt_nonpositive``); one older by at most
   ``out_of_order_tolerance_s`` is dropped (``imu_out_of_order``); older still resets the estimator
   (``stamp_backwards``, e.g. a looping bag) and the sample starts the new initialisation. A gap larger than
-  ``ekf.max_dt_s`` is refused and the filter re-anchors its clock (``imu_gap``). Joint stamps follow the
-  same rules against the last joint stamp.
+  ``ekf.max_dt_s`` has no IMU reading: it is crossed at the estimated velocity with the covariance grown for it,
+  and the filter re-anchors its clock (``imu_gap``); joint samples held in it are not propagated over with the
+  next reading: the latest is applied after the gap when within ``max_measurement_delay_s`` of it, the others are
+  dropped (``joint_too_old``). Joint stamps follow the same rules against the last joint stamp.
 - Bad samples (NaN/Inf, implausible IMU magnitudes, wrong lengths, unknown/missing/duplicate joint names:
   :mod:`.joint_input`) are skipped with an event; the state is unchanged. Events are collected and returned by
   :meth:`RobotStateEstimator.pop_events`.
@@ -374,6 +376,14 @@ class RobotStateEstimator:
             return self._finish_step(())
         ekf.set_imu(stamp, gyro, accel)
         feet: StepFeet = ()
+        t_filter = ekf.stamp_ns
+        if (
+            t_filter is not None
+            and (stamp - t_filter) / _NS > self.settings.ekf.max_dt_s
+            and legs.pending
+            and legs.pending[0].stamp_ns <= stamp
+        ):
+            feet = self._across_imu_gap(stamp, t_filter)
         while legs.pending and legs.pending[0].stamp_ns <= stamp:
             prepared = legs.pending.popleft()
             if not front.propagate(prepared.stamp_ns):
@@ -382,6 +392,31 @@ class RobotStateEstimator:
         if ekf.stamp_ns is not None and stamp > ekf.stamp_ns:
             front.propagate(stamp)
         return self._finish_step(feet)
+
+    def _across_imu_gap(self, stamp: int, t_filter: int) -> StepFeet:
+        """An IMU gap (over ``ekf.max_dt_s``) with joint samples held in it: no reading covers the gap, so it is
+        crossed to the new reading's stamp at once (``BaseEkf.propagate_to``: at the estimated velocity, the
+        covariance grown for it; ``imu_gap``) rather than propagated with this reading to each held stamp. The latest
+        held sample, when within ``max_measurement_delay_s`` of the new stamp, is then applied; the others are dropped
+        (one ``joint_too_old`` event). Returns the per-foot states of the applied sample (or none)."""
+        legs = self.legs
+        held = []
+        while legs.pending and legs.pending[0].stamp_ns <= stamp:
+            held.append(legs.pending.popleft())
+        self.imu_frontend.propagate(stamp)
+        last = held[-1]
+        keep = (stamp - last.stamp_ns) / _NS <= self.settings.max_measurement_delay_s
+        dropped = len(held) - int(keep)
+        if dropped:
+            self._events.emit(
+                "joint_too_old",
+                f"{dropped} joint sample(s) held across an IMU gap of {(stamp - t_filter) / _NS:.3f} s dropped: no IMU "
+                "reading covers their stamps" + (" (the latest is applied)" if keep else ""),
+            )
+        if not keep:
+            return ()
+        feet, _ = legs.apply(last)
+        return feet
 
     def add_joints(self, sample: JointSample) -> Estimate | None:
         """Add joint positions (and velocities / efforts when present), matched by name.

@@ -9,8 +9,9 @@ quantile, where noise and touchdown transients only cross it for a sample or two
 Rule (per foot, over the updates of its current contact only): an update whose NIS is above
 ``SLIP_NIS_THRESHOLD`` (the chi-square 99 % point for 3 DoF, 11.34; the flat feet's 6-D stance update is gated
 and reported by its 3-D leg half, whose NIS has 3 DoF too) counts for the joint period before it (0 for the
-first step, at most ``window_s``). The foot is *slipping* when those periods add up to at least
-``fraction * window_s`` within the last ``window_s`` of joint time (``ekf.slip_nis_window_s``,
+first step and after a gap in the joint stream longer than ``MAX_JOINT_PERIOD_S``). The foot is *slipping* when
+those periods add up to at least ``fraction * window_s`` within the last ``window_s`` of joint time
+(``ekf.slip_nis_window_s``,
 ``ekf.slip_nis_fraction``). An episode starts then (one ``foot_slipping`` warn event naming the foot, the NIS
 and how long it has been high; the foot's episode count goes up by one) and ends when the foot leaves contact
 or a whole window passes without a high NIS.
@@ -31,6 +32,10 @@ from robot_state_estimator.common.samples import Event
 #: the chi-square 99 % point for 3 DoF (11.34), the leg update's NIS above which an update counts as high
 SLIP_NIS_THRESHOLD: float = float(chi2.ppf(0.99, 3))
 
+#: s, the longest joint period an update counts for (20 Hz): after a longer interval (joint samples dropped, or an
+#: IMU gap crossed) the first update counts as a first one, 0, so that a gap is not read as time with a high NIS
+MAX_JOINT_PERIOD_S: float = 0.05
+
 _NS = 1_000_000_000
 
 
@@ -50,6 +55,7 @@ class SlipDetector:
         self.feet = tuple(feet)
         self.threshold = float(threshold)
         self._window_ns = round(window_s * _NS)
+        self._max_period_ns = round(MAX_JOINT_PERIOD_S * _NS)
         self._need_ns = fraction * self._window_ns
         n = len(self.feet)
         #: per foot, the slip episodes reported since the estimator was made
@@ -95,7 +101,8 @@ class SlipDetector:
                     break
             else:
                 return None  # the usual step: no foot high, none with a window to update
-        dt = 0 if last is None else min(max(stamp_ns - last, 0), window)
+        period = 0 if last is None else stamp_ns - last
+        dt = min(max(period, 0), window) if period <= self._max_period_ns else 0  # a gap counts as a first step
         for i, e in zip(stance, nis):
             if e > thr:
                 self._high[i].append((stamp_ns, dt))
