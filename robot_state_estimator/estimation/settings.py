@@ -145,8 +145,8 @@ class EkfSettings:
         gap_accel_std: m/s^2, stddev per axis of the base's mean acceleration over an IMU gap (no reading there):
             the velocity's variance grows by ``(gap_accel_std T)^2``, the position's by ``(gap_accel_std T^2 / 2)^2``
             for a gap of ``T`` s (constant unknown acceleration). 3 m/s^2: a trot's accelerations.
-        gap_rate_std: rad/s, stddev per axis of the base's mean angular rate less the last one over an IMU gap:
-            the attitude's variance grows by ``(gap_rate_std T)^2``. 0.5 rad/s: a trot's sway.
+        gap_rate_std: rad/s, stddev per axis of the base's mean angular rate over an IMU gap (the attitude is kept
+            across it): the attitude's variance grows by ``(gap_rate_std T)^2``. 0.5 rad/s: a trot's sway, a turn.
         static_bias_lock: while the robot is static (small gyro, still joints, all feet in contact), apply a
             zero-angular-rate pseudo-measurement (ZARU), which pins the gyro bias to the measured rate.
         static_gyro_threshold_rad_s: rad/s, gyro norm below which the robot may be static.

@@ -165,9 +165,9 @@ def gap_step(ekf: BaseEkf, dt: float) -> None:
     velocity and biases kept), and ``P = Phi P Phi^T + G Q_c G^T dt + Q_gap``: ``Phi`` the identity but the error
     dynamics' position row (``ekf.model``, ``d(dp)/dt = R dv - R [v]x dtheta``) over ``dt``, ``d dp / d dv = R dt``,
     ``d dp / d dtheta = -R [v]x dt``; ``Q_gap`` an unknown constant mean acceleration ``a`` of the base over the gap
-    (stddev ``ekf.gap_accel_std`` per axis), ``dv += a dt`` and ``dp += R a dt^2 / 2``, and an unknown mean rate ``w``
-    less the last one (``ekf.gap_rate_std``), ``dtheta += w dt``. Without it the pose would jump by ``v dt`` and
-    ``omega dt`` at the next reading while its covariance stayed put.
+    (stddev ``ekf.gap_accel_std`` per axis), ``dv += a dt`` and ``dp += R a dt^2 / 2``, and an unknown mean angular
+    rate ``w`` (``ekf.gap_rate_std``; the attitude is kept), ``dtheta += w dt``. Without it the pose would jump by
+    ``v dt`` and ``omega dt`` at the next reading while its covariance stayed put.
     """
     s = ekf.settings
     R = ekf.R_world_base
