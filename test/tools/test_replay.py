@@ -276,3 +276,15 @@ def test_plot_title_is_the_inputs_stem_or_the_run_folder_of_a_bag_folder(tmp_pat
     assert replay.plot_title(tmp_path / "walk.mcap") == "walk"
     assert replay.plot_title(tmp_path / "go1_trot_real" / "bag") == "go1_trot_real"  # not "bag"
     assert replay.plot_title(tmp_path / "go1_trot_bag") == "go1_trot_bag"
+
+
+def test_input_topics_are_found_with_or_without_their_leading_slash(sim_run, replayed, tmp_path):
+    """rosbag2 records fully qualified names (``/imu/data``): ``--imu-topic imu/data --joints-topic joint_states``
+    read them, and the estimate is the default run's, sample for sample."""
+    run_dir, _ = sim_run
+    _, result, _, _ = replayed
+    again, _ = _run_replay_cli(
+        [str(run_dir / "bag"), "--robot", "go1", "--imu-topic", "imu/data", "--joints-topic", "joint_states"]
+    )
+    assert again.skipped == {} and len(again.log) == len(result.log)
+    np.testing.assert_array_equal(again.log.trajectory().p_world_base, result.log.trajectory().p_world_base)

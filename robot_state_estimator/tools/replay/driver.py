@@ -27,7 +27,7 @@ from robot_state_estimator.common.samples import (
 from robot_state_estimator.common.time import NS_PER_S
 from robot_state_estimator.evaluation.plot_series import FootSensorSeries
 from robot_state_estimator.tools.replay.errors import ReplayError
-from robot_state_estimator.tools.replay.inputs import ReplayInputs, bulk_converters, plan_inputs
+from robot_state_estimator.tools.replay.inputs import ReplayInputs, bulk_converters, plan_inputs, with_bag_topic_names
 from robot_state_estimator.tools.replay.log import EstimateLog
 from robot_state_estimator.tools.replay.options import NODE_DEFAULTS, ReplayOptions
 from robot_state_estimator.tools.replay.output_bag import OutputBag
@@ -381,6 +381,7 @@ def _replay_bag(
     from robot_state_estimator.io.stream import output_frame_problem
 
     present = bag.topics
+    opts = with_bag_topic_names(opts, present)  # "imu/data" reads "/imu/data", and the other way round
     inputs = plan_inputs(present, input_path, description=description, settings=settings, opts=opts)
     desc, params = inputs.desc, inputs.params
     est = RobotStateEstimator.from_description(desc, settings)

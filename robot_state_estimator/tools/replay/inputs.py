@@ -35,6 +35,23 @@ class ReplayInputs:
     desc: RobotDescription
 
 
+def with_bag_topic_names(opts: ReplayOptions, present: dict[str, str]) -> ReplayOptions:
+    """``opts`` with each input topic (IMU, joints, foot sensors, contact schedule) spelt as the bag spells it:
+    found with or without its leading ``/`` (``io.bags.find_topic``; rosbag2 records ``/imu/data``, a user may
+    write ``imu/data``). A topic not in the bag is left as given (:func:`plan_inputs` names it if it is needed)."""
+    import dataclasses
+
+    from robot_state_estimator.io import bags
+
+    names: dict[str, Any] = {}
+    for field in ("imu_topic", "joints_topic", "foot_forces_topic", "contact_schedule_topic"):
+        given = getattr(opts, field)
+        found = bags.find_topic(given, present)
+        if found is not None and found != given:
+            names[field] = found
+    return dataclasses.replace(opts, **names) if names else opts
+
+
 def plan_inputs(
     present: dict[str, str], input_path: str | Path, *, description: str, settings: Any, opts: ReplayOptions
 ) -> ReplayInputs:
