@@ -275,7 +275,12 @@ SIMULATED_FOOT_VELOCITY_NOISE = 0.003
 
 
 def go1_monte_carlo(
-    n_runs: int, duration_s: float, *, real_errors: bool = True, matched_contact: bool = True
+    n_runs: int,
+    duration_s: float,
+    *,
+    real_errors: bool = True,
+    matched_contact: bool = True,
+    joint_rate_hz: float | None = None,
 ) -> dict[str, Any]:
     """The Go1 trot Monte Carlo of the test suite and ``make bench``: seeds 1..N, SDF noise and, with
     ``real_errors``, ``REAL_ROBOT_ERRORS``, fed to the estimator with its built-in defaults except what describes the
@@ -299,6 +304,8 @@ def go1_monte_carlo(
         duration_s: s, each run's length (the evaluation starts 1.5 s in: :func:`monte_carlo`).
         real_errors: simulate ``REAL_ROBOT_ERRORS`` (and tell the filter their spreads as above).
         matched_contact: tell the filter the simulated feet's contact noise (else the defaults' real-robot 0.1 m/s).
+        joint_rate_hz: Hz, the simulated joint samples' rate (None: the simulator's, that of its IMU, 1 kHz); above
+            the IMU's, two or more leg updates fall in one IMU interval (docs/uncertainty.md, "Not done").
 
     Returns:
         :func:`monte_carlo`'s result (``blocks``: block name -> ``evaluation.consistency.BlockConsistency``;
@@ -340,10 +347,11 @@ def go1_monte_carlo(
             feet_in_stance=2.0,  # a diagonal pair: the other one swings through the slip window
         )
     settings = matched_settings(None, **ekf)
+    rates: dict[str, Any] = {} if joint_rate_hz is None else {"joint_rate_hz": float(joint_rate_hz)}
 
     def make_run(seed: int) -> Any:
         sim = simulation.SimulationSettings(
-            robot="go1", gait="trot", duration_s=duration_s, seed=seed, noise=True, **extra
+            robot="go1", gait="trot", duration_s=duration_s, seed=seed, noise=True, **extra, **rates
         )
         return simulation.simulate(sim, robot=robot)
 
@@ -359,6 +367,7 @@ def go1_monte_carlo(
         "n_runs": n_runs,
         "duration_s": duration_s,
         "real_errors": extra,
+        **rates,
         **ekf,
         "evaluation": "from 1.5 s at 50 Hz",
     }

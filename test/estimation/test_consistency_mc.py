@@ -53,6 +53,19 @@ def test_blocks_are_consistent(mc, block: str) -> None:
     assert b.fraction_inside >= 0.8, summary_line(block, b)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="joint samples faster than the IMU: the leg update's gain takes the gyro samples it reuses as independent "
+    "noise (docs/uncertainty.md, 'Not done'); gyro bias x, y NEES 4.11 against 0.93-3.47 in the expert review",
+)
+def test_gyro_bias_is_consistent_with_joints_twice_as_fast_as_the_imu() -> None:
+    """The same four runs with the joints at 2 kHz (the IMU at 1 kHz): two leg updates per IMU interval. Fails until
+    the correlated-noise gain is there: kept as the measure of that work (strict: it must fail now)."""
+    b = go1_monte_carlo(N_RUNS, DURATION_S, joint_rate_hz=2000.0)["blocks"]["gyro_bias_xy"]
+    print("\n" + summary_line("gyro_bias_xy", b))
+    assert b.consistent, summary_line("gyro_bias_xy", b)
+
+
 def test_covariances_are_recorded_per_time(mc) -> None:
     """Each evaluation time keeps the covariance of that time: the filter's P is a live view of its buffer, and
     recording the view (not a copy) gave every time the run's final P (the gyro bias NEES read 5.3 instead of 1.2)."""
