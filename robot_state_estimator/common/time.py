@@ -48,6 +48,14 @@ def ns_to_sec_nanosec(stamp_ns: int) -> tuple[int, int]:
     return sec, nanosec
 
 
+def format_stamp_s(stamp_ns: int) -> str:
+    """A stamp in ns as seconds with 9 decimals, exact (``1796020000123456789`` -> ``'1796020000.123456789'``):
+    a float formatted with ``%.6g`` keeps only 6 significant digits (1.79602e+09 s for a wall-clock stamp)."""
+    sign = "-" if stamp_ns < 0 else ""
+    sec, nsec = divmod(abs(int(stamp_ns)), NS_PER_S)
+    return f"{sign}{sec}.{nsec:09d}"
+
+
 def ns_to_s(stamp_ns: int) -> float:
     """Integer nanoseconds -> float seconds (for arithmetic on differences only; loses ns at 1e9 s)."""
     return stamp_ns / NS_PER_S

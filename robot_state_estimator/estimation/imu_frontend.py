@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 
 from robot_state_estimator.common.output_layout import OUTPUT_SIZE
 from robot_state_estimator.common.samples import ImuSample, JointSample
+from robot_state_estimator.common.time import format_stamp_s
 from robot_state_estimator.description.types import ImuSpec
 from robot_state_estimator.estimation.ekf.filter import BaseEkf
 from robot_state_estimator.estimation.ekf.layout import IMU_NOT_FINITE, IMU_OK
@@ -195,8 +196,8 @@ class ImuFrontend:
             gap_s = (stamp - int(t_filter or stamp)) * 1e-9
             self._events.emit(
                 "imu_gap",
-                f"IMU gap of {gap_s:.3f} s (over ekf.max_dt_s = {es.max_dt_s} s) before {stamp // 1_000_000_000}."
-                f"{stamp % 1_000_000_000:09d} s: crossed at the estimated velocity, covariance grown for it "
+                f"IMU gap of {gap_s:.3f} s (over ekf.max_dt_s = {es.max_dt_s} s) before {format_stamp_s(stamp)} s: "
+                "crossed at the estimated velocity, covariance grown for it "
                 f"(ekf.gap_accel_std {es.gap_accel_std} m/s^2, ekf.gap_rate_std {es.gap_rate_std} rad/s)",
             )
             return True

@@ -376,14 +376,8 @@ class RobotStateEstimator:
             return self._finish_step(())
         ekf.set_imu(stamp, gyro, accel)
         feet: StepFeet = ()
-        t_filter = ekf.stamp_ns
-        if (
-            t_filter is not None
-            and (stamp - t_filter) / _NS > self.settings.ekf.max_dt_s
-            and legs.pending
-            and legs.pending[0].stamp_ns <= stamp
-        ):
-            feet = self._across_imu_gap(stamp, t_filter)
+        if ekf.is_gap_before(stamp) and legs.pending and legs.pending[0].stamp_ns <= stamp:
+            feet = self._across_imu_gap(stamp, int(ekf.stamp_ns or stamp))
         while legs.pending and legs.pending[0].stamp_ns <= stamp:
             prepared = legs.pending.popleft()
             if not front.propagate(prepared.stamp_ns):

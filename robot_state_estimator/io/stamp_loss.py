@@ -15,7 +15,7 @@ negative, unreadable) arrived too: it cancels one loss of the next gap.
 from __future__ import annotations
 
 from robot_state_estimator.common.samples import Event
-from robot_state_estimator.common.time import NS_PER_S
+from robot_state_estimator.common.time import format_stamp_s
 
 #: Stable keys of the lost-sample counts (``EstimatorStream.lost``), one per input stream.
 LOST_KEYS: tuple[str, ...] = ("imu_lost", "joint_states_lost", "foot_forces_lost", "foot_wrenches_lost")
@@ -98,7 +98,7 @@ class StampLossCounter:
         (the loss is inferred from the stamps alone, so a sender whose stamps jitter looks the same)."""
         return Event(
             self.key,
-            f"{n} {self.what} samples lost before stamp {stamp_ns // NS_PER_S}.{stamp_ns % NS_PER_S:09d} s: a gap "
+            f"{n} {self.what} samples lost before stamp {format_stamp_s(stamp_ns)} s: a gap "
             f"of {self.gap_ns / 1e6:.3g} ms in the stamps, {self.period_ns / 1e6:.3g} ms apart usually "
             f"({self.lost} so far). Possible causes: the input queue overflows ({_LOSS_HINT}), the sender or the "
             "link drops samples, or the sender's stamps jitter (stamped when published instead of when measured)",

@@ -67,7 +67,7 @@ from robot_state_estimator.common.samples import (
     ImuSample,
     JointSample,
 )
-from robot_state_estimator.common.time import NS_PER_S, stamp_to_ns
+from robot_state_estimator.common.time import NS_PER_S, format_stamp_s, stamp_to_ns
 
 # The adapter settings, the output packing and the loss counter are modules of their own; their names stay
 # importable from here (the node, replay, the tools and the tests import them from io.stream).
@@ -123,12 +123,6 @@ from robot_state_estimator.io.stream_outputs import (
     Outputs,
     pack_estimate,
 )
-
-
-def _stamp_s(stamp_ns: int) -> str:
-    """A stamp in ns as seconds with 9 decimals, exact."""
-    sec, nsec = divmod(int(stamp_ns), NS_PER_S)
-    return f"{sec}.{nsec:09d}"
 
 
 def _period_ns(rate_hz: float) -> int:
@@ -273,8 +267,8 @@ class EstimatorStream:
         if counter is not None:
             counter.arrived_unstamped()
         where = (
-            f"stamped {_stamp_s(stamp_ns)} s, {abs(d) / NS_PER_S:.3f} s {'after' if d > 0 else 'before'} the last IMU "
-            f"sample ({_stamp_s(clock)} s), more than max_time_gap_s = {self.adapter.max_time_gap_s:g} s"
+            f"stamped {format_stamp_s(stamp_ns)} s, {abs(d) / NS_PER_S:.3f} s {'after' if d > 0 else 'before'} the "
+            f"last IMU sample ({format_stamp_s(clock)} s), more than max_time_gap_s = {self.adapter.max_time_gap_s:g} s"
         )
         if d > 0:
             return self._skip(

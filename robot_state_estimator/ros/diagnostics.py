@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from robot_state_estimator.common.samples import Estimate
+from robot_state_estimator.common.time import format_stamp_s
 from robot_state_estimator.io.message_shapes import DiagnosticArrayMsg, DiagnosticStatusMsg, KeyValueMsg, TimeMsg
 from robot_state_estimator.io.message_types import MessageTypes
 from robot_state_estimator.io.sample_rules import (
@@ -143,14 +144,6 @@ def no_contact_message(no_contact_s: float) -> str:
         "contact.source, and the thresholds (contact.on_threshold/off_threshold with contact.threshold_mode, "
         "contact.sensor_*_threshold for foot_forces, contact.kinematic_*_height_m)"
     )
-
-
-def format_stamp_s(stamp_ns: int) -> str:
-    """A stamp in ns as seconds with 9 decimals, exact (``1796020000123456789`` -> ``'1796020000.123456789'``):
-    a float formatted with ``%.6g`` keeps only 6 significant digits (1.79602e+09 s for a wall-clock stamp)."""
-    sign = "-" if stamp_ns < 0 else ""
-    sec, nsec = divmod(abs(int(stamp_ns)), 10**9)
-    return f"{sign}{sec}.{nsec:09d}"
 
 
 @dataclass

@@ -165,6 +165,11 @@ class BaseEkf(FilterState):
         self.set_imu(stamp_ns, gyro_imu, accel_imu)
         return self.propagate_to(stamp_ns)
 
+    def is_gap_before(self, stamp_ns: int) -> bool:
+        """Whether ``stamp_ns`` is more than ``max_dt_s`` after the filter time: an IMU gap, which
+        :meth:`propagate_to` crosses without the held reading (False before initialisation)."""
+        return self.stamp_ns is not None and (stamp_ns - self.stamp_ns) * 1e-9 > self.settings.max_dt_s
+
     def propagate_to(self, stamp_ns: int) -> str | None:
         """Propagate the state and covariance from the filter time to ``stamp_ns`` with the held reading.
 
@@ -175,7 +180,7 @@ class BaseEkf(FilterState):
             None on success; otherwise a reason: ``"dt_nonpositive"`` (state unchanged), ``"dt_too_large"``
             (a gap longer than ``max_dt_s``, not propagated with the held reading: the position is carried at the
             estimated velocity and the covariance grows by the gap's transition, process noise and an unknown
-            acceleration and rate, ``numpy_backend.gap_step``; the clock is re-anchored to ``stamp_ns``).
+            acceleration and rate, ``NumpyBackend.gap_step``; the clock is re-anchored to ``stamp_ns``).
 
         Raises:
             RuntimeError: the filter is not initialised.
@@ -185,7 +190,7 @@ class BaseEkf(FilterState):
         dt = (stamp_ns - self.stamp_ns) * 1e-9
         if dt <= 0.0:
             return "dt_nonpositive"
-        if dt > self.settings.max_dt_s:
+        if dt > self.settings.max_dt_s:  # is_gap_before's rule, inline: this runs once per IMU sample
             self.backend.gap_step(self, dt)
             self.stamp_ns = int(stamp_ns)
             self._x[X_LEAD] = 0.0

@@ -121,7 +121,7 @@ class Backend(Protocol):
 
     def gap_step(self, ekf: BaseEkf, dt: float) -> None:
         """An IMU gap of ``dt`` s: the position carried at the estimated velocity, the covariance grown by the gap's
-        transition, process noise and unknown acceleration and rate (``numpy_backend.gap_step``, both backends)."""
+        transition, process noise and unknown acceleration and rate (``NumpyBackend.gap_step``, both backends)."""
         ...
 
     def imu_step(self, ekf: BaseEkf) -> Callable[..., int] | None:

@@ -23,13 +23,7 @@ from numba import types
 from robot_state_estimator.estimation import jit
 from robot_state_estimator.estimation.ekf.backends.compiled_joint_step import CompiledJointStep
 from robot_state_estimator.estimation.ekf.backends.kernels import flat, legs, outputs, propagation, update
-from robot_state_estimator.estimation.ekf.backends.numpy_backend import (
-    BoolArray,
-    FloatArray,
-    IntArray,
-    NumpyBackend,
-    gap_step,
-)
+from robot_state_estimator.estimation.ekf.backends.numpy_backend import BoolArray, FloatArray, IntArray, NumpyBackend
 from robot_state_estimator.estimation.ekf.layout import (
     C_R_BASE_IMU,
     C_SIZE,
@@ -80,9 +74,6 @@ class NumbaBackend(NumpyBackend):
 
     def propagate(self, ekf: BaseEkf, dt: float, normalise: bool) -> None:
         propagation.propagate(ekf._x, ekf._P, ekf._c, dt, normalise)
-
-    def gap_step(self, ekf: BaseEkf, dt: float) -> None:
-        gap_step(ekf, dt)  # rare: the numpy reference's, on the same buffers
 
     def imu_step(self, ekf: BaseEkf) -> Callable[..., int] | None:
         state = (ekf._x, ekf._P, ekf._c, ekf._clock, ekf._imu_limits)

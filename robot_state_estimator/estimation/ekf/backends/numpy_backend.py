@@ -158,35 +158,6 @@ def joseph_update(
     ekf.omega_base_in_base = np.array(ekf.model.omega_base_in_base(ekf._gyro_imu.tolist(), ekf.gyro_bias.tolist()))
 
 
-def gap_step(ekf: BaseEkf, dt: float) -> None:
-    """An IMU gap of ``dt`` s (``BaseEkf.propagate_to``'s ``dt_too_large``), the same in both backends (rare).
-
-    No reading covers the gap, so the position is carried at the estimated velocity, ``p += R v dt`` (attitude,
-    velocity and biases kept), and ``P = Phi P Phi^T + G Q_c G^T dt + Q_gap``: ``Phi`` the identity but the error
-    dynamics' position row (``ekf.model``, ``d(dp)/dt = R dv - R [v]x dtheta``) over ``dt``, ``d dp / d dv = R dt``,
-    ``d dp / d dtheta = -R [v]x dt``; ``Q_gap`` an unknown constant mean acceleration ``a`` of the base over the gap
-    (stddev ``ekf.gap_accel_std`` per axis), ``dv += a dt`` and ``dp += R a dt^2 / 2``, and an unknown mean angular
-    rate ``w`` (``ekf.gap_rate_std``; the attitude is kept), ``dtheta += w dt``. Without it the pose would jump by
-    ``v dt`` and ``omega dt`` at the next reading while its covariance stayed put.
-    """
-    s = ekf.settings
-    R = ekf.R_world_base
-    v = ekf.v_base_in_base
-    ekf.p_world_base = ekf.p_world_base + (R @ v) * dt
-    Phi = np.eye(N_STATES)
-    Phi[P_SL, V_SL] = R * dt
-    Phi[P_SL, TH_SL] = -(R @ skew(v)) * dt
-    P = Phi @ ekf.P @ Phi.T
-    P += ekf.model.process_noise(skew(v)) * dt
-    qa = s.gap_accel_std**2
-    P[V_SL, V_SL] += (qa * dt**2) * _I3
-    P[P_SL, P_SL] += (qa * dt**4 / 4.0) * _I3
-    P[P_SL, V_SL] += (qa * dt**3 / 2.0) * R
-    P[V_SL, P_SL] += (qa * dt**3 / 2.0) * R.T
-    P[TH_SL, TH_SL] += (s.gap_rate_std**2 * dt**2) * _I3
-    ekf.P = 0.5 * (P + P.T)
-
-
 class NumpyBackend:
     """The numpy reference of every operation of :class:`~.base.Backend` (it declines the shortcuts)."""
 
@@ -247,7 +218,32 @@ class NumpyBackend:
         ekf._x[X_LEAD] = max(float(ekf._x[X_LEAD]) - dt, 0.0)
 
     def gap_step(self, ekf: BaseEkf, dt: float) -> None:
-        gap_step(ekf, dt)
+        """An IMU gap of ``dt`` s (``BaseEkf.propagate_to``'s ``dt_too_large``); both backends (rare: no kernel).
+
+        No reading covers the gap, so the position is carried at the estimated velocity, ``p += R v dt`` (attitude,
+        velocity and biases kept), and ``P = Phi P Phi^T + G Q_c G^T dt + Q_gap``: ``Phi`` the identity but the error
+        dynamics' position row (``ekf.model``, ``d(dp)/dt = R dv - R [v]x dtheta``) over ``dt``, ``d dp / d dv = R dt``,
+        ``d dp / d dtheta = -R [v]x dt``; ``Q_gap`` an unknown constant mean acceleration ``a`` of the base over the gap
+        (stddev ``ekf.gap_accel_std`` per axis), ``dv += a dt`` and ``dp += R a dt^2 / 2``, and an unknown mean angular
+        rate ``w`` (``ekf.gap_rate_std``; the attitude is kept), ``dtheta += w dt``. Without it the pose would jump by
+        ``v dt`` and ``omega dt`` at the next reading while its covariance stayed put.
+        """
+        s = ekf.settings
+        R = ekf.R_world_base
+        v = ekf.v_base_in_base
+        ekf.p_world_base = ekf.p_world_base + (R @ v) * dt
+        Phi = np.eye(N_STATES)
+        Phi[P_SL, V_SL] = R * dt
+        Phi[P_SL, TH_SL] = -(R @ skew(v)) * dt
+        P = Phi @ ekf.P @ Phi.T
+        P += ekf.model.process_noise(skew(v)) * dt
+        qa = s.gap_accel_std**2
+        P[V_SL, V_SL] += (qa * dt**2) * _I3
+        P[P_SL, P_SL] += (qa * dt**4 / 4.0) * _I3
+        P[P_SL, V_SL] += (qa * dt**3 / 2.0) * R
+        P[V_SL, P_SL] += (qa * dt**3 / 2.0) * R.T
+        P[TH_SL, TH_SL] += (s.gap_rate_std**2 * dt**2) * _I3
+        ekf.P = 0.5 * (P + P.T)
 
     def imu_step(self, ekf: BaseEkf) -> Callable[..., int] | None:
         return None
