@@ -257,3 +257,35 @@ def test_one_compiled_specialisation_per_kernel() -> None:
     for fn, sig in numba_backend.SIGNATURES.items():
         writable = [s for s in fn.signatures if all(t.mutable for t in s if isinstance(t, types.Array))]
         assert writable == [sig.args], (fn, fn.signatures)
+
+
+@pytest.mark.parametrize("mount", range(len(MOUNTS)))
+def test_updates_between_readings_equal_reference(mount: int) -> None:
+    """Joint samples at twice the IMU's rate: two leg updates per reading, the first halfway (the rate interpolated
+    between two readings), so the updates meet the error's covariance with the readings' noise that the earlier ones
+    left (``layout.X_GYRO_CROSS``), also through a generic update with a gyro loading (zero rate) and the outputs."""
+    a, b = pair(40 + mount, mount)
+    rng = np.random.default_rng(41)
+    stamp = 1_000_000
+    for step in range(12):
+        gyro, acc = rng.normal(size=3) * 2.0, rng.normal(size=3) * 3.0 + [0, 0, 9.81]
+        r = rng.normal(size=(3, 3)) * 0.3
+        J = rng.normal(size=(3, 3, 12)) * 0.2
+        for ekf in (a, b):
+            ekf.set_imu(stamp + 1_000_000, gyro, acc)
+        for t in (stamp + 500_000, stamp + 1_000_000):
+            y = a.v_base_in_base + rng.normal(size=(3, 3)) * 0.05
+            for ekf in (a, b):
+                assert ekf.propagate_to(t) is None
+            assert_same(a, b, names=(*ALL, "_gyro_cross"))
+            ra = a.update_leg_velocities(["f0", "f1", "f2"], y, r, J, gate_nis=0.0)
+            rb = b.update_leg_velocities(["f0", "f1", "f2"], y, r, J, gate_nis=0.0)
+            assert_same_results(ra, rb)
+            assert_same(a, b, names=(*ALL, "_gyro_cross"))
+            np.testing.assert_allclose(a.output_vector(), b.output_vector(), rtol=1e-12, atol=1e-12)
+        if step % 4 == 3:
+            assert_same_results(a.update([a.zero_rate_measurement()], gate_nis=0.0),
+                                b.update([b.zero_rate_measurement()], gate_nis=0.0))  # fmt: skip
+            assert_same(a, b, names=(*ALL, "_gyro_cross"))
+        stamp += 1_000_000
+    assert np.abs(a._gyro_cross).max() > 0.0

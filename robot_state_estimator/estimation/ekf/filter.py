@@ -252,7 +252,7 @@ class BaseEkf(FilterState):
             The measurement (innovation, H (3, 15), R (3, 3)).
         """
         s = self.settings
-        lever, weight, _ = self.gyro_noise_shares()
+        lever, _, held = self.gyro_noise_shares()
         return leg_velocity_measurement(
             name,
             v_base_measured,
@@ -269,7 +269,7 @@ class BaseEkf(FilterState):
             creep_variance=self._contact_creep_variance,
             up_in_base=self.R_world_base[2],
             gyro_lever_base=lever * self.model.p_base_imu,
-            gyro_weight=weight,
+            gyro_held=held,
         )
 
     def update_leg_velocities(

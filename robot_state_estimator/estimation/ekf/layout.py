@@ -13,9 +13,10 @@ The filter keeps its state in preallocated float64 buffers that every step updat
   filter's time to the held reading's stamp (s, >= 0: a joint sample between two IMU readings is applied after the
   later one is held) and ``[X_DT_GYRO]`` the held reading's interval for ``alpha_base_in_base`` (s; 0: no angular
   acceleration), which say which gyro samples' noise the state carries (:mod:`.model`, "Gyro noise in the
-  velocity"), ``[X_GYRO_CROSS:+18]`` the (6, 3) covariance, row-major, of the velocity and gyro-bias errors (``dv``,
-  ``dbg`` rows) with the held reading's gyro noise, which a leg update that used that reading leaves (rad/s units
-  per column; zero when a reading is held);
+  velocity"), ``[X_GYRO_CROSS:+90]`` the (15, 6) covariance, row-major, of the error (estimate minus truth, all 15
+  rows in the order of ``P``) with the noise of the two gyro readings the state's rate interpolates between, columns
+  ``[n_prev (3), n_held (3)]`` in B (rad/s): what an update that used those readings leaves, carried through the
+  propagation (:mod:`.model`, "Correlated gyro noise"; zero after the IMU step of the usual sample);
 - ``P`` (15, 15) C-contiguous, the error covariance in the order ``[dp_W, dv_B, dtheta_B, dba_S, dbg_S]``
   (:data:`P_SL` ... :data:`BG_SL`);
 - ``c`` (:data:`C_SIZE`,) constants of the IMU mount and noise: ``[C_R_BASE_IMU:+9]`` ``R_base_imu`` row-major,
@@ -62,8 +63,11 @@ X_P_ANCHOR = 39
 X_LEAD = 42
 X_DT_GYRO = 43
 X_GYRO_CROSS = 44
+#: the (15, 6) block at ``X_GYRO_CROSS``: its columns of the previous and of the held reading's noise
+CROSS_ROWS, CROSS_COLS = 15, 6
+CROSS_PREV, CROSS_HELD = 0, 3
 #: length of the state buffer ``x``
-X_SIZE = 62
+X_SIZE = 134
 
 C_R_BASE_IMU = 0
 C_P_BASE_IMU = 9
@@ -95,6 +99,7 @@ STATE_VIEWS = (
     ("_accel_imu", X_ACCEL, (3,)),
     ("_omega_prev_base_in_base", X_OMEGA_PREV, (3,)),
     ("_p_scale_anchor", X_P_ANCHOR, (3,)),
+    ("_gyro_cross", X_GYRO_CROSS, (15, 6)),
 )
 
 #: what a backend operation that is only a compiled shortcut returns when the backend does not have it (the numpy

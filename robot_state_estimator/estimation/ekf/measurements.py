@@ -36,7 +36,12 @@ Zero rate (robot static): ``0 = R_base_imu (omega_imu_in_imu - b_g - n_g)``. Fla
 
 Update. Each measurement is gated on its prior NIS (chi-square, 3 DoF for a foot), then the accepted ones are fused
 in one stacked update with the Joseph form ``P = (I - K H) P (I - K H)^T + K R K^T`` (Bucy and Joseph 1968,
-"Filtering for stochastic processes with applications to guidance"), symmetrised. The error is injected and the
+"Filtering for stochastic processes with applications to guidance"), symmetrised. The gyro readings' noise in an
+innovation (its ``gyro_loading`` G) may already be in the error, from an earlier update that used the same reading:
+with ``U = C G^T`` (``C`` the error's covariance with that noise, :mod:`.model` "Correlated gyro noise") the
+innovation covariance is ``S = H P H^T + R - H U - U^T H^T``, the gain ``K = (P H^T - U) S^-1`` and the Joseph form
+gains ``(I - K H) U K^T`` and its transpose (Simon 2006, "Optimal State Estimation", sec. 7.1, a measurement noise
+correlated with the state); ``C`` becomes ``(I - K H) C + K G diag(Sigma_g, Sigma_g)``. The error is injected and the
 covariance reset with ``G = I - [dtheta / 2]x`` on the attitude block (Solà 2017 sec. 7.2). Each update returns
 what it computed (filterpy style): :class:`UpdateResult`.
 """
@@ -63,6 +68,9 @@ from robot_state_estimator.estimation.noise_model import leg_measurement_covaria
 FloatArray = NDArray[np.float64]
 
 _I3 = np.eye(3)
+#: (3, 6) the gyro loading of a measurement of the held reading's rate (zero rate, flat feet): ``y = ... - n_held``
+HELD_RATE_LOADING = np.hstack([np.zeros((3, 3)), -_I3])
+HELD_RATE_LOADING.flags.writeable = False
 _tuple_new = tuple.__new__
 
 
@@ -96,13 +104,18 @@ class Measurement:
         name: label reported in the :class:`UpdateResult`.
         innovation: (m,) ``z - h(x_hat)``.
         H: (m, 15) Jacobian of h w.r.t. the error state.
-        R: (m, m) measurement noise covariance.
+        R: (m, m) measurement noise covariance (the gyro readings' share included).
+        gyro_loading: (m, 6) how the innovation loads the noise of the previous and of the held gyro reading
+            (``[n_prev, n_held]`` rad/s in B, ``layout.X_GYRO_CROSS``): ``y = H dx + gyro_loading n + ...``, its share
+            ``gyro_loading diag(Sigma_g, Sigma_g) gyro_loading^T`` already in R; None: none (:mod:`.model`,
+            "Correlated gyro noise").
     """
 
     name: str
     innovation: FloatArray
     H: FloatArray
     R: FloatArray
+    gyro_loading: FloatArray | None = None
 
 
 def leg_results(names: Sequence[str], out: FloatArray, gate: float, start: int = 0) -> list[UpdateResult]:
@@ -170,7 +183,7 @@ def leg_velocity_measurement(
     creep_variance: float = 0.0,
     up_in_base: FloatArray | None = None,
     gyro_lever_base: FloatArray | None = None,
-    gyro_weight: float = 1.0,
+    gyro_held: float = 1.0,
 ) -> Measurement:
     """The leg-odometry measurement of one stance foot (module docstring).
 
@@ -189,10 +202,12 @@ def leg_velocity_measurement(
             the world's up in B (``noise_model.leg_measurement_covariance``).
         gyro_lever_base: (3,) m in B, the point whose ``[.]x`` of the gyro noise the velocity state carries (the
             IMU's lever ``r`` times ``lever`` of ``model.gyro_noise_shares``; None: the origin); the gyro term's lever
-            is ``c - gyro_lever_base``. gyro_weight: the gyro sample covariance's weight (``weight`` there).
+            is ``c - gyro_lever_base``. gyro_held: the held reading's share ``f`` of the interpolated rate's noise
+            (``held`` there; the previous reading's is ``1 - f``).
 
     Returns:
-        The measurement (innovation, H (3, 15), R (3, 3)).
+        The measurement (innovation, H (3, 15), R (3, 3) with the gyro's ``((1 - f)^2 + f^2) [a]x Sigma_g [a]x^T``,
+        gyro_loading ``[(1 - f) [a]x, f [a]x]``, ``a = c - gyro_lever_base``).
     """
     r_skew = skew(p_base_foot)
     a = np.asarray(p_base_foot, dtype=float)
@@ -203,17 +218,19 @@ def leg_velocity_measurement(
     H[:, BG_SL] = r_skew @ R_base_imu
     if attitude_jacobian is not None:
         H[:, TH_SL] = attitude_jacobian
+    a_skew = skew(a)
     J = np.zeros((3, 0)) if J_base_foot is None else J_base_foot
     R = leg_measurement_covariance(
         J,
-        skew(a),
-        gyro_weight * np.asarray(Sigma_gyro_sample),
+        a_skew,
+        ((1.0 - gyro_held) ** 2 + gyro_held**2) * np.asarray(Sigma_gyro_sample),
         foot_velocity_noise=foot_velocity_noise,
         joint_velocity_noise=encoder_velocity_noise,
         creep_variance=creep_variance,
         up_in_base=up_in_base,
     )
-    return Measurement(name, np.asarray(v_base_measured, dtype=float) - v_base_in_base, H, R)
+    loading = np.hstack([(1.0 - gyro_held) * a_skew, gyro_held * a_skew])
+    return Measurement(name, np.asarray(v_base_measured, dtype=float) - v_base_in_base, H, R, loading)
 
 
 def zero_rate_measurement(
@@ -229,7 +246,7 @@ def zero_rate_measurement(
     H = np.zeros((3, N_STATES))
     H[:, BG_SL] = -R_base_imu
     R = zero_rate_noise**2 * _I3 + Sigma_gyro_sample
-    return Measurement("zero_rate", -omega_hat, H, R)
+    return Measurement("zero_rate", -omega_hat, H, R, HELD_RATE_LOADING)
 
 
 def rotation_measurement(
@@ -261,4 +278,4 @@ def rotation_measurement(
     R = rotation_noise**2 * np.eye(3) + Sigma_gyro_sample
     if encoder_noise > 0.0:
         R = R + encoder_noise**2 * (J_ang @ J_ang.T)
-    return Measurement(name, -(J_ang @ qdot_joints) - omega_base_in_base, H, R)
+    return Measurement(name, -(J_ang @ qdot_joints) - omega_base_in_base, H, R, HELD_RATE_LOADING)

@@ -31,7 +31,6 @@ from robot_state_estimator.estimation.ekf.layout import (
     TH_SL,
     V_SL,
     X_DT_GYRO,
-    X_GYRO_CROSS,
     X_LEAD,
     X_SIZE,
 )
@@ -158,6 +157,8 @@ class FilterState:
     _accel_imu = _StateView()
     _omega_prev_base_in_base = _StateView()
     _p_scale_anchor = _StateView()
+    #: (15, 6) the error's covariance with the two latest gyro readings' noise (``layout.X_GYRO_CROSS``)
+    _gyro_cross = _StateView()
 
     @property
     def contact_creep_variance(self) -> float:
@@ -348,7 +349,7 @@ class FilterState:
         self.alpha_base_in_base = np.zeros(3)
         self._x[X_LEAD] = 0.0
         self._x[X_DT_GYRO] = 0.0
-        self._x[X_GYRO_CROSS : X_GYRO_CROSS + 18] = 0.0
+        self._gyro_cross[:] = 0.0
         self.omega_base_in_base = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
         self.last_results = []
 
@@ -469,4 +470,5 @@ class FilterState:
         P[POSE_IDX, :] = 0.0
         P[:, POSE_IDX] = 0.0
         P[np.ix_(POSE_IDX, POSE_IDX)] = P_pose
+        self._gyro_cross[POSE_IDX, :] = 0.0  # nor of the gyro noise the filter's error carried
         self._steps_since_normalise = 0

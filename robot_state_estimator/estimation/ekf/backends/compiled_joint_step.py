@@ -16,6 +16,8 @@ from robot_state_estimator.estimation import jit
 from robot_state_estimator.estimation.ekf.backends.kernels import joint_step as joint_step_kernel
 from robot_state_estimator.estimation.ekf.backends.numpy_backend import FloatArray, IntArray
 from robot_state_estimator.estimation.ekf.layout import (
+    CROSS_COLS,
+    CROSS_ROWS,
     JF_G,
     JF_GATE,
     JF_MASS,
@@ -51,6 +53,7 @@ from robot_state_estimator.estimation.ekf.layout import (
     TAB_WORK_COLS,
     X_ACCEL,
     X_GYRO,
+    X_GYRO_CROSS,
     dynamics_buffer_size,
     joint_buffer_size,
 )
@@ -253,6 +256,10 @@ class CompiledJointStep:
         ekf, kin, det, forces = self._ekf, self._kin, self._detector, self._forces
         m, ti, tf = self._model, self._ints, self._floats
         x0, P0, c = ekf._x.copy(), ekf._P.copy(), ekf._c
+        # the update meets the state after the IMU step of the usual sample: no covariance with the readings' noise
+        # (the snapshot follows an update, which left one)
+        x0_update = x0.copy()
+        x0_update[X_GYRO_CROSS : X_GYRO_CROSS + CROSS_ROWS * CROSS_COLS] = 0.0
         x, P = x0.copy(), P0.copy()
         X, J6, dyn = kin.X_base_foot.copy(), kin.J6_base_foot.copy(), self._dyn.copy()
         work = self._work.copy()
@@ -282,7 +289,7 @@ class CompiledJointStep:
                 n, x0, J6, legs_cols, bias, qtau, X, force, wrench, det.on_threshold, det.off_threshold,
                 int(ti[JI_MIN_ON]), int(ti[JI_MIN_OFF]), flags, since, stamp_ns),
             "update": lambda n: parts.repeat_update(
-                n, x, P, c, x0, P0, contacts, qtau[1], radii, X, J6, bool(ti[JI_ROLLING]), bool(ti[JI_USE_J]),
+                n, x, P, c, x0_update, P0, contacts, qtau[1], radii, X, J6, bool(ti[JI_ROLLING]), bool(ti[JI_USE_J]),
                 float(tf[JF_SF2]), float(tf[JF_SC2]), float(tf[JF_SE2]), float(tf[JF_GATE])),
         }  # fmt: skip
         costs = {}

@@ -23,11 +23,18 @@ from numba import types
 from robot_state_estimator.estimation import jit
 from robot_state_estimator.estimation.ekf.backends.compiled_joint_step import CompiledJointStep
 from robot_state_estimator.estimation.ekf.backends.kernels import flat, legs, outputs, propagation, update
-from robot_state_estimator.estimation.ekf.backends.numpy_backend import BoolArray, FloatArray, IntArray, NumpyBackend
+from robot_state_estimator.estimation.ekf.backends.numpy_backend import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    NumpyBackend,
+    stack_measurements,
+)
 from robot_state_estimator.estimation.ekf.layout import (
     C_R_BASE_IMU,
     C_SIZE,
     CLOCK_SIZE,
+    CROSS_COLS,
     DECLINED,
     JOINT_MAX_FEET,
     N_STATES,
@@ -36,7 +43,7 @@ from robot_state_estimator.estimation.ekf.layout import (
     X_SIZE,
 )
 from robot_state_estimator.estimation.ekf.measurements import Measurement, UpdateResult, leg_results
-from robot_state_estimator.estimation.ekf.numerics import _block_diag, _mat, _mat3, _vec
+from robot_state_estimator.estimation.ekf.numerics import _mat, _mat3, _vec
 from robot_state_estimator.estimation.errors import ModelError
 
 if TYPE_CHECKING:
@@ -143,17 +150,12 @@ class NumbaBackend(NumpyBackend):
         definite."""
         sizes = [len(m.innovation) for m in measurements]
         n_rows = sum(sizes)
-        if len(measurements) == 1:
-            m0 = measurements[0]
-            y, H, R = m0.innovation, m0.H, m0.R
-        else:
-            y = np.concatenate([m.innovation for m in measurements])
-            H = np.vstack([m.H for m in measurements])
-            R = _block_diag([m.R for m in measurements])
+        y, H, R, G = stack_measurements(measurements, ekf.model.Sigma_gyro_sample)
         n = len(sizes)
         out = np.empty(sum(m * m for m in sizes) + n)
         n_acc = update.update(
             ekf._x, ekf._P, ekf._c, _mat(y, (n_rows,)), _mat(H, (n_rows, N_STATES)), _mat(R, (n_rows, n_rows)),
+            np.zeros((n_rows, CROSS_COLS)) if G is None else _mat(G, (n_rows, CROSS_COLS)),
             np.array(sizes, dtype=np.int64), float(gate), out,
         )  # fmt: skip
         if n_acc < 0:
@@ -343,7 +345,7 @@ SIGNATURES: dict[Any, Any] = {
     propagation.set_imu: types.void(_v, _v, _v, _v, _f8),
     propagation.propagate: types.void(_v, _m, _v, _f8, _b1),
     update.leg_update: _i8(_v, _m, _v, _m, _m, _t, _t, _b1, _b1, _f8, _f8, _f8, _f8, _v),
-    update.update: _i8(_v, _m, _v, _v, _m, _m, _iv, _f8, _v),
+    update.update: _i8(_v, _m, _v, _v, _m, _m, _m, _iv, _f8, _v),
     outputs.quat_xyzw: types.void(_v, _v),
     outputs.pose_covariance: types.void(_v, _m, _v, _m),
     outputs.twist_covariance: types.void(_v, _m, _v, _m),
@@ -376,8 +378,8 @@ def warm_up() -> None:
     one_foot = np.zeros((1, 3))
     update.leg_update(x, P, c, one_foot, one_foot, np.zeros((1, 3, 1)), np.zeros((1, 3, 3)), False, False, 1.0, 0.0,
                       0.0, 0.0, np.empty(13))  # fmt: skip
-    update.update(x, P, c, three.copy(), np.eye(3, N_STATES), np.eye(3), np.array([3], dtype=np.int64), 0.0,
-                  np.empty(10))  # fmt: skip
+    update.update(x, P, c, three.copy(), np.eye(3, N_STATES), np.eye(3), np.zeros((3, CROSS_COLS)),
+                  np.array([3], dtype=np.int64), 0.0, np.empty(10))  # fmt: skip
     outputs.quat_xyzw(x, np.empty(4))
     outputs.pose_covariance(x, P, c, np.empty((6, 6)))
     outputs.twist_covariance(x, P, c, np.empty((6, 6)))

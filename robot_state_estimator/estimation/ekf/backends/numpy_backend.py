@@ -31,13 +31,14 @@ from robot_state_estimator.estimation.ekf.layout import (
     BA_SL,
     BG_SL,
     C_LEG_SCALE_VAR,
+    CROSS_HELD,
+    CROSS_PREV,
     DECLINED,
     N_STATES,
     P_SL,
     TH_SL,
     V_SL,
     X_DT_GYRO,
-    X_GYRO_CROSS,
     X_LEAD,
 )
 from robot_state_estimator.estimation.ekf.measurements import (
@@ -83,7 +84,7 @@ def _sub_flat_index(idx: tuple[int, ...]) -> NDArray[np.intp]:
 
 
 _POSE_FLAT = _sub_flat_index((0, 1, 2, 6, 7, 8))
-#: the rows of the error state whose covariance with the held gyro sample is kept (dv, dbg)
+#: the rows of the error state the twist reads (dv, dbg)
 _CROSS_ROWS = np.array([3, 4, 5, 12, 13, 14])
 _TWIST_FLAT = _sub_flat_index((3, 4, 5, 12, 13, 14))
 
@@ -109,6 +110,34 @@ class _StackedLayout:
 _STACKS: dict[int, _StackedLayout] = {}
 
 
+def gyro_correlation(ekf: BaseEkf, H: FloatArray, G: FloatArray | None) -> FloatArray | None:
+    """``U = C G^T`` (15, m): the covariance of the error (estimate minus truth) with the gyro noise of an innovation
+    of loading G (m, 6) (``Measurement.gyro_loading``), from ``C`` (``layout.X_GYRO_CROSS``); None when G is None or
+    C is zero (the usual case: no update since the IMU step). :mod:`..measurements`, "Update"."""
+    if G is None:
+        return None
+    C = ekf._gyro_cross
+    if not C.any():
+        return None
+    U: FloatArray = C @ G.T
+    return U
+
+
+def innovation_terms(ekf: BaseEkf, H: FloatArray, R: FloatArray, U: FloatArray | None) -> tuple[FloatArray, FloatArray]:
+    """``(P H^T (15, m), S (m, m))`` of a measurement with Jacobian H (m, 15) and noise R (m, m): ``S = H P H^T + R - H
+    U - U^T H^T`` symmetrised (U of :func:`gyro_correlation`, None: zero)."""
+    PHt = ekf.P @ H.T
+    S = H @ PHt
+    S += R
+    if U is not None:
+        V = H @ U
+        S -= V
+        S -= V.T
+    S += S.T
+    S *= 0.5
+    return PHt, S
+
+
 def joseph_update(
     ekf: BaseEkf,
     y: FloatArray,
@@ -117,31 +146,38 @@ def joseph_update(
     *,
     PHt: FloatArray | None = None,
     S: FloatArray | None = None,
-    gyro_loading: FloatArray | None = None,
+    G: FloatArray | None = None,
+    U: FloatArray | None = None,
 ) -> None:
-    """Joseph-form update of ``ekf`` with innovation y (m,), Jacobian H (m, 15), noise R (m, m), then the error
-    injected and its covariance reset (:mod:`..measurements`, "Update"); ``P H^T`` and S may be passed when already
-    computed at the current P. The error's covariance with the held gyro sample (``layout.X_GYRO_CROSS``, D) follows:
-    ``D <- D - K (H D) + K G Sigma_g`` with ``gyro_loading`` G (m, 3) the rows' load of that sample's noise (None:
-    none; :mod:`..model`, "Gyro noise in the velocity")."""
-    P = ekf.P
+    """Joseph-form update of ``ekf`` with innovation y (m,), Jacobian H (m, 15), noise R (m, m) and gyro loading G
+    (m, 6) (None: none), then the error injected and its covariance reset (:mod:`..measurements`, "Update").
+
+    ``P H^T`` and S (:func:`innovation_terms`) may be passed when already computed at the current P, with U
+    (:func:`gyro_correlation`, the same G). ``K = (P H^T - U) S^-1``, ``P = (I - K H) P (I - K H)^T + K R K^T +
+    (I - K H) U K^T + its transpose``, and the error's covariance with the gyro readings' noise ``C <- (I - K H) C + K
+    G diag(Sigma_g, Sigma_g)`` (``layout.X_GYRO_CROSS``), its attitude rows reset with P's."""
     if PHt is None or S is None:
-        PHt = P @ H.T
-        S = H @ PHt + R
-        S = 0.5 * (S + S.T)
-    K = spd_solve(S, PHt.T).T  # (15, m) = P H^T S^-1 (S symmetric)
-    D = ekf._x[X_GYRO_CROSS : X_GYRO_CROSS + 18].reshape(6, 3)  # rows dv, dbg (a view: updated in place)
-    K6 = K[_CROSS_ROWS]
-    E = -(H[:, V_SL] @ D[:3] + H[:, BG_SL] @ D[3:])  # (m, 3)
-    if gyro_loading is not None:
-        E += gyro_loading @ ekf.model.Sigma_gyro_sample
-    D += K6 @ E
+        U = gyro_correlation(ekf, H, G)
+        PHt, S = innovation_terms(ekf, H, R, U)
+    P = ekf.P
+    K = spd_solve(S, (PHt if U is None else PHt - U).T).T  # (15, m) = (P H^T - U) S^-1 (S symmetric)
     dx = K @ y
     IKH = K @ H
     IKH *= -1.0
     IKH.ravel()[:: N_STATES + 1] += 1.0  # I - K H
+    C = ekf._gyro_cross
+    C_new = IKH @ C
+    if G is not None:
+        Sg = ekf.model.Sigma_gyro_sample
+        KG = K @ G
+        C_new[:, :3] += KG[:, :3] @ Sg
+        C_new[:, 3:] += KG[:, 3:] @ Sg
     P = IKH @ P @ IKH.T
     P += (K @ R) @ K.T
+    if U is not None:
+        X = IKH @ U @ K.T
+        P += X
+        P += X.T
     # Inject the error and reset its covariance (Solà 2017 sec. 7.2).
     ekf.p_world_base = ekf.p_world_base + dx[P_SL]
     ekf.v_base_in_base = ekf.v_base_in_base + dx[V_SL]
@@ -149,13 +185,53 @@ def joseph_update(
     ekf.R_world_base = ekf.R_world_base @ np.asarray(pin.exp3(dtheta))
     ekf.accel_bias = ekf.accel_bias + dx[BA_SL]
     ekf.gyro_bias = ekf.gyro_bias + dx[BG_SL]
-    G = _I3 - skew(0.5 * dtheta)
-    P[TH_SL, :] = G @ P[TH_SL, :]
-    P[:, TH_SL] = P[:, TH_SL] @ G.T
+    Gr = _I3 - skew(0.5 * dtheta)
+    P[TH_SL, :] = Gr @ P[TH_SL, :]
+    P[:, TH_SL] = P[:, TH_SL] @ Gr.T
+    C_new[TH_SL, :] = Gr @ C_new[TH_SL, :]
+    ekf._gyro_cross = C_new
     P += P.T
     P *= 0.5
     ekf.P = P
     ekf.omega_base_in_base = np.array(ekf.model.omega_base_in_base(ekf._gyro_imu.tolist(), ekf.gyro_bias.tolist()))
+
+
+def _carry_gyro_cross(ekf: BaseEkf, Phi: FloatArray, lead: float) -> None:
+    """The error's covariance with the gyro readings' noise through a propagation of transition Phi (15, 15): ``C <-
+    Phi C``; the previous reading's columns zeroed once the state has reached the held reading's stamp (``lead`` 0:
+    no later update uses that reading). :mod:`..model`, "Correlated gyro noise"."""
+    C = ekf._gyro_cross
+    if lead <= 0.0:
+        C[:, CROSS_PREV : CROSS_PREV + 3] = 0.0
+    if C.any():
+        ekf._gyro_cross = Phi @ C
+
+
+def stack_measurements(
+    measurements: Sequence[Measurement], Sigma_gyro_sample: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray | None]:
+    """``(y (m,), H (m, 15), R (m, m), G (m, 6) or None)`` of measurements stacked: R block-diagonal but for the gyro
+    readings' noise they share, ``G_i diag(Sigma_g, Sigma_g) G_j^T`` between measurements i and j (``Sigma_gyro_sample``
+    (3, 3) rad^2/s^2 in B); G zero for those without a gyro loading, None when none has one."""
+    if len(measurements) == 1:
+        m0 = measurements[0]
+        return m0.innovation, m0.H, m0.R, m0.gyro_loading
+    y = np.concatenate([m.innovation for m in measurements])
+    H = np.vstack([m.H for m in measurements])
+    R = _block_diag([m.R for m in measurements])
+    if all(m.gyro_loading is None for m in measurements):
+        return y, H, R, None
+    G = np.vstack([np.zeros((len(m.innovation), 6)) if m.gyro_loading is None else m.gyro_loading
+                   for m in measurements])  # fmt: skip
+    GS = np.hstack([G[:, :3] @ Sigma_gyro_sample, G[:, 3:] @ Sigma_gyro_sample])
+    shared = GS @ G.T
+    o = 0
+    for m in measurements:  # each block's own share is in its R already
+        n = len(m.innovation)
+        shared[o : o + n, o : o + n] = 0.0
+        o += n
+    R += shared
+    return y, H, R, G
 
 
 class NumpyBackend:
@@ -182,7 +258,9 @@ class NumpyBackend:
             ekf.alpha_base_in_base = _ZEROS3
         ekf._omega_prev_base_in_base = omega
         ekf._x[X_DT_GYRO] = max(dt_gyro, 0.0)
-        ekf._x[X_GYRO_CROSS : X_GYRO_CROSS + 18] = 0.0  # a new sample: independent of the error so far
+        C = ekf._gyro_cross  # the held reading becomes the previous one; a new sample is independent of the error
+        C[:, CROSS_PREV : CROSS_PREV + 3] = C[:, CROSS_HELD : CROSS_HELD + 3]
+        C[:, CROSS_HELD : CROSS_HELD + 3] = 0.0
 
     def propagate(self, ekf: BaseEkf, dt: float, normalise: bool) -> None:
         model = ekf.model
@@ -215,7 +293,9 @@ class NumpyBackend:
         P += P.T
         P *= 0.5
         ekf.P = P
-        ekf._x[X_LEAD] = max(float(ekf._x[X_LEAD]) - dt, 0.0)
+        lead = max(float(ekf._x[X_LEAD]) - dt, 0.0)
+        ekf._x[X_LEAD] = lead
+        _carry_gyro_cross(ekf, Phi, lead)
 
     def gap_step(self, ekf: BaseEkf, dt: float) -> None:
         """An IMU gap of ``dt`` s (``BaseEkf.propagate_to``'s ``dt_too_large``); both backends (rare: no kernel).
@@ -244,6 +324,7 @@ class NumpyBackend:
         P[V_SL, P_SL] += (qa * dt**3 / 2.0) * R.T
         P[TH_SL, TH_SL] += (s.gap_rate_std**2 * dt**2) * _I3
         ekf.P = 0.5 * (P + P.T)
+        _carry_gyro_cross(ekf, Phi, 0.0)
 
     def imu_step(self, ekf: BaseEkf) -> Callable[..., int] | None:
         return None
@@ -270,11 +351,13 @@ class NumpyBackend:
         H[:, BG_SL] = (r_skew @ ekf.R_base_imu).reshape(3 * k, 3)
         if H_attitude is not None:
             H[:, TH_SL] = np.asarray(H_attitude, dtype=float).reshape(3 * k, 3)
-        # R: the gyro sample's noise, common to every foot, through the levers c_i - r (weight: the interpolated
-        # sample's; model, "Gyro noise in the velocity"), + per foot: foot noise, encoder noise through J, creep.
+        # R: the gyro samples' noise, common to every foot, through the levers c_i - r (the interpolated rate's:
+        # (1 - f) n_prev + f n_held; model, "Gyro noise in the velocity"), + per foot: foot noise, encoder noise
+        # through J, creep.
         x = ekf._x
         lever, weight, held = gyro_noise_shares(float(x[X_LEAD]), float(x[X_DT_GYRO]))
         A = ((r - lever * ekf.model.p_base_imu) @ _SKEW_BASIS).reshape(3 * k, 3)  # [c_i - lever r]x stacked
+        G = np.hstack([(1.0 - held) * A, held * A])  # the rows' load of [n_prev, n_held]
         R_stack = weight * (A @ ekf.model.Sigma_gyro_sample @ A.T)  # (3k, 3k), blocks [a_i]x Sigma_g [a_j]x^T
         Rm = np.broadcast_to((s.foot_velocity_noise**2) * _I3, (k, 3, 3)).copy()
         if J_base_foot is not None and s.encoder_velocity_noise > 0.0:
@@ -284,11 +367,8 @@ class NumpyBackend:
         if sc2 > 0.0:  # the creep on the ground plane (noise_model, part 1b)
             Rm += sc2 * ground_plane_projector(ekf.R_world_base[2])
         R_stack.ravel()[stack.diag_blocks] += Rm.ravel()
-        PHt = ekf.P @ H.T
-        S = H @ PHt
-        S += R_stack
-        S += S.T
-        S *= 0.5
+        U = gyro_correlation(ekf, H, G)
+        PHt, S = innovation_terms(ekf, H, R_stack, U)
         S_feet = S.take(stack.diag_blocks).reshape(k, 3, 3)  # per-foot innovation covariances
         y = np.asarray(v_base_measured, dtype=float).reshape(k, 3) - ekf.v_base_in_base
         # Per-foot NIS y_i^T S_ii^-1 y_i in closed form (3 x 3 adjugate on Python floats).
@@ -302,7 +382,7 @@ class NumpyBackend:
             if ok:
                 accepted.append(i)
         if len(accepted) == k:
-            joseph_update(ekf, y.reshape(-1), H, R_stack, PHt=PHt, S=S, gyro_loading=held * A)
+            joseph_update(ekf, y.reshape(-1), H, R_stack, PHt=PHt, S=S, G=G, U=U)
         elif accepted:
             rows = (3 * np.asarray(accepted)[:, None] + np.arange(3)).reshape(-1)
             joseph_update(
@@ -312,7 +392,8 @@ class NumpyBackend:
                 R_stack[np.ix_(rows, rows)],
                 PHt=PHt[:, rows],
                 S=S[np.ix_(rows, rows)],
-                gyro_loading=held * A[rows],
+                G=G[rows],
+                U=None if U is None else U[:, rows],
             )
         return results
 
@@ -320,25 +401,17 @@ class NumpyBackend:
         return DECLINED
 
     def update(self, ekf: BaseEkf, measurements: list[Measurement], gate: float) -> list[UpdateResult]:
-        P = ekf.P
         results: list[UpdateResult] = []
         accepted: list[Measurement] = []
         for m in measurements:
-            PHt = P @ m.H.T
-            S = m.H @ PHt + m.R
-            S = 0.5 * (S + S.T)
+            _, S = innovation_terms(ekf, m.H, m.R, gyro_correlation(ekf, m.H, m.gyro_loading))
             result = gated_result(m.name, m.innovation, S, gate)
             results.append(result)
             if result.accepted:
                 accepted.append(m)
         if accepted:
-            if len(accepted) == 1:
-                H, R, y = accepted[0].H, accepted[0].R, accepted[0].innovation
-            else:
-                H = np.vstack([m.H for m in accepted])
-                y = np.concatenate([m.innovation for m in accepted])
-                R = _block_diag([m.R for m in accepted])
-            joseph_update(ekf, y, H, R)
+            y, H, R, G = stack_measurements(accepted, ekf.model.Sigma_gyro_sample)
+            joseph_update(ekf, y, H, R, G=G)
         return results
 
     def rotation_update(
@@ -352,11 +425,8 @@ class NumpyBackend:
         encoder_noise: float,
         gate: float,
     ) -> list[UpdateResult]:
-        P = ekf.P
-        results: list[UpdateResult] = []
-        accepted: list[Measurement] = []
-        for j, i in enumerate(np.asarray(feet).tolist()):
-            m = rotation_measurement(
+        measurements = [
+            rotation_measurement(
                 names[j],
                 J6_base_foot[i, 3:6, :],
                 qdot_joints,
@@ -366,20 +436,9 @@ class NumpyBackend:
                 rotation_noise=rotation_noise,
                 encoder_noise=encoder_noise,
             )
-            S = m.H @ P @ m.H.T + m.R
-            S = 0.5 * (S + S.T)
-            result = gated_result(m.name, m.innovation, S, gate)
-            results.append(result)
-            if result.accepted:
-                accepted.append(m)
-        if accepted:
-            k = len(accepted)
-            R_stack = np.zeros((3 * k, 3 * k))
-            for a, m in enumerate(accepted):
-                R_stack[3 * a : 3 * a + 3, 3 * a : 3 * a + 3] = m.R
-            joseph_update(ekf, np.concatenate([m.innovation for m in accepted]), np.vstack([m.H for m in accepted]),
-                          R_stack)  # fmt: skip
-        return results
+            for j, i in enumerate(np.asarray(feet).tolist())
+        ]
+        return self.update(ekf, measurements, gate)
 
     def quat_xyzw(self, ekf: BaseEkf) -> FloatArray:
         return np.array(quat_xyzw_from_matrix(ekf.R_world_base.tolist()))
@@ -402,9 +461,13 @@ class NumpyBackend:
         C = T @ ekf.P.take(_TWIST_FLAT) @ T.T  # the (v, b_g) 6 x 6 block of P, mapped
         lever, weight, held = gyro_noise_shares(float(ekf._x[X_LEAD]), float(ekf._x[X_DT_GYRO]))
         C += model.twist_noise_at(lever, weight, lever * held)
-        # the error's covariance with the held sample's noise, which the twist carries as B n (model)
-        B = np.vstack([(lever * held) * skew(model.p_base_imu), _I3])
-        X = T @ ekf._x[X_GYRO_CROSS : X_GYRO_CROSS + 18].reshape(6, 3) @ B.T
+        # the error's covariance with the readings' noise [n_prev, n_held], which the twist carries as B n (model)
+        rs = lever * skew(model.p_base_imu)
+        B = np.zeros((6, 6))
+        B[:3, :3] = (1.0 - held) * rs
+        B[:3, 3:] = held * rs
+        B[3:, 3:] = _I3
+        X = T @ ekf._gyro_cross[_CROSS_ROWS] @ B.T
         C += X
         C += X.T
         C += C.T

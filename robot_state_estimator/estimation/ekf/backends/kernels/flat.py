@@ -11,7 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from robot_state_estimator.estimation.ekf.backends.kernels.update import update
-from robot_state_estimator.estimation.ekf.layout import C_R_BASE_IMU, C_SIGMA_GYRO_SAMPLE, X_OMEGA
+from robot_state_estimator.estimation.ekf.layout import (
+    C_R_BASE_IMU,
+    C_SIGMA_GYRO_SAMPLE,
+    CROSS_COLS,
+    CROSS_HELD,
+    X_OMEGA,
+)
 from robot_state_estimator.estimation.ekf.layout import N_STATES as N
 from robot_state_estimator.estimation.jit import kernel
 
@@ -34,8 +40,9 @@ def rotation_update(
 ) -> int:
     """The orientation update of the flat stance feet ``feet`` (``NumpyBackend.rotation_update``):
     ``y_i = -J_ang,i qdot - omega_hat_base_in_base``, ``H_i = [0, 0, 0, 0, -R_base_imu]``,
-    ``R_i = sr2 I + se2 J_ang,i J_ang,i^T + Sigma_g`` (B), each gated on its NIS, the accepted ones fused in one
-    Joseph-form update (:func:`.update.update`).
+    ``R_i = sr2 I + se2 J_ang,i J_ang,i^T + Sigma_g`` (B) and ``R_ij = Sigma_g`` between feet (the same reading's
+    noise, gyro loading ``-n_held``), each gated on its NIS, the accepted ones fused in one Joseph-form update
+    (:func:`.update.update`).
 
     Args:
         feet: (k,) int64 foot indices into J6. qdot: (nj,) rad/s. J6: (n, 6, nj) foot Jacobians in B.
@@ -53,6 +60,7 @@ def rotation_update(
     y = np.empty(m)
     H = np.zeros((m, N))
     Rm = np.zeros((m, m))
+    G = np.zeros((m, CROSS_COLS))  # -n_held: every foot measures the held reading's rate
     sizes = np.empty(k, dtype=np.int64)
     for j in range(k):
         i = feet[j]
@@ -62,6 +70,7 @@ def rotation_update(
             for q in range(nj):
                 z -= J6[i, 3 + a, q] * qdot[q]
             y[3 * j + a] = z - x[X_OMEGA + a]
+            G[3 * j + a, CROSS_HELD + a] = -1.0
             for b in range(3):
                 H[3 * j + a, E_BG + b] = -c[C_R_BASE_IMU + 3 * a + b]
                 r = c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
@@ -73,8 +82,11 @@ def rotation_update(
                         s += J6[i, 3 + a, q] * J6[i, 3 + b, q]
                     r += se2 * s
                 Rm[3 * j + a, 3 * j + b] = r
+                for t in range(k):  # the same reading's noise in every foot's innovation
+                    if t != j:
+                        Rm[3 * j + a, 3 * t + b] = c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
     res = np.empty(10 * k)
-    n_acc = update(x, P, c, y, H, Rm, sizes, gate, res)
+    n_acc = update(x, P, c, y, H, Rm, G, sizes, gate, res)
     if n_acc < 0:
         return -1
     for a in range(m):

@@ -16,6 +16,9 @@ from robot_state_estimator.estimation.ekf.layout import (
     C_RS_SIGMA,
     C_RS_SIGMA_RS,
     C_SIGMA_GYRO_SAMPLE,
+    CROSS_COLS,
+    CROSS_HELD,
+    CROSS_PREV,
     X_BA,
     X_BG,
     X_DT_GYRO,
@@ -84,8 +87,9 @@ def gyro_noise_shares(x: np.ndarray) -> tuple[float, float, float]:
 def twist_covariance(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
     """out (6, 6) = T P_(v,b_g) T^T + the gyro's per-sample noise on the twist (``ProcessModel.twist_noise_at`` at
     :func:`gyro_noise_shares`: ``lever weight [r]x Sigma_g [r]x^T``, ``cross [r]x Sigma_g``, ``Sigma_g``, ``cross =
-    lever held``) + ``T D B^T`` and its transpose (D = ``x[X_GYRO_CROSS:+18]``, ``B = [cross [r]x; I]``) with ``T =
-    diag(I, -R_base_imu)``, symmetrised (``BaseEkf.twist_covariance``: linear and angular velocity in B)."""
+    lever held``) + ``T C6 B^T`` and its transpose (C6 the dv and dbg rows of ``x[X_GYRO_CROSS:+90]``, ``B = [lever
+    (1 - held) [r]x, lever held [r]x; 0, I]``) with ``T = diag(I, -R_base_imu)``, symmetrised
+    (``BaseEkf.twist_covariance``: linear and angular velocity in B)."""
     idx = (3, 4, 5, 12, 13, 14)
     TX = np.empty((6, 6))
     for a in range(6):
@@ -120,23 +124,33 @@ def twist_covariance(x: np.ndarray, P: np.ndarray, c: np.ndarray, out: np.ndarra
             out[a, b] += vv * c[C_RS_SIGMA_RS + 3 * a + b]
             out[a, 3 + b] += rs_ab
             out[3 + b, a] += rs_ab
-    # X = T D B^T and its transpose: rows v (D's dv rows) and omega (-R_base_imu D's dbg rows); columns v (cross
-    # [r]x, a row t of T D giving r x t) and omega (I)
+    # X = T C6 B^T and its transpose, C6 the dv and dbg rows of the error's covariance with [n_prev, n_held]: rows v
+    # (C's dv rows) and omega (-R_base_imu C's dbg rows); columns v (lever [r]x ((1 - held) t_prev + held t_held), a
+    # row t of T C6) and omega (t_held)
     r0, r1, r2 = c[C_P_BASE_IMU], c[C_P_BASE_IMU + 1], c[C_P_BASE_IMU + 2]
+    t = np.empty(CROSS_COLS)
     for a in range(6):
-        if a < 3:
-            t0 = x[X_GYRO_CROSS + 3 * a]
-            t1 = x[X_GYRO_CROSS + 3 * a + 1]
-            t2 = x[X_GYRO_CROSS + 3 * a + 2]
-        else:
-            i = 3 * (a - 3)
-            q0, q1, q2 = c[C_R_BASE_IMU + i], c[C_R_BASE_IMU + i + 1], c[C_R_BASE_IMU + i + 2]
-            t0 = -(q0 * x[X_GYRO_CROSS + 9] + q1 * x[X_GYRO_CROSS + 12] + q2 * x[X_GYRO_CROSS + 15])
-            t1 = -(q0 * x[X_GYRO_CROSS + 10] + q1 * x[X_GYRO_CROSS + 13] + q2 * x[X_GYRO_CROSS + 16])
-            t2 = -(q0 * x[X_GYRO_CROSS + 11] + q1 * x[X_GYRO_CROSS + 14] + q2 * x[X_GYRO_CROSS + 17])
-        if t0 == 0.0 and t1 == 0.0 and t2 == 0.0:
+        zero = True
+        for q in range(CROSS_COLS):
+            if a < 3:
+                tq = x[X_GYRO_CROSS + CROSS_COLS * (3 + a) + q]
+            else:
+                i = 3 * (a - 3)
+                tq = -(
+                    c[C_R_BASE_IMU + i] * x[X_GYRO_CROSS + CROSS_COLS * 12 + q]
+                    + c[C_R_BASE_IMU + i + 1] * x[X_GYRO_CROSS + CROSS_COLS * 13 + q]
+                    + c[C_R_BASE_IMU + i + 2] * x[X_GYRO_CROSS + CROSS_COLS * 14 + q]
+                )
+            t[q] = tq
+            if tq != 0.0:
+                zero = False
+        if zero:
             continue
-        row = (cross * (r1 * t2 - r2 * t1), cross * (r2 * t0 - r0 * t2), cross * (r0 * t1 - r1 * t0), t0, t1, t2)
+        s0 = lever * ((1.0 - held) * t[CROSS_PREV] + held * t[CROSS_HELD])
+        s1 = lever * ((1.0 - held) * t[CROSS_PREV + 1] + held * t[CROSS_HELD + 1])
+        s2 = lever * ((1.0 - held) * t[CROSS_PREV + 2] + held * t[CROSS_HELD + 2])
+        row = (r1 * s2 - r2 * s1, r2 * s0 - r0 * s2, r0 * s1 - r1 * s0, t[CROSS_HELD], t[CROSS_HELD + 1],
+               t[CROSS_HELD + 2])  # fmt: skip
         for b in range(6):  # X[a, :] and its transpose
             out[a, b] += row[b]
             out[b, a] += row[b]

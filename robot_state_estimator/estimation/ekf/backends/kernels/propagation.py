@@ -28,6 +28,9 @@ from robot_state_estimator.estimation.ekf.layout import (
     CLK_HAS_GYRO,
     CLK_OMEGA_PREV,
     CLK_STEPS,
+    CROSS_COLS,
+    CROSS_HELD,
+    CROSS_PREV,
     DECLINED,
     IMU_BAD_INPUT,
     IMU_NOT_FINITE,
@@ -100,8 +103,9 @@ def set_imu(x: np.ndarray, c: np.ndarray, gyro: np.ndarray, accel: np.ndarray, d
     """Hold an IMU reading (``BaseEkf.set_imu``): gyro (3,) rad/s and accel (3,) m/s^2 in S into x; the
     angular acceleration ``alpha_base_in_base = (omega_base_in_base - omega_base_in_base_prev) / dt_gyro`` (backward
     difference, ``ekf.model`` "IMU in the base frame"), zero when ``dt_gyro <= 0``; ``omega_base_in_base = R_base_imu
-    (gyro - b_g)`` becomes the previous rate; ``x[X_DT_GYRO]`` = dt_gyro, ``x[X_GYRO_CROSS:+18]`` zero (the
-    caller sets ``x[X_LEAD]``)."""
+    (gyro - b_g)`` becomes the previous rate; ``x[X_DT_GYRO]`` = dt_gyro; in ``x[X_GYRO_CROSS:+90]`` the held
+    reading's columns become the previous reading's, and the new reading's are zero (the caller sets
+    ``x[X_LEAD]``)."""
     for i in range(3):
         x[X_GYRO + i] = gyro[i]
         x[X_ACCEL + i] = accel[i]
@@ -114,8 +118,11 @@ def set_imu(x: np.ndarray, c: np.ndarray, gyro: np.ndarray, accel: np.ndarray, d
             x[X_ALPHA + i] = 0.0
         x[X_OMEGA_PREV + i] = w[i]
     x[X_DT_GYRO] = max(dt_gyro, 0.0)
-    for i in range(18):  # a new sample: independent of the error so far
-        x[X_GYRO_CROSS + i] = 0.0
+    for i in range(N):  # the held reading becomes the previous one; a new sample is independent of the error
+        o = X_GYRO_CROSS + CROSS_COLS * i
+        for q in range(3):
+            x[o + CROSS_PREV + q] = x[o + CROSS_HELD + q]
+            x[o + CROSS_HELD + q] = 0.0
 
 
 @kernel
@@ -127,7 +134,8 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     integrated in W (``p += v_base_in_world dt + a_base_in_world dt^2 / 2``, ``v_base_in_world += a_base_in_world dt``,
     ``R = R Exp(omega_base_in_base dt)``, ``v_base_in_base = R^T v_base_in_world``), R re-orthonormalised when
     ``normalise``; ``P = Phi P Phi^T + G Q_c G^T dt`` with ``Phi = I + A dt + (A dt)^2 / 2``, symmetrised;
-    ``x[X_LEAD]`` (the time left to the held reading's stamp) less dt, not below 0.
+    ``x[X_LEAD]`` (the time left to the held reading's stamp) less dt, not below 0; the error's covariance with the
+    gyro readings' noise carried (:func:`_carry_gyro_cross`).
     """
     _base_motion(x, c)
     M = np.empty((3, 3))
@@ -135,7 +143,38 @@ def propagate(x: np.ndarray, P: np.ndarray, c: np.ndarray, dt: float, normalise:
     _transition(x, c, dt, M, F)  # at the state before the step
     _nominal_step(x, c, dt, normalise)
     _covariance_step(P, c, F, M, dt)
-    x[X_LEAD] = max(x[X_LEAD] - dt, 0.0)
+    lead = max(x[X_LEAD] - dt, 0.0)
+    x[X_LEAD] = lead
+    _carry_gyro_cross(x, F, lead)
+
+
+@kernel
+def _carry_gyro_cross(x: np.ndarray, F: np.ndarray, lead: float) -> None:
+    """``C <- Phi C`` = ``C + F C`` for the error's covariance with the gyro readings' noise (``x[X_GYRO_CROSS:+90]``,
+    (15, 6); F (9, 15) of :func:`_transition`), the previous reading's columns zeroed when ``lead`` is 0
+    (``numpy_backend._carry_gyro_cross``)."""
+    nonzero = False
+    for i in range(N):
+        o = X_GYRO_CROSS + CROSS_COLS * i
+        for q in range(CROSS_COLS):
+            if lead <= 0.0 and q < CROSS_HELD:
+                x[o + q] = 0.0
+            elif x[o + q] != 0.0:
+                nonzero = True
+    if not nonzero:
+        return
+    T = np.empty((9, CROSS_COLS))
+    for i in range(9):
+        for q in range(CROSS_COLS):
+            t = 0.0
+            for k in range(3, N):
+                f = F[i, k]
+                if f != 0.0:
+                    t += f * x[X_GYRO_CROSS + CROSS_COLS * k + q]
+            T[i, q] = t
+    for i in range(9):
+        for q in range(CROSS_COLS):
+            x[X_GYRO_CROSS + CROSS_COLS * i + q] += T[i, q]
 
 
 @kernel

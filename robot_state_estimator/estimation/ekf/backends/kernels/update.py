@@ -25,6 +25,8 @@ from robot_state_estimator.estimation.ekf.layout import (
     C_P_BASE_IMU,
     C_R_BASE_IMU,
     C_SIGMA_GYRO_SAMPLE,
+    CROSS_COLS,
+    CROSS_HELD,
     X_ALPHA,
     X_BA,
     X_BG,
@@ -40,6 +42,37 @@ from robot_state_estimator.estimation.jit import kernel
 
 
 @kernel
+def _gyro_correlation(x: np.ndarray, H: np.ndarray, G: np.ndarray, U: np.ndarray, S: np.ndarray) -> bool:
+    """``U`` (15, m) = ``C G^T``, the error's covariance with the gyro noise of innovations of loading G (m, 6), from
+    ``C = x[X_GYRO_CROSS:+90]`` (15, 6), and ``S -= H U + (H U)^T`` (``numpy_backend.gyro_correlation`` and
+    ``innovation_terms``); False, with U and S untouched, when C is zero (the usual case)."""
+    nonzero = False
+    for i in range(N * CROSS_COLS):
+        if x[X_GYRO_CROSS + i] != 0.0:
+            nonzero = True
+            break
+    if not nonzero:
+        return False
+    m = G.shape[0]
+    for i in range(N):
+        o = X_GYRO_CROSS + CROSS_COLS * i
+        for a in range(m):
+            u = 0.0
+            for q in range(CROSS_COLS):
+                u += x[o + q] * G[a, q]
+            U[i, a] = u
+    V = np.empty((m, m))
+    _mm_skip(H, U, V)
+    for a in range(m):
+        for b in range(a, m):
+            v = V[a, b] + V[b, a]
+            S[a, b] -= v
+            if b != a:
+                S[b, a] -= v
+    return True
+
+
+@kernel
 def _joseph(
     x: np.ndarray,
     P: np.ndarray,
@@ -49,44 +82,65 @@ def _joseph(
     HP: np.ndarray,
     S: np.ndarray,
     Rm: np.ndarray,
-    GA: np.ndarray,
+    G: np.ndarray,
+    U: np.ndarray,
+    has_U: bool,
 ) -> bool:
     """Joseph-form update and error injection (``numpy_backend.joseph_update``; ``ekf.measurements``, "Update").
 
-    y (m,) innovation, H (m, 15), HP (m, 15) = H P, S (m, m) = H P H^T + R symmetrised, Rm (m, m) noise, GA (m, 3)
-    the rows' load of the held gyro sample's noise: the error's covariance with it (``x[X_GYRO_CROSS:+18]``, D, rows
-    dv and dbg) becomes ``D - K (H D) + K GA Sigma_g`` (``ekf.model``, "Gyro noise in the velocity").
-    ``K = P H^T S^-1`` (Cholesky), ``P = (I - K H) P (I - K H)^T + K R K^T`` evaluated as ``W = P - K (H P)``
-    (= ``(I - K H) P``), ``Z = K R - W H^T``, ``P = W + Z K^T`` on the upper triangle, mirrored (the same
-    products regrouped; H's zero columns skipped), injection of ``dx = K y`` with
-    ``R = R Exp(dtheta)`` and the reset ``G = I - [dtheta / 2]x`` (Solà 2017 sec. 7.2), P symmetrised,
-    ``omega_base_in_base`` recomputed with the new gyro bias. Returns False, with nothing changed, when S is not
-    numerically positive definite (the caller then uses the reference path, which falls back to LU).
+    y (m,) innovation, H (m, 15), HP (m, 15) = H P, S (m, m) the innovation covariance (``H P H^T + R - H U - U^T
+    H^T``, symmetrised), Rm (m, m) noise, G (m, 6) the rows' load of the gyro readings' noise ``[n_prev, n_held]``,
+    U (15, m) = ``C G^T`` when ``has_U`` (:func:`_gyro_correlation`; else zero and not read). ``K = (P H^T - U)
+    S^-1`` (Cholesky); the error's covariance with the readings' noise (``x[X_GYRO_CROSS:+90]``, C (15, 6)) becomes
+    ``C + K (G diag(Sigma_g, Sigma_g) - H C)``; ``P = (I - K H) P (I - K H)^T + K R K^T + (I - K H) U K^T + K U^T (I
+    - K H)^T`` evaluated as ``W = P - K (H P)`` (= ``(I - K H) P``), ``Z = K (R - H U - U^T H^T) - W H^T + U``, ``P =
+    W + Z K^T + K U^T`` on the upper triangle, mirrored (the same products regrouped; H's zero columns skipped),
+    injection of ``dx = K y`` with ``R = R Exp(dtheta)`` and the reset ``G = I - [dtheta / 2]x`` (Solà 2017 sec.
+    7.2), P symmetrised, ``omega_base_in_base`` recomputed with the new gyro bias. Returns False, with nothing
+    changed, when S is not numerically positive definite (the caller then uses the reference path, which falls back
+    to LU).
     """
     m = y.shape[0]
-    ws = np.empty(m * m + 2 * m * N + 2 * N * N + 5 * N + 27 + 3 * m)
+    ws = np.empty(2 * m * m + 2 * m * N + 2 * N * N + 5 * N + 27 + CROSS_COLS * m)
     L, o = _carve(ws, 0, m, m)
     if not _cholesky(S, L):
         return False
-    Kt, o = _carve(ws, o, m, N)  # (m, 15) = S^-1 H P = K^T
+    Kt, o = _carve(ws, o, m, N)  # (m, 15) = S^-1 (H P - U^T) = K^T
     Kt[:, :] = HP
+    if has_U:
+        for a in range(m):
+            for j in range(N):
+                Kt[a, j] -= U[j, a]
     _cho_solve(L, Kt)
-    # D += K (GA Sigma_g - H D) on the rows dv (3-5) and dbg (12-14).
-    E, o = _carve(ws, o, m, 3)
+    # C += K (G diag(Sigma_g, Sigma_g) - H C) on all rows; C zero (not has_U) and no load of the previous reading
+    # (at a reading's stamp): its columns stay zero and are skipped
+    q0 = 0
+    if not has_U:
+        q0 = CROSS_HELD
+        for a in range(m):
+            for t in range(3):
+                if G[a, t] != 0.0:
+                    q0 = 0
+    E, o = _carve(ws, o, m, CROSS_COLS)
     for a in range(m):
-        for b in range(3):
+        for q in range(q0, CROSS_COLS):
+            blk = q - q % 3
+            b = q % 3
             e = 0.0
-            for q in range(3):
-                e += GA[a, q] * c[C_SIGMA_GYRO_SAMPLE + 3 * q + b]
-                e -= H[a, 3 + q] * x[X_GYRO_CROSS + 3 * q + b] + H[a, 12 + q] * x[X_GYRO_CROSS + 9 + 3 * q + b]
-            E[a, b] = e
-    for r in range(6):
-        col = 3 + r if r < 3 else 9 + r
-        for b in range(3):
+            for t in range(3):
+                e += G[a, blk + t] * c[C_SIGMA_GYRO_SAMPLE + 3 * t + b]
+            if has_U:
+                for j in range(N):
+                    h = H[a, j]
+                    if h != 0.0:
+                        e -= h * x[X_GYRO_CROSS + CROSS_COLS * j + q]
+            E[a, q] = e
+    for i in range(N):
+        for q in range(q0, CROSS_COLS):
             acc = 0.0
             for a in range(m):
-                acc += Kt[a, col] * E[a, b]
-            x[X_GYRO_CROSS + 3 * r + b] += acc
+                acc += Kt[a, i] * E[a, q]
+            x[X_GYRO_CROSS + CROSS_COLS * i + q] += acc
     dxm, o = _carve(ws, o, 1, N)
     dx = dxm[0]
     dx[:] = 0.0
@@ -111,15 +165,28 @@ def _joseph(
             k = Kt[a, i]
             for j in range(N):
                 W[i, j] -= k * HP[a, j]
-    # Zt = (K R - W H^T)^T (m, 15).
+    # R - H U - U^T H^T (the noise less the correlation)
+    Reff, o = _carve(ws, o, m, m)
+    Reff[:, :] = Rm
+    if has_U:
+        V = np.empty((m, m))
+        _mm_skip(H, U, V)
+        for a in range(m):
+            for b in range(m):
+                Reff[a, b] -= V[a, b] + V[b, a]
+    # Zt = (K Reff - W H^T + U)^T (m, 15).
     Zt, o = _carve(ws, o, m, N)
     Zt[:, :] = 0.0
     for a in range(m):
         for b in range(m):
-            rab = Rm[a, b]
+            rab = Reff[a, b]
             if rab != 0.0:
                 for i in range(N):
                     Zt[b, i] += Kt[a, i] * rab
+    if has_U:
+        for b in range(m):
+            for i in range(N):
+                Zt[b, i] += U[i, b]
     Wt, o = _carve(ws, o, N, N)
     _transpose(W, Wt)
     for b in range(m):
@@ -128,7 +195,7 @@ def _joseph(
             h = H[b, j]
             for i in range(N):
                 Zt[b, i] -= h * Wt[j, i]
-    # P = W + Z K^T (upper triangle, mirrored).
+    # P = W + Z K^T + K U^T (upper triangle, mirrored).
     for i in range(N):
         for j in range(i, N):
             P[i, j] = W[i, j]
@@ -136,6 +203,11 @@ def _joseph(
             z = Zt[b, i]
             for j in range(i, N):
                 P[i, j] += z * Kt[b, j]
+        if has_U:
+            for b in range(m):
+                kb = Kt[b, i]
+                for j in range(i, N):
+                    P[i, j] += kb * U[j, b]
         for j in range(i + 1, N):
             P[j, i] = P[i, j]
     _inject(x, P, c, dx)
@@ -145,7 +217,8 @@ def _joseph(
 @kernel
 def _inject(x: np.ndarray, P: np.ndarray, c: np.ndarray, dx: np.ndarray) -> None:
     """Inject the error ``dx`` (15,) into the nominal state (``R = R Exp(dtheta)``, the rest additive), reset the
-    covariance of the attitude error with ``G = I - [dtheta / 2]x`` (Solà 2017 sec. 7.2), symmetrise P and recompute
+    covariances of the attitude error (P's, and with the gyro noise, ``x[X_GYRO_CROSS:+90]``) with ``G = I - [dtheta /
+    2]x`` (Solà 2017 sec. 7.2), symmetrise P and recompute
     ``omega_base_in_base`` with the new gyro bias."""
     for i in range(3):
         x[X_P + i] = x[X_P + i] + dx[i]
@@ -189,6 +262,13 @@ def _inject(x: np.ndarray, P: np.ndarray, c: np.ndarray, dx: np.ndarray) -> None
         p8 = P[i, 8]
         for j in range(3):
             P[i, 6 + j] = p6 * G[j, 0] + p7 * G[j, 1] + p8 * G[j, 2]
+    o6 = X_GYRO_CROSS + CROSS_COLS * 6  # the attitude rows of the error's covariance with the gyro noise
+    for q in range(CROSS_COLS):
+        c6 = x[o6 + q]
+        c7 = x[o6 + CROSS_COLS + q]
+        c8 = x[o6 + 2 * CROSS_COLS + q]
+        for i in range(3):
+            x[o6 + CROSS_COLS * i + q] = G[i, 0] * c6 + G[i, 1] * c7 + G[i, 2] * c8
     _symmetrise(P)
     _omega_from_gyro(x, c, x, X_OMEGA)
 
@@ -217,32 +297,37 @@ def _update_subset(
     Rm: np.ndarray,
     HP: np.ndarray,
     S: np.ndarray,
-    GA: np.ndarray,
+    G: np.ndarray,
+    U: np.ndarray,
+    has_U: bool,
     rows: np.ndarray,
     n_rows: int,
 ) -> bool:
     """:func:`_joseph` with the rows ``rows[:n_rows]`` of the stacked measurement (all when ``n_rows == m``)."""
     m = y.shape[0]
     if n_rows == m:
-        return _joseph(x, P, c, y, H, HP, S, Rm, GA)
+        return _joseph(x, P, c, y, H, HP, S, Rm, G, U, has_U)
     ys = np.empty(n_rows)
     Hs = np.empty((n_rows, N))
     HPs = np.empty((n_rows, N))
     Ss = np.empty((n_rows, n_rows))
     Rs = np.empty((n_rows, n_rows))
-    GAs = np.empty((n_rows, 3))
+    Gs = np.empty((n_rows, CROSS_COLS))
+    Us = np.empty((N, n_rows))
     for a in range(n_rows):
         ra = rows[a]
         ys[a] = y[ra]
         for j in range(N):
             Hs[a, j] = H[ra, j]
             HPs[a, j] = HP[ra, j]
+            if has_U:
+                Us[j, a] = U[j, ra]
         for b in range(n_rows):
             Ss[a, b] = S[ra, rows[b]]
             Rs[a, b] = Rm[ra, rows[b]]
-        for b in range(3):
-            GAs[a, b] = GA[ra, b]
-    return _joseph(x, P, c, ys, Hs, HPs, Ss, Rs, GAs)
+        for b in range(CROSS_COLS):
+            Gs[a, b] = G[ra, b]
+    return _joseph(x, P, c, ys, Hs, HPs, Ss, Rs, Gs, Us, has_U)
 
 
 @kernel
@@ -288,17 +373,19 @@ def leg_update(
     """
     k = r.shape[0]
     m = 3 * k
-    ws = np.empty(2 * m * N + 2 * m * m + m + 3 * m)
+    ws = np.empty(3 * m * N + 2 * m * m + m + CROSS_COLS * m)
     H, o = _carve(ws, 0, m, N)
     Rm, o = _carve(ws, o, m, m)
     HP, o = _carve(ws, o, m, N)
     S, o = _carve(ws, o, m, m)
     ym, o = _carve(ws, o, 1, m)
     y = ym[0]
-    GA, o = _carve(ws, o, m, 3)
+    GA, o = _carve(ws, o, m, CROSS_COLS)
+    U, o = _carve(ws, o, N, m)
     _leg_rows(x, c, v_meas, r, J, H_att, use_J, use_H_att, sf2, sc2, se2, H, Rm, y, GA)
     out[:m] = y
     _stacked_products(P, H, Rm, HP, S)
+    has_U = _gyro_correlation(x, H, GA, U, S)
     _foot_nis(S, y, out)
     no = 12 * k
     rows = np.empty(m, dtype=np.int64)
@@ -311,7 +398,7 @@ def leg_update(
                 n_rows += 1
     if n_rows == 0:
         return 0
-    if not _update_subset(x, P, c, y, H, Rm, HP, S, GA, rows, n_rows):
+    if not _update_subset(x, P, c, y, H, Rm, HP, S, GA, U, has_U, rows, n_rows):
         return -1
     return n_rows // 3
 
@@ -335,7 +422,8 @@ def _leg_rows(
     GA: np.ndarray,
 ) -> None:
     """The stacked leg measurements of :func:`leg_update` (arguments as there): H (3 k, 15), the noise Rm (3 k, 3 k),
-    the innovations y (3 k,) and the rows' load of the held gyro sample GA (3 k, 3), ``held [a_i]x``, written whole."""
+    the innovations y (3 k,) and the rows' load of the gyro readings' noise GA (3 k, 6), ``[(1 - held) [a_i]x, held
+    [a_i]x]``, written whole."""
     k = r.shape[0]
     H[:, :] = 0.0
     Rm[:, :] = 0.0
@@ -357,7 +445,8 @@ def _leg_rows(
         As[i, 2, 1] = a0
         for a in range(3):
             for b in range(3):
-                GA[3 * i + a, b] = held * As[i, a, b]
+                GA[3 * i + a, b] = (1.0 - held) * As[i, a, b]
+                GA[3 * i + a, 3 + b] = held * As[i, a, b]
                 AS[i, a, b] = weight * (
                     As[i, a, 0] * c[C_SIGMA_GYRO_SAMPLE + b]
                     + As[i, a, 1] * c[C_SIGMA_GYRO_SAMPLE + 3 + b]
@@ -520,6 +609,7 @@ def update(
     y: np.ndarray,
     H: np.ndarray,
     Rm: np.ndarray,
+    G: np.ndarray,
     sizes: np.ndarray,
     gate: float,
     out: np.ndarray,
@@ -528,8 +618,9 @@ def update(
     (``BaseEkf.update``).
 
     Args:
-        y: (m,) stacked innovations; H: (m, 15); Rm: (m, m) noise (block-diagonal for independent measurements);
-            sizes: (n,) int64 rows per measurement.
+        y: (m,) stacked innovations; H: (m, 15); Rm: (m, m) noise (block-diagonal but for the gyro readings' noise the
+            measurements share, ``numpy_backend.stack_measurements``); G: (m, 6) their gyro loadings
+            (``Measurement.gyro_loading``, zeros for none); sizes: (n,) int64 rows per measurement.
         gate: NIS gate per measurement (<= 0: none).
         out: (sum m_i^2 + n,) written: the innovation covariances S_i row-major one after the other, then the NIS.
 
@@ -542,6 +633,8 @@ def update(
     HP = np.empty((m, N))
     S = np.empty((m, m))
     _stacked_products(P, H, Rm, HP, S)
+    U = np.empty((N, m))
+    has_U = _gyro_correlation(x, H, G, U, S)
     rows = np.empty(m, dtype=np.int64)
     n_rows = 0
     n_acc = 0
@@ -574,6 +667,6 @@ def update(
         so += mi * mi
     if n_rows == 0:
         return 0
-    if not _update_subset(x, P, c, y, H, Rm, HP, S, np.zeros((m, 3)), rows, n_rows):
+    if not _update_subset(x, P, c, y, H, Rm, HP, S, G, U, has_U, rows, n_rows):
         return -1
     return n_acc
