@@ -8,6 +8,8 @@ Standing postures are the ``standing`` reference configurations of example-robot
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ from numpy.typing import NDArray
 from robot_state_estimator.common.paths import robot_description_path
 from robot_state_estimator.common.robots import example_robot_data_share
 from robot_state_estimator.description import RobotDescription, load_description
-from robot_state_estimator.description.types import ImuSpec
+from robot_state_estimator.description.types import ImuSpec, NoiseSpec
 from robot_state_estimator.simulation.errors import SimulationError
 
 
@@ -341,3 +343,51 @@ def sim_robot_from_description(
         source="description",
         foot_radii=tuple(float(desc.foot_radius(f)) for f in order),
     )
+
+
+_IMU_SENSOR_RE = re.compile(r"<sensor\b[^>]*\btype\s*=\s*[\"']imu[\"'][^>]*>.*?</sensor>", re.S)
+_UPDATE_RATE_RE = re.compile(r"(<update_rate>)\s*([^<]*?)\s*(</update_rate>)")
+_STDDEV_RE = re.compile(r"(<stddev>)\s*([^<]*?)\s*(</stddev>)")
+
+
+def imu_at_rate(robot: SimRobot, description_xml: str, rate_hz: float) -> tuple[SimRobot, str]:
+    """The robot and its description with the IMU sampled at ``rate_hz`` instead of its ``<update_rate>``, the
+    sensor's noise density kept: each white-noise ``stddev`` (per sample) times ``sqrt(rate_hz / update_rate)``, the
+    per-sample noise of the same density over the new Nyquist band (the bundled descriptions' rule, per sample =
+    density ``sqrt(update_rate / 2)``); the biases (turn-on, Gauss-Markov: a density already) are kept. The run's
+    samples, its ``ImuSpec`` and the description stored with it then agree, as gz-sensors would sample a sensor whose
+    ``<update_rate>`` is ``rate_hz``. Unchanged when the rate is the description's, or it states none (0).
+
+    Args:
+        robot: the simulated robot (its ``imu``). description_xml: its description (URDF or SDFormat text).
+        rate_hz: Hz, the simulated IMU rate (``SimulationSettings.imu_rate_hz``).
+
+    Raises:
+        SimulationError: the description's IMU ``<sensor>`` block or its ``<update_rate>`` is not found in the text.
+    """
+    rate0 = robot.imu.update_rate
+    if rate0 <= 0.0 or rate_hz == rate0:
+        return robot, description_xml
+    k = math.sqrt(rate_hz / rate0)
+
+    def scaled(axes: tuple[NoiseSpec, NoiseSpec, NoiseSpec]) -> tuple[NoiseSpec, NoiseSpec, NoiseSpec]:
+        x, y, z = (dataclasses.replace(a, stddev=a.stddev * k) for a in axes)
+        return x, y, z
+
+    imu = dataclasses.replace(
+        robot.imu,
+        update_rate=float(rate_hz),
+        angular_velocity_noise=scaled(robot.imu.angular_velocity_noise),
+        linear_acceleration_noise=scaled(robot.imu.linear_acceleration_noise),
+    )
+    m = _IMU_SENSOR_RE.search(description_xml)
+    if m is None or not _UPDATE_RATE_RE.search(m.group(0)):
+        raise SimulationError(f"{robot.name}: no IMU <sensor> with an <update_rate> in the description's text")
+    block = _UPDATE_RATE_RE.sub(lambda g: f"{g.group(1)}{rate_hz:g}{g.group(3)}", m.group(0), count=1)
+    block = _STDDEV_RE.sub(lambda g: f"{g.group(1)}{float(g.group(2)) * k:.6g}{g.group(3)}", block)
+    note = (
+        f"<!-- robot_state_estimator simulation: the IMU sampled at {rate_hz:g} Hz (description: {rate0:g} Hz), "
+        "white-noise stddevs scaled by sqrt of the rates' ratio (the same density) -->"
+    )
+    xml = description_xml[: m.start()] + note + block + description_xml[m.end() :]
+    return dataclasses.replace(robot, imu=imu), xml

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from robot_state_estimator.sensors.imu_model import ImuModel
-from robot_state_estimator.simulation.robots import SimRobot
+from robot_state_estimator.simulation.robots import SimRobot, imu_at_rate
 from robot_state_estimator.simulation.run import SimulatedRun, WholeBodyTrajectory
 from robot_state_estimator.simulation.settings import SimulationSettings
 from robot_state_estimator.simulation.stamps import TimeGrid
@@ -142,14 +142,15 @@ def sensor_run(
 
     Args:
         settings: the run's settings (``foot_model`` resolved).
-        robot: the robot (its IMU, names).
+        robot: the robot (its IMU, names; the IMU taken to the run's rate, :func:`.robots.imu_at_rate`).
         wb: the trajectory at the ``grid`` samples.
         grid: the run's stamps.
         rngs: the generators of the IMU and of the joints.
         rho: (nf,) m, the foot radii as simulated.
-        description_xml: the description stored with the run.
+        description_xml: the description stored with the run (its IMU block taken to the run's rate).
     """
     rng_imu, rng_joints = rngs
+    robot, description_xml = imu_at_rate(robot, description_xml, settings.imu_rate_hz)
     imu = imu_readings(settings, robot, wb, grid, rng_imu)
     qj, vj, ej = joint_readings(settings, wb, grid.joint_index, rng_joints)
     return SimulatedRun(

@@ -272,6 +272,9 @@ def band_matched_creep_density(
 #: (the shared gyro sample, the lever arm in the velocity, the rolling term, the stamp jitter). A real robot's feet
 #: are noisier (the real Go1: 0.1 m/s, the default).
 SIMULATED_FOOT_VELOCITY_NOISE = 0.003
+#: Hz, the IMU rate at which ``REAL_ROBOT_ERRORS`` states the vibration's per-sample stddevs (the estimator's noise
+#: floor at 1 kHz); at another rate the Monte Carlo scales them by the square root of the rates' ratio
+VIBRATION_RATE_HZ = 1000.0
 
 
 def go1_monte_carlo(
@@ -281,6 +284,7 @@ def go1_monte_carlo(
     real_errors: bool = True,
     matched_contact: bool = True,
     joint_rate_hz: float | None = None,
+    imu_rate_hz: float | None = None,
 ) -> dict[str, Any]:
     """The Go1 trot Monte Carlo of the test suite and ``make bench``: seeds 1..N, SDF noise and, with
     ``real_errors``, ``REAL_ROBOT_ERRORS``, fed to the estimator with its built-in defaults except what describes the
@@ -304,8 +308,10 @@ def go1_monte_carlo(
         duration_s: s, each run's length (the evaluation starts 1.5 s in: :func:`monte_carlo`).
         real_errors: simulate ``REAL_ROBOT_ERRORS`` (and tell the filter their spreads as above).
         matched_contact: tell the filter the simulated feet's contact noise (else the defaults' real-robot 0.1 m/s).
-        joint_rate_hz: Hz, the simulated joint samples' rate (None: the simulator's, that of its IMU, 1 kHz); above
-            the IMU's, two or more leg updates fall in one IMU interval (docs/uncertainty.md, "Not done").
+        joint_rate_hz, imu_rate_hz: Hz, the simulated joint samples' and IMU readings' rates (None: the simulator's,
+            1 kHz); joints faster than the IMU put two or more leg updates in one IMU interval, which share the
+            readings' noise (``ekf.model``, "Correlated gyro noise"). At another IMU rate the sensor keeps its noise
+            density (``simulation.robots.imu_at_rate``), and so does the vibration (:data:`VIBRATION_RATE_HZ`).
 
     Returns:
         :func:`monte_carlo`'s result (``blocks``: block name -> ``evaluation.consistency.BlockConsistency``;
@@ -324,6 +330,9 @@ def go1_monte_carlo(
     robot = simulation.load_sim_robot("go1")
     spread = max(n.bias_stddev for n in robot.imu.linear_acceleration_noise)
     extra: dict[str, Any] = dict(REAL_ROBOT_ERRORS) if real_errors else {}
+    if imu_rate_hz and real_errors:  # the vibration's per-sample stddevs are set at 1 kHz: the same density
+        for name in ("imu_vibration_accel_m_s2", "imu_vibration_gyro_rad_s"):
+            extra[name] = float(extra[name]) * math.sqrt(imu_rate_hz / VIBRATION_RATE_HZ)
     ekf: dict[str, float] = {"initial_accel_bias_std": spread}
     turn_on = float(extra.get("imu_gyro_turn_on_bias_rad_s", 0.0))
     if turn_on > 0.0:  # the description's spread and the simulated offset, independent
@@ -347,7 +356,9 @@ def go1_monte_carlo(
             feet_in_stance=2.0,  # a diagonal pair: the other one swings through the slip window
         )
     settings = matched_settings(None, **ekf)
-    rates: dict[str, Any] = {} if joint_rate_hz is None else {"joint_rate_hz": float(joint_rate_hz)}
+    rates: dict[str, Any] = {
+        name: float(rate) for name, rate in (("joint_rate_hz", joint_rate_hz), ("imu_rate_hz", imu_rate_hz)) if rate
+    }
 
     def make_run(seed: int) -> Any:
         sim = simulation.SimulationSettings(
