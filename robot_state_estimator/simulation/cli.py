@@ -22,6 +22,7 @@ from robot_state_estimator.simulation.settings import (
     RealRobotErrors,
     SimulationSettings,
     SlipEvent,
+    real_robot_errors,
 )
 
 
@@ -135,10 +136,11 @@ def settings_from_args(args: argparse.Namespace) -> SimulationSettings:
 
 
 def real_errors(args: argparse.Namespace) -> RealRobotErrors:
-    """The :data:`REAL_ROBOT_ERRORS` settings with ``--real-errors`` (an explicit ``--jitter`` wins)."""
+    """The :data:`REAL_ROBOT_ERRORS` settings with ``--real-errors`` at ``--imu-rate`` (the vibration's density kept:
+    :func:`.settings.real_robot_errors`; an explicit ``--jitter`` wins)."""
     if not getattr(args, "real_errors", False):
         return {}
-    errors = REAL_ROBOT_ERRORS.copy()
+    errors = real_robot_errors(float(args.imu_rate))
     del errors["jitter_s"]  # settings_from_args sets it
     return errors
 

@@ -345,25 +345,28 @@ def sim_robot_from_description(
     )
 
 
-_IMU_SENSOR_RE = re.compile(r"<sensor\b[^>]*\btype\s*=\s*[\"']imu[\"'][^>]*>.*?</sensor>", re.S)
 _UPDATE_RATE_RE = re.compile(r"(<update_rate>)\s*([^<]*?)\s*(</update_rate>)")
 _STDDEV_RE = re.compile(r"(<stddev>)\s*([^<]*?)\s*(</stddev>)")
 
 
 def imu_at_rate(robot: SimRobot, description_xml: str, rate_hz: float) -> tuple[SimRobot, str]:
     """The robot and its description with the IMU sampled at ``rate_hz`` instead of its ``<update_rate>``, the
-    sensor's noise density kept: each white-noise ``stddev`` (per sample) times ``sqrt(rate_hz / update_rate)``, the
-    per-sample noise of the same density over the new Nyquist band (the bundled descriptions' rule, per sample =
-    density ``sqrt(update_rate / 2)``); the biases (turn-on, Gauss-Markov: a density already) are kept. The run's
-    samples, its ``ImuSpec`` and the description stored with it then agree, as gz-sensors would sample a sensor whose
-    ``<update_rate>`` is ``rate_hz``. Unchanged when the rate is the description's, or it states none (0).
+    sensor's white-noise density kept: each white-noise ``stddev`` (per sample) times ``sqrt(rate_hz / update_rate)``
+    (the per-sample noise of a density is proportional to the square root of the rate, whichever constant a
+    description's rule uses); the biases (turn-on, Gauss-Markov: a density already) are kept. The run's samples, its
+    ``ImuSpec`` and the description stored with it (that sensor's ``<update_rate>`` and ``<stddev>`` values, matched
+    by the sensor's name) then agree: gz-sensors draws each sample with the stated ``stddev`` whatever the rate, so the
+    stored description is what it would sample so. An IMU declared by the estimator's settings (``imu.source ==
+    "settings"``: no ``<sensor>`` in the description) has only its spec changed; a replay of the run must then declare
+    ``declared_imu.update_rate_hz`` as ``rate_hz`` (the rate that converts the declared densities to per-sample
+    stddevs). Unchanged when the rate is the description's, or it states none (0).
 
     Args:
         robot: the simulated robot (its ``imu``). description_xml: its description (URDF or SDFormat text).
         rate_hz: Hz, the simulated IMU rate (``SimulationSettings.imu_rate_hz``).
 
     Raises:
-        SimulationError: the description's IMU ``<sensor>`` block or its ``<update_rate>`` is not found in the text.
+        SimulationError: the description's text has no ``<sensor>`` of the IMU's name with an ``<update_rate>``.
     """
     rate0 = robot.imu.update_rate
     if rate0 <= 0.0 or rate_hz == rate0:
@@ -380,14 +383,18 @@ def imu_at_rate(robot: SimRobot, description_xml: str, rate_hz: float) -> tuple[
         angular_velocity_noise=scaled(robot.imu.angular_velocity_noise),
         linear_acceleration_noise=scaled(robot.imu.linear_acceleration_noise),
     )
-    m = _IMU_SENSOR_RE.search(description_xml)
+    robot = dataclasses.replace(robot, imu=imu)
+    if imu.source == "settings":
+        return robot, description_xml
+    name = re.escape(imu.name.split("::")[-1])
+    sensor_re = rf"<sensor\b[^>]*\bname\s*=\s*[\"']{name}[\"'][^>]*>.*?</sensor>"
+    m = re.search(sensor_re, description_xml, re.S)
     if m is None or not _UPDATE_RATE_RE.search(m.group(0)):
-        raise SimulationError(f"{robot.name}: no IMU <sensor> with an <update_rate> in the description's text")
-    block = _UPDATE_RATE_RE.sub(lambda g: f"{g.group(1)}{rate_hz:g}{g.group(3)}", m.group(0), count=1)
-    block = _STDDEV_RE.sub(lambda g: f"{g.group(1)}{float(g.group(2)) * k:.6g}{g.group(3)}", block)
+        raise SimulationError(f"{robot.name}: no <sensor name={imu.name!r}> with an <update_rate> in the description")
+    block = _UPDATE_RATE_RE.sub(lambda g: f"{g.group(1)}{float(rate_hz)!r}{g.group(3)}", m.group(0), count=1)
+    block = _STDDEV_RE.sub(lambda g: f"{g.group(1)}{float(g.group(2)) * k!r}{g.group(3)}", block)
     note = (
         f"<!-- robot_state_estimator simulation: the IMU sampled at {rate_hz:g} Hz (description: {rate0:g} Hz), "
         "white-noise stddevs scaled by sqrt of the rates' ratio (the same density) -->"
     )
-    xml = description_xml[: m.start()] + note + block + description_xml[m.end() :]
-    return dataclasses.replace(robot, imu=imu), xml
+    return robot, description_xml[: m.start()] + note + block + description_xml[m.end() :]

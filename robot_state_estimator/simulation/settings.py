@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -60,6 +61,20 @@ REAL_ROBOT_ERRORS: RealRobotErrors = {
     "imu_gyro_turn_on_bias_rad_s": 3.141592653589793 / 180.0,
     "jitter_s": 1.0e-4,
 }
+
+#: Hz, the IMU rate at which :data:`REAL_ROBOT_ERRORS` states the vibration's per-sample stddevs (the estimator's
+#: noise floor densities at 1 kHz)
+VIBRATION_RATE_HZ = 1000.0
+
+
+def real_robot_errors(imu_rate_hz: float) -> RealRobotErrors:
+    """:data:`REAL_ROBOT_ERRORS` for an IMU sampled at ``imu_rate_hz``: the vibration's per-sample stddevs times
+    ``sqrt(imu_rate_hz / VIBRATION_RATE_HZ)``, the same density (the noise floor) at that rate; the rest unchanged."""
+    errors = REAL_ROBOT_ERRORS.copy()
+    k = math.sqrt(imu_rate_hz / VIBRATION_RATE_HZ)
+    errors["imu_vibration_accel_m_s2"] = REAL_ROBOT_ERRORS["imu_vibration_accel_m_s2"] * k
+    errors["imu_vibration_gyro_rad_s"] = REAL_ROBOT_ERRORS["imu_vibration_gyro_rad_s"] * k
+    return errors
 
 
 @dataclass(frozen=True)

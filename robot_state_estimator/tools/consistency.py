@@ -272,9 +272,6 @@ def band_matched_creep_density(
 #: (the shared gyro sample, the lever arm in the velocity, the rolling term, the stamp jitter). A real robot's feet
 #: are noisier (the real Go1: 0.1 m/s, the default).
 SIMULATED_FOOT_VELOCITY_NOISE = 0.003
-#: Hz, the IMU rate at which ``REAL_ROBOT_ERRORS`` states the vibration's per-sample stddevs (the estimator's noise
-#: floor at 1 kHz); at another rate the Monte Carlo scales them by the square root of the rates' ratio
-VIBRATION_RATE_HZ = 1000.0
 
 
 def go1_monte_carlo(
@@ -287,8 +284,8 @@ def go1_monte_carlo(
     imu_rate_hz: float | None = None,
 ) -> dict[str, Any]:
     """The Go1 trot Monte Carlo of the test suite and ``make bench``: seeds 1..N, SDF noise and, with
-    ``real_errors``, ``REAL_ROBOT_ERRORS``, fed to the estimator with its built-in defaults except what describes the
-    simulated robot:
+    ``real_errors``, ``REAL_ROBOT_ERRORS`` (at the IMU's rate: ``simulation.settings.real_robot_errors``), fed to the
+    estimator with its built-in defaults except what describes the simulated robot:
 
     - the accelerometer's turn-on bias prior: the spread the description states and the simulator draws;
     - the gyroscope's (static and moving initialisation): the description's spread and the simulated turn-on offset
@@ -311,7 +308,8 @@ def go1_monte_carlo(
         joint_rate_hz, imu_rate_hz: Hz, the simulated joint samples' and IMU readings' rates (None: the simulator's,
             1 kHz); joints faster than the IMU put two or more leg updates in one IMU interval, which share the
             readings' noise (``ekf.model``, "Correlated gyro noise"). At another IMU rate the sensor keeps its noise
-            density (``simulation.robots.imu_at_rate``), and so does the vibration (:data:`VIBRATION_RATE_HZ`).
+            density (``simulation.robots.imu_at_rate``), and so does the vibration
+            (``simulation.settings.real_robot_errors``).
 
     Returns:
         :func:`monte_carlo`'s result (``blocks``: block name -> ``evaluation.consistency.BlockConsistency``;
@@ -325,14 +323,12 @@ def go1_monte_carlo(
     if n_runs < 1 or not duration_s > 1.5:
         raise ValueError(f"go1_monte_carlo needs n_runs >= 1 and duration_s > 1.5 s, got {n_runs}, {duration_s}")
     from robot_state_estimator import simulation
-    from robot_state_estimator.simulation.settings import REAL_ROBOT_ERRORS
+    from robot_state_estimator.simulation.settings import real_robot_errors
 
     robot = simulation.load_sim_robot("go1")
     spread = max(n.bias_stddev for n in robot.imu.linear_acceleration_noise)
-    extra: dict[str, Any] = dict(REAL_ROBOT_ERRORS) if real_errors else {}
-    if imu_rate_hz and real_errors:  # the vibration's per-sample stddevs are set at 1 kHz: the same density
-        for name in ("imu_vibration_accel_m_s2", "imu_vibration_gyro_rad_s"):
-            extra[name] = float(extra[name]) * math.sqrt(imu_rate_hz / VIBRATION_RATE_HZ)
+    rate = imu_rate_hz or simulation.SimulationSettings(robot="go1").imu_rate_hz
+    extra: dict[str, Any] = dict(real_robot_errors(rate)) if real_errors else {}
     ekf: dict[str, float] = {"initial_accel_bias_std": spread}
     turn_on = float(extra.get("imu_gyro_turn_on_bias_rad_s", 0.0))
     if turn_on > 0.0:  # the description's spread and the simulated offset, independent

@@ -3,6 +3,10 @@ models: test_rolling.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import re
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -10,6 +14,7 @@ import pytest
 from robot_state_estimator.description import load_description
 from robot_state_estimator.sensors import ImuModel
 from robot_state_estimator.simulation import SimulationError, SimulationSettings, SlipEvent, load_sim_robot, simulate
+from robot_state_estimator.simulation.robots import imu_at_rate
 
 
 @pytest.fixture(scope="module")
@@ -178,6 +183,37 @@ def test_another_imu_rate_keeps_the_sensors_noise_density(go1):
     # measured on the 5,000 samples (the turn-on bias removed with the mean): sample stddev within 3 %
     err = run.imu_omega - run.imu_omega_ideal
     np.testing.assert_allclose((err - err.mean(axis=0)).std(axis=0), gyro0.stddev / 2.0, rtol=0.03)
+
+
+def test_another_imu_rate_rewrites_the_chosen_imu_only(go1):
+    """With two IMUs in the description the one the run uses (by name) is taken to the run's rate, the other is left
+    as it is; an IMU declared by the estimator's settings (no ``<sensor>`` in the description) has only its spec
+    changed (the replay declares the rate)."""
+    xml = go1.description_xml
+    block = re.search(r'<gazebo reference="imu_link">.*?</gazebo>', xml, re.S).group(0)
+    second = block.replace('name="imu_sensor"', 'name="imu2"').replace("<update_rate>1000<", "<update_rate>500<")
+    second = re.sub(r"<stddev>[^<]*</stddev>", "<stddev>0.01</stddev>", second)
+    xml2 = xml.replace(block, block + second)
+    robot = dataclasses.replace(go1, imu=load_description(xml2).with_imu("imu2").imu, description_xml=xml2)
+    run_robot, stored_xml = imu_at_rate(robot, xml2, 250.0)
+    assert run_robot.imu.update_rate == 250.0
+    assert run_robot.imu.angular_velocity_noise[0].stddev == pytest.approx(0.01 * math.sqrt(0.5), rel=1e-12)
+    stored = load_description(stored_xml)
+    chosen, other = stored.with_imu("imu2").imu, stored.with_imu("imu_sensor").imu
+    assert (chosen.update_rate, chosen.angular_velocity_noise[0].stddev) == (
+        250.0,
+        run_robot.imu.angular_velocity_noise[0].stddev,
+    )
+    assert (other.update_rate, other.angular_velocity_noise[0].stddev) == (
+        1000.0,
+        go1.imu.angular_velocity_noise[0].stddev,
+    )
+    declared = dataclasses.replace(go1, imu=dataclasses.replace(go1.imu, name="declared", source="settings"))
+    no_sensor = xml.replace(block, "")
+    run_robot, stored_xml = imu_at_rate(declared, no_sensor, 400.0)
+    assert run_robot.imu.update_rate == 400.0 and stored_xml == no_sensor
+    with pytest.raises(SimulationError, match="no <sensor name='imu_sensor'>"):
+        imu_at_rate(go1, no_sensor, 400.0)
 
 
 def test_standing_gaits_refuse_base_motion_settings():

@@ -123,3 +123,26 @@ def test_errors_switch_off_to_the_same_run() -> None:
     assert dataclasses.replace(s, **{k: 0.0 for k in REAL_ROBOT_ERRORS}) == dataclasses.replace(s, jitter_s=0.0)
     with pytest.raises(simulation.SimulationError, match="stance_slip_m"):
         simulation.SimulationSettings(**BASE, stance_slip_m=-1.0)
+
+
+def test_vibration_keeps_its_density_at_another_imu_rate() -> None:
+    """``simulate --real-errors --imu-rate 400`` and the Monte Carlo at 400 Hz: the vibration's per-sample stddevs
+    scaled so that the density stays the estimator's noise floor (0.02 m/s^2/sqrt(Hz), 0.002 rad/s/sqrt(Hz): per sample
+    density times sqrt(rate)); the other errors as stated."""
+    import argparse
+
+    from robot_state_estimator.simulation.cli import add_arguments, real_errors
+    from robot_state_estimator.simulation.settings import real_robot_errors
+
+    for rate in (1000.0, 400.0, 250.0):
+        errors = real_robot_errors(rate)
+        assert errors["imu_vibration_accel_m_s2"] / np.sqrt(rate) == pytest.approx(0.02, rel=0.01)
+        assert errors["imu_vibration_gyro_rad_s"] / np.sqrt(rate) == pytest.approx(0.002, rel=0.01)
+        assert {k: v for k, v in errors.items() if "vibration" not in k} == {
+            k: v for k, v in REAL_ROBOT_ERRORS.items() if "vibration" not in k
+        }
+    assert real_robot_errors(1000.0) == REAL_ROBOT_ERRORS
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--real-errors", "--imu-rate", "400", "--output", "unused"])
+    assert real_errors(args)["imu_vibration_gyro_rad_s"] == real_robot_errors(400.0)["imu_vibration_gyro_rad_s"]
