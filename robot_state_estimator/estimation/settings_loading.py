@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from robot_state_estimator.common.names import close_names, did_you_mean
 from robot_state_estimator.estimation.errors import SettingsError
 from robot_state_estimator.estimation.settings import EstimatorSettings
 
@@ -102,9 +103,8 @@ def _build(cls: type, data: Mapping[str, Any], owner: str) -> Any:
     known = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(known))
     if unknown:
-        raise SettingsError(
-            f"unknown setting(s) {', '.join(owner + k for k in unknown)}; known: {', '.join(sorted(known))}"
-        )
+        named = ", ".join(owner + k + did_you_mean([owner + c for c in close_names(k, known)]) for k in unknown)
+        raise SettingsError(f"unknown setting(s) {named}; known: {', '.join(sorted(known))}")
     kwargs: dict[str, Any] = {}
     for name, value in data.items():
         default = getattr(defaults, name)

@@ -67,7 +67,7 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
         row = f"NEES {k} ({n.get('dof', 3)} DoF)"
         if n["mean"] < lo:
             caveats[row] = (
-                f"below the band ({n['mean']:.2f} < {lo:.2f}): the reported uncertainty is wider than the error "
+                f"below the band ({_apart(n['mean'], lo, '<')}): the reported uncertainty is wider than the error "
                 "(conservative); in a simulated run usually a noise of the settings above the simulated one (the "
                 "IMU noise floors, event imu_noise_below_floor; a robot config's contact noise) or a wide initial "
                 "prior (event initialized_moving)"
@@ -81,7 +81,7 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
             )
         elif n["mean"] > hi:
             caveats[row] = (
-                f"above the band ({n['mean']:.2f} > {hi:.2f}): the reported uncertainty is narrower than the error "
+                f"above the band ({_apart(n['mean'], hi, '>')}): the reported uncertainty is narrower than the error "
                 "(over-confident); with simulate --real-errors, tell the filter the simulated errors "
                 '(docs/TOOLS.md, "A real robot\'s errors")'
             )
@@ -90,6 +90,15 @@ def metric_caveats(result: dict[str, Any]) -> dict[str, str]:
         caveats["ATE 4-DoF % of path"] = why
         caveats["final drift % of path"] = why
     return caveats
+
+
+def _apart(value: float, bound: float, sign: str) -> str:
+    """``"value sign bound"`` with two decimals, or as many more (up to six) as it takes for the two to differ as
+    printed (``1.303 < 1.304``, not ``1.30 < 1.30``)."""
+    digits = 2
+    while digits < 6 and f"{value:.{digits}f}" == f"{bound:.{digits}f}":
+        digits += 1
+    return f"{value:.{digits}f} {sign} {bound:.{digits}f}"
 
 
 def format_table(result: dict[str, Any], *, title: str = "") -> str:

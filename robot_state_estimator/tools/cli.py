@@ -27,6 +27,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("robot_state_estimator.tools.replay", "run the estimator over a bag, write outputs and metrics"),
     "evaluate": ("robot_state_estimator.tools.evaluate", "compare a trajectory with ground truth"),
     "bench": ("robot_state_estimator.tools.bench", "measure throughput, latency and memory; write JSON"),
+    "consistency": (
+        "robot_state_estimator.tools.consistency_cli",
+        "the filter's NEES by Monte Carlo through the simulator (simulated Go1 trots with a real robot's errors)",
+    ),
     "demo": ("robot_state_estimator.tools.demo", "the main job: simulate, replay and evaluate, then the real Go1 run"),
 }
 

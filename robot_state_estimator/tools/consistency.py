@@ -381,13 +381,22 @@ def go1_monte_carlo(
     return res
 
 
-def bench_consistency(*, short: bool) -> dict[str, Any]:
-    """``make bench``'s ``consistency`` section: 10 runs of 8 s (``short``: 2 of 3 s)."""
-    n, duration = (2, 3.0) if short else (10, 8.0)
-    res = go1_monte_carlo(n, duration)
+def consistency_document(
+    n_runs: int, duration_s: float, *, joint_rate_hz: float | None = None, imu_rate_hz: float | None = None
+) -> dict[str, Any]:
+    """:func:`go1_monte_carlo` as a JSON-ready document: ``settings``, ``blocks`` (each ``BlockConsistency.as_dict``),
+    ``unobservable`` and ``summary`` (one line per block, ``evaluation.consistency.summary_line``); the rates in Hz
+    (None: 1 kHz)."""
+    res = go1_monte_carlo(n_runs, duration_s, joint_rate_hz=joint_rate_hz, imu_rate_hz=imu_rate_hz)
     return {
         "settings": res["settings"],
         "blocks": {k: b.as_dict() for k, b in res["blocks"].items()},
         "unobservable": res["unobservable"],
         "summary": [summary_line(k, b) for k, b in res["blocks"].items()],
     }
+
+
+def bench_consistency(*, short: bool) -> dict[str, Any]:
+    """``make bench``'s ``consistency`` section: 10 runs of 8 s (``short``: 2 of 3 s)."""
+    n, duration = (2, 3.0) if short else (10, 8.0)
+    return consistency_document(n, duration)

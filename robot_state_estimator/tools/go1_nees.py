@@ -1,5 +1,5 @@
 """The real Go1 trot's consistency: NEES per block against the unstamped motion capture, with its clock fitted on
-the gyroscope (issue 16; design and figures in docs/uncertainty.md).
+the gyroscope (design and figures in docs/uncertainty.md).
 
 Runs the estimator over ``go1.csv`` of ``../shared/data/go1_trot`` (foot sensors as contact source, joint velocities
 by finite differences, as ``test/estimation/test_go1_real.py``) and prints:

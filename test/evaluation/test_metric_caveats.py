@@ -90,3 +90,6 @@ def test_a_nees_outside_its_band_is_read_as_conservative_or_over_confident() -> 
     assert attitude.startswith("below the band (1.08 < 1.09)")
     assert "this block holds the yaw, which nothing observes" in attitude
     assert "holds the yaw" not in caveats["NEES velocity (3 DoF)"]
+    # and one that rounds to its band's end gets the digits that tell them apart (a replay printed "1.30 < 1.30")
+    res["nees"] = {"roll_pitch": {"mean": 1.303418, "band95": (1.303572, 2.84), "dof": 2, "k_eff": 26.0}}
+    assert metrics.metric_caveats(res)["NEES roll_pitch (2 DoF)"].startswith("below the band (1.303 < 1.304)")

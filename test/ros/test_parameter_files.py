@@ -206,3 +206,15 @@ def test_a_bad_value_in_config_file_is_refused_naming_the_file(tmp_path: Path) -
     with pytest.raises(SettingsError) as info:
         base_settings("go1", str(bad))
     assert str(info.value).startswith(f"{bad}: ") and "ekf.foot_gate_nis" in str(info.value)
+
+
+def test_a_misspelt_name_in_a_config_file_gets_the_close_names(tmp_path: Path) -> None:
+    """As ``--set`` and the node's overrides do: the unknown name, the known ones closest to it, then the list."""
+    from robot_state_estimator.estimation.errors import SettingsError
+    from robot_state_estimator.estimation.settings_loading import load_settings
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ekf:\n  foot_velocity_nosie: 0.1\n")
+    with pytest.raises(SettingsError, match=r"unknown setting\(s\) ekf\.foot_velocity_nosie \(did you mean "
+                       r"'ekf\.foot_velocity_noise'.*\?\); known: "):  # fmt: skip
+        load_settings(bad)

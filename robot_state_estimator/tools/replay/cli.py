@@ -66,8 +66,8 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--robot", help="bundled robot (go1, solo12, anymal_c): description and config/<robot>.yaml")
     parser.add_argument(
         "--config",
-        help="estimator settings YAML (node parameter-file layout); default: config/<robot>.yaml with --robot, else "
-        "the built-in defaults",
+        help="estimator settings YAML (node parameter-file layout); 'none': the built-in defaults; default: "
+        "config/<robot>.yaml with --robot, else the built-in defaults",
     )
     parser.add_argument(
         "--imu",
@@ -201,7 +201,7 @@ def settings_source_line(input_path: Path, description: str, config_path: str | 
 
     if config_path is not None:
         return f"description {description}; settings {config_path}"
-    line = f"description {description}; settings: the built-in defaults (no --robot or --config)"
+    line = f"description {description}; settings: the built-in defaults (no --robot or --config, or --config none)"
     folder = input_path if input_path.is_dir() else input_path.parent
     for run_yaml in (folder / "run.yaml", folder.parent / "run.yaml"):
         if run_yaml.is_file():

@@ -198,12 +198,15 @@ def resolve_description(input_path: str | Path, description: str | None, robot: 
 
 
 def resolve_config(config: str | None, robot: str | None) -> str | None:
-    """``--config``, else ``config/<robot>.yaml`` when it exists, else None (defaults).
+    """``--config``, else ``config/<robot>.yaml`` when it exists, else None (defaults); ``--config none`` gives the
+    built-in defaults with a bundled ``--robot``'s description (as ``tools.go1_nees``).
 
     Raises:
         ReplayError: ``robot`` is not a bundled robot.
     """
     check_robot(robot)
+    if config and config.strip().lower() == "none":
+        return None
     if config:
         return config
     if robot:
