@@ -23,13 +23,8 @@ from numba import types
 from robot_state_estimator.estimation import jit
 from robot_state_estimator.estimation.ekf.backends.compiled_joint_step import CompiledJointStep
 from robot_state_estimator.estimation.ekf.backends.kernels import flat, legs, outputs, propagation, update
-from robot_state_estimator.estimation.ekf.backends.numpy_backend import (
-    BoolArray,
-    FloatArray,
-    IntArray,
-    NumpyBackend,
-    stack_measurements,
-)
+from robot_state_estimator.estimation.ekf.backends.numpy_backend import BoolArray, FloatArray, IntArray, NumpyBackend
+from robot_state_estimator.estimation.ekf.backends.numpy_updates import stack_measurements
 from robot_state_estimator.estimation.ekf.layout import (
     C_R_BASE_IMU,
     C_SIZE,
