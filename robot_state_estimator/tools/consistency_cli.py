@@ -16,12 +16,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=float, default=4.0, help="s, each run's length (evaluated from 1.5 s)")
     parser.add_argument("--imu-rate", type=float, default=None, help="Hz, the simulated IMU's rate (default: 1000)")
     parser.add_argument("--joint-rate", type=float, default=None, help="Hz, the joint samples' rate (default: 1000)")
-    parser.add_argument("--json", type=Path, default=None, help="write the result (settings, blocks, summary) here")
+    parser.add_argument("--json", type=Path, default=None, help="write the result (settings, blocks, verdict) here")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit status 1 also when a block is below its band (conservative); without it 1 only when a block other "
+        "than height (not observable, reported only) is above its band (over-confident), else 0",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the Monte Carlo, print one line per block; 0 when every banded block is inside its band, else 1 (height,
-    not observable, is reported only)."""
+    """Run the Monte Carlo, print one line per block, the unobservable directions' growth and a verdict; exit status
+    1 when a block other than height (not observable, reported only) is above its band (over-confident), or with
+    ``--strict`` below it (conservative), else 0."""
     from robot_state_estimator.simulation.errors import SimulationError
     from robot_state_estimator.tools.consistency import consistency_document
 
@@ -34,9 +41,28 @@ def run(args: argparse.Namespace) -> int:
     print(f"Monte Carlo NEES, {args.runs} Go1 trots of {args.duration:g} s with a real robot's errors ({rates}):")
     for line in doc["summary"]:
         print(f"  {line}")
+    u = doc["unobservable"]
+    growth = ", ".join(
+        f"{name} {1e3 * a:.1f} -> {1e3 * b:.1f} (error RMS {1e3 * c:.1f} -> {1e3 * d:.1f})"
+        for name, a, b, c, d in zip(("x mm", "y mm", "yaw mrad"), u["std_first"], u["std_last"],
+                                    u["error_rms_first_s"], u["error_rms_last_s"])
+    )  # fmt: skip
+    print(f"  unobservable, the filter's stddev first -> last: {growth}")
+    over = [k for k, b in doc["blocks"].items() if k != "height" and b["time_average"] > b["band95_time_average"][1]]
+    under = [k for k, b in doc["blocks"].items() if k != "height" and b["time_average"] < b["band95_time_average"][0]]
+    code = 1 if over or (args.strict and under) else 0
+    doc["verdict"] = {"over_confident": over, "conservative": under, "strict": bool(args.strict), "exit_status": code}
+    if not over and not under:
+        print("verdict: every banded block inside its band")
+    else:
+        parts = [
+            f"{label}: {', '.join(names)}"
+            for label, names in (("over-confident (above the band)", over), ("conservative (below the band)", under))
+            if names
+        ]
+        print("verdict: " + "; ".join(parts) + f" (exit status {code})")  # fmt: skip
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(doc, indent=2))
         print(f"wrote {args.json}")
-    outside = [k for k, b in doc["blocks"].items() if k != "height" and not b["consistent"]]
-    return 1 if outside else 0
+    return code

@@ -19,8 +19,11 @@ def test_one_short_run_at_400_hz_writes_its_blocks(tmp_path, capsys) -> None:
     printed = capsys.readouterr().out
     assert "1 Go1 trots of 2.5 s with a real robot's errors (IMU 400 Hz, joints 400 Hz)" in printed
     assert all(line in printed for line in doc["summary"])
-    outside = [k for k, b in doc["blocks"].items() if k != "height" and not b["consistent"]]
-    assert code == (1 if outside else 0)
+    over = [k for k, b in doc["blocks"].items() if k != "height" and b["time_average"] > b["band95_time_average"][1]]
+    under = [k for k, b in doc["blocks"].items() if k != "height" and b["time_average"] < b["band95_time_average"][0]]
+    assert (doc["verdict"]["over_confident"], doc["verdict"]["conservative"]) == (over, under)
+    assert code == doc["verdict"]["exit_status"] == (1 if over else 0)
+    assert "unobservable, the filter's stddev first -> last: x mm" in printed and "verdict: " in printed
 
 
 def test_runs_that_end_before_the_evaluation_are_refused(capsys) -> None:

@@ -266,11 +266,11 @@ def test_the_settings_line_names_the_settings_and_hints_at_the_robot(sim_run, tm
     assert replay.settings_source_line(run_dir / "bag", desc, cfg) == f"description {desc}; settings {cfg}"
     # no run.yaml (not a simulated run): no hint
     (tmp_path / "bag").mkdir()
-    assert replay.settings_source_line(tmp_path / "bag", desc, None).endswith(
-        "(no --robot or --config, or --config none)"
-    )
-    # --config none with a bundled robot: its description, the built-in defaults (as go1_nees)
+    assert replay.settings_source_line(tmp_path / "bag", desc, None).endswith("(no --robot or --config)")
+    # --config none: the built-in defaults, said so, and no hint towards config/go1.yaml (as go1_nees)
     assert replay.resolve_config("none", "go1") is None and replay.resolve_config("None", None) is None
+    asked = replay.settings_source_line(run_dir / "bag", desc, None, defaults_asked=True)
+    assert asked == f"description {desc}; settings: the built-in defaults (--config none)"
 
 
 def test_plot_title_is_the_inputs_stem_or_the_run_folder_of_a_bag_folder(tmp_path) -> None:

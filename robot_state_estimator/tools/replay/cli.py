@@ -193,15 +193,20 @@ def plot_title(inp: str | Path) -> str:
     return path.stem if path.is_file() else path.name
 
 
-def settings_source_line(input_path: Path, description: str, config_path: str | None) -> str:
-    """One line naming the description and the settings file replay uses (None: the built-in defaults); with
-    the defaults and a ``run.yaml`` of ``simulate`` next to the input naming a bundled robot, a hint to pass
-    ``--robot`` for that robot's tuned ``config/<robot>.yaml`` (what ``demo`` does)."""
+def settings_source_line(
+    input_path: Path, description: str, config_path: str | None, *, defaults_asked: bool = False
+) -> str:
+    """One line naming the description and the settings file replay uses (None: the built-in defaults,
+    ``defaults_asked`` when by ``--config none``); with the defaults not asked for and a ``run.yaml`` of ``simulate``
+    next to the input naming a bundled robot, a hint to pass ``--robot`` for that robot's tuned
+    ``config/<robot>.yaml`` (what ``demo`` does)."""
     from robot_state_estimator.common.paths import BUNDLED_ROBOTS
 
     if config_path is not None:
         return f"description {description}; settings {config_path}"
-    line = f"description {description}; settings: the built-in defaults (no --robot or --config, or --config none)"
+    if defaults_asked:
+        return f"description {description}; settings: the built-in defaults (--config none)"
+    line = f"description {description}; settings: the built-in defaults (no --robot or --config)"
     folder = input_path if input_path.is_dir() else input_path.parent
     for run_yaml in (folder / "run.yaml", folder.parent / "run.yaml"):
         if run_yaml.is_file():
@@ -291,7 +296,8 @@ def _settings_and_options(args: argparse.Namespace, inp: Path) -> tuple[str, str
     config_path = resolve_config(args.config, args.robot)
     check_output_paths(args, resolved=(("the description", description), ("the settings", config_path)))
     settings, node_params = split_config(config_path)
-    print(settings_source_line(inp, description, config_path))
+    asked = str(args.config or "").strip().lower() == "none"
+    print(settings_source_line(inp, description, config_path, defaults_asked=asked))
     unused = sorted(k for k in node_params if k in NODE_ONLY_PARAMETERS)
     if unused:
         print(f"note: {config_path} sets node parameters replay does not use: {', '.join(unused)}")
