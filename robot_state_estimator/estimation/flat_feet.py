@@ -98,8 +98,8 @@ def rotation_measurement(
     rotation_noise: float,
     encoder_noise: float,
 ) -> Measurement:
-    """The orientation measurement of one flat stance foot (module docstring) at the filter's ``omega_base_in_base``
-    (:func:`.ekf.measurements.rotation_measurement`).
+    """The orientation measurement of one flat stance foot (module docstring) at the filter's rate at its time,
+    ``omega_base_in_base_at_state`` (:func:`.ekf.measurements.rotation_measurement`).
 
     Args:
         ekf: the filter. name: the foot.
@@ -113,11 +113,12 @@ def rotation_measurement(
         name,
         J_ang,
         qdot_joints,
-        ekf.omega_base_in_base,
+        ekf.omega_base_in_base_at_state,
         R_base_imu=ekf.R_base_imu,
         Sigma_gyro_sample=ekf.model.Sigma_gyro_sample,
         rotation_noise=rotation_noise,
         encoder_noise=encoder_noise,
+        gyro_held=ekf.gyro_noise_shares()[2],
     )
 
 

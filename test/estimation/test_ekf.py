@@ -515,3 +515,20 @@ def test_leg_rate_is_interpolated_to_the_filter_time() -> None:
     np.testing.assert_allclose(ekf.omega_base_in_base_at_state, 0.75 * w0 + 0.25 * w1, rtol=0, atol=1e-12)
     assert ekf.propagate_to(4_000_000) is None
     np.testing.assert_allclose(ekf.omega_base_in_base_at_state, w1, rtol=0, atol=1e-15)
+
+
+def test_the_rate_at_the_filters_time_right_after_a_newer_reading_is_the_previous_readings() -> None:
+    """A joint sample at the filter's time applied after the next reading is held (its stamp not after the filter's):
+    the interpolation's share of the new reading is 0, so the rate is the previous reading's, ``R_base_imu (gyro_k -
+    b_g)``. (It was ``2 omega_k - omega_(k+1)``: the stored rate, not yet the new reading's, less the whole step.)"""
+    rng = np.random.default_rng(8)
+    ekf = random_state_ekf(rng, MOUNTS["rotated_offset"])
+    gyro_k, gyro_next = rng.normal(size=3), rng.normal(size=3)
+    ekf.set_imu(1_000_000, gyro_k, [0.0, 0.0, 9.81])
+    assert ekf.propagate_to(1_000_000) is None
+    ekf.set_imu(2_000_000, gyro_next, [0.0, 0.0, 9.81])
+    assert ekf.gyro_noise_shares()[2] == 0.0
+    np.testing.assert_allclose(ekf.omega_base_in_base_at_state, ekf.R_base_imu @ (gyro_k - ekf.gyro_bias), atol=1e-14)
+    z = ekf.zero_rate_measurement()
+    np.testing.assert_allclose(z.innovation, -ekf.R_base_imu @ (gyro_k - ekf.gyro_bias), atol=1e-14)
+    np.testing.assert_array_equal(z.gyro_loading, np.hstack([-np.eye(3), np.zeros((3, 3))]))

@@ -2,8 +2,9 @@
 reference that keeps every reading's noise: the covariance of ``[e; n_1 .. n_J]`` (``e`` the error, estimate minus
 truth; ``n_j`` each IMU reading's gyro noise in B), propagated with the filter's transition and process noise and
 updated with the consider gain computed from that covariance alone (Schmidt: the noise is not estimated). Readings
-with 0 to 3 joint samples at random times between them, stacked leg updates of 1 to 4 feet, zero-rate updates and
-generic stacked updates mixing two flat-foot measurements with one that loads no gyro noise. Innovations are zero, so
+with 0 to 3 joint samples at random times between them, stacked leg updates of 1 to 4 feet, zero-rate updates, the
+flat feet's rotation update of two feet, and generic stacked updates mixing two measurements of the held rate with
+one that loads no gyro noise. Innovations are zero, so
 nothing is injected and the covariances are those of a linear system: the filter's P and C must equal the
 reference's (C only for the readings the filter keeps: the previous reading's columns are dropped once the state has
 reached the held reading's stamp, when no later update can use them)."""
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 from est_helpers import IMU_MOUNTS, initialize_at_random
 
-from robot_state_estimator.estimation import BaseEkf, EkfSettings, imu_noise_from_spec
+from robot_state_estimator.estimation import BaseEkf, EkfSettings, flat_feet, imu_noise_from_spec
 from robot_state_estimator.estimation.ekf import N_STATES, Measurement
 from robot_state_estimator.estimation.ekf.layout import BG_SL, X_LEAD
 from robot_state_estimator.estimation.ekf.measurements import HELD_RATE_LOADING
@@ -114,7 +115,7 @@ def test_covariances_equal_the_reference_that_keeps_every_reading(kernels: bool,
                 Q = ekf.model.process_noise(M) * dt
                 assert ekf.propagate_to(tj) is None
                 ref.propagate(Phi, Q)
-            kind = int(rng.integers(0, 5))
+            kind = int(rng.integers(0, 6))
             if tj != tk or kind == 0:  # the legs: 1-4 feet, zero innovations
                 n_feet = int(rng.integers(1, 5))
                 r = rng.normal(size=(n_feet, 3)) * 0.3
@@ -139,6 +140,15 @@ def test_covariances_equal_the_reference_that_keeps_every_reading(kernels: bool,
                 ms = [a, p, b]
                 ekf.update(ms, gate_nis=0.0)
                 G = np.vstack([HELD_RATE_LOADING, np.zeros((2, 6)), HELD_RATE_LOADING])
+                ref.update(np.vstack([m.H for m in ms]), G, own_noise(ms, Sg))
+            if kind == 3:  # two flat feet through the backend's rotation update, the rate at the filter's time
+                J6 = rng.normal(size=(2, 6, 12)) * 0.3
+                J_ang = np.vstack([J6[0, 3:], J6[1, 3:]])
+                qdot = np.linalg.lstsq(J_ang, -np.tile(ekf.omega_base_in_base_at_state, 2), rcond=None)[0]
+                ms = [flat_feet.rotation_measurement(ekf, f"flat{i}", J6[i, 3:], qdot, 0.01, 0.3) for i in range(2)]
+                np.testing.assert_allclose(np.concatenate([m.innovation for m in ms]), 0.0, atol=1e-12)
+                flat_feet.rotation_update(ekf, ["flat0", "flat1"], np.array([0, 1]), qdot, J6, 0.01, 0.3, 0.0)
+                G = np.vstack([m.gyro_loading for m in ms])
                 ref.update(np.vstack([m.H for m in ms]), G, own_noise(ms, Sg))
             P_ref = ref.S[:N, :N]
             worst_P = max(worst_P, np.abs(ekf.P - P_ref).max() / np.abs(P_ref).max())

@@ -89,13 +89,15 @@ class BaseEkf(FilterState):
 
     @property
     def omega_base_in_base_at_state(self) -> FloatArray:
-        """(3,) rad/s in B, the bias-corrected rate at the filter's time: ``omega_base_in_base - alpha_base_in_base
-        lead`` (``lead`` s from the filter's time to the held reading's stamp, 0 at that stamp), the rate whose noise
-        the velocity state carries (:mod:`.model`, "Gyro noise in the velocity"); what the leg measurement uses."""
+        """(3,) rad/s in B, the bias-corrected rate at the filter's time: ``R_base_imu (gyro - b_g) - alpha_base_in_base
+        lead`` (the held reading at the current bias, ``omega_base_in_base`` after every step; ``lead`` s from the
+        filter's time to the held reading's stamp, 0 at that stamp), the rate whose noise the velocity state carries
+        (:mod:`.model`, "Gyro noise in the velocity"); what the leg, zero-rate and flat-foot measurements use."""
+        omega = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)  # the held reading at the current bias
         lead = float(self._x[X_LEAD])
         if lead == 0.0:
-            return self.omega_base_in_base.copy()
-        return self.omega_base_in_base - lead * self.alpha_base_in_base
+            return omega
+        return omega - lead * self.alpha_base_in_base
 
     def gyro_noise_shares(self) -> tuple[float, float, float]:
         """``(lever, weight, held)`` of :func:`.model.gyro_noise_shares` at the current state."""
@@ -353,13 +355,14 @@ class BaseEkf(FilterState):
         return out
 
     def zero_rate_measurement(self) -> Measurement:
-        """Zero angular rate pseudo-measurement (robot static): ``0 = R_base_imu (omega_imu_in_imu - b_g - n_g)``."""
-        omega_hat = self.R_base_imu @ (self._gyro_imu - self.gyro_bias)
+        """Zero angular rate pseudo-measurement (robot static): ``0 = R_base_imu (omega_imu_in_imu - b_g - n_g)`` at
+        the filter's time (:attr:`omega_base_in_base_at_state`, the gyro loading of its shares)."""
         return zero_rate_measurement(
-            omega_hat,
+            self.omega_base_in_base_at_state,
             R_base_imu=self.R_base_imu,
             Sigma_gyro_sample=self.model.Sigma_gyro_sample,
             zero_rate_noise=self.settings.zero_rate_noise_rad_s,
+            gyro_held=self.gyro_noise_shares()[2],
         )
 
     def update(self, measurements: list[Measurement], *, gate_nis: float | None = None) -> list[UpdateResult]:

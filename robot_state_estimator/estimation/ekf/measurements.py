@@ -68,9 +68,21 @@ from robot_state_estimator.estimation.noise_model import leg_measurement_covaria
 FloatArray = NDArray[np.float64]
 
 _I3 = np.eye(3)
-#: (3, 6) the gyro loading of a measurement of the held reading's rate (zero rate, flat feet): ``y = ... - n_held``
+#: (3, 6) the gyro loading of a measurement of the held reading's rate (zero rate, flat feet at a reading's stamp):
+#: ``y = ... - n_held`` (:func:`rate_loading` at ``held`` 1)
 HELD_RATE_LOADING = np.hstack([np.zeros((3, 3)), -_I3])
 HELD_RATE_LOADING.flags.writeable = False
+
+
+def rate_loading(held: float) -> tuple[FloatArray, float]:
+    """``(G (3, 6), weight)`` of a measurement of the rate at the filter's time (zero rate, flat feet), whose noise is
+    ``-((1 - f) n_prev + f n_held)``, ``f = held`` (``model.gyro_noise_shares``): ``G = [-(1 - f) I, -f I]`` and the
+    weight ``(1 - f)^2 + f^2`` of the per-sample covariance in R."""
+    if held == 1.0:
+        return HELD_RATE_LOADING, 1.0
+    return np.hstack([-(1.0 - held) * _I3, -held * _I3]), (1.0 - held) ** 2 + held * held
+
+
 _tuple_new = tuple.__new__
 
 
@@ -234,19 +246,27 @@ def leg_velocity_measurement(
 
 
 def zero_rate_measurement(
-    omega_hat: FloatArray, *, R_base_imu: FloatArray, Sigma_gyro_sample: FloatArray, zero_rate_noise: float
+    omega_hat: FloatArray,
+    *,
+    R_base_imu: FloatArray,
+    Sigma_gyro_sample: FloatArray,
+    zero_rate_noise: float,
+    gyro_held: float = 1.0,
 ) -> Measurement:
     """The zero angular rate pseudo-measurement (robot static): ``0 = R_base_imu (omega_imu_in_imu - b_g - n_g)``.
 
     Args:
-        omega_hat: (3,) rad/s, the predicted rate ``R_base_imu (omega_imu_in_imu - b_g_hat)`` in B.
+        omega_hat: (3,) rad/s, the predicted rate ``R_base_imu (omega_imu_in_imu - b_g_hat)`` in B at the filter's
+            time (interpolated between two readings: ``BaseEkf.omega_base_in_base_at_state``).
         R_base_imu: (3, 3). Sigma_gyro_sample: (3, 3) per-sample gyro covariance in B.
         zero_rate_noise: rad/s, the stddev of the robot's remaining rate.
+        gyro_held: the held reading's share of the rate's noise (:func:`rate_loading`).
     """
     H = np.zeros((3, N_STATES))
     H[:, BG_SL] = -R_base_imu
-    R = zero_rate_noise**2 * _I3 + Sigma_gyro_sample
-    return Measurement("zero_rate", -omega_hat, H, R, HELD_RATE_LOADING)
+    G, weight = rate_loading(gyro_held)
+    R = zero_rate_noise**2 * _I3 + weight * Sigma_gyro_sample
+    return Measurement("zero_rate", -omega_hat, H, R, G)
 
 
 def rotation_measurement(
@@ -259,23 +279,27 @@ def rotation_measurement(
     Sigma_gyro_sample: FloatArray,
     rotation_noise: float,
     encoder_noise: float,
+    gyro_held: float = 1.0,
 ) -> Measurement:
     """The orientation measurement of one flat stance foot (:mod:`robot_state_estimator.estimation.flat_feet`):
     ``z = -J_ang qdot = omega_base_in_base``, ``H = [0, 0, 0, 0, -R_base_imu]``,
-    ``R = sigma_rot^2 I + Sigma_g + sigma_enc^2 J_ang J_ang^T``.
+    ``R = sigma_rot^2 I + weight Sigma_g + sigma_enc^2 J_ang J_ang^T`` (``weight`` of :func:`rate_loading`).
 
     Args:
         name: the foot. J_ang: (3, nj) angular rows of the foot Jacobian in B. qdot_joints: (nj,) rad/s.
-        omega_base_in_base: (3,) rad/s, the filter's angular velocity (the prediction).
+        omega_base_in_base: (3,) rad/s, the filter's angular velocity at its time (the prediction; interpolated
+            between two readings: ``BaseEkf.omega_base_in_base_at_state``).
         R_base_imu: (3, 3). Sigma_gyro_sample: (3, 3) per-sample gyro covariance in B.
         rotation_noise: rad/s, ``sigma_rot``. encoder_noise: rad/s, ``sigma_enc`` (0 = no encoder term).
+        gyro_held: the held reading's share of the rate's noise (:func:`rate_loading`).
 
     Returns:
-        The measurement: innovation (3,) rad/s in B, H (3, 15), R (3, 3).
+        The measurement: innovation (3,) rad/s in B, H (3, 15), R (3, 3), gyro loading (3, 6).
     """
     H = np.zeros((3, N_STATES))
     H[:, BG_SL] = -R_base_imu
-    R = rotation_noise**2 * np.eye(3) + Sigma_gyro_sample
+    G, weight = rate_loading(gyro_held)
+    R = rotation_noise**2 * np.eye(3) + weight * Sigma_gyro_sample
     if encoder_noise > 0.0:
         R = R + encoder_noise**2 * (J_ang @ J_ang.T)
-    return Measurement(name, -(J_ang @ qdot_joints) - omega_base_in_base, H, R, HELD_RATE_LOADING)
+    return Measurement(name, -(J_ang @ qdot_joints) - omega_base_in_base, H, R, G)

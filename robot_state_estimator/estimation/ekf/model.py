@@ -63,9 +63,10 @@ at a fraction ``f = 1 - lead / dt_gyro`` of its interval, ``lead`` the time left
 
 Correlated gyro noise. One reading's noise enters every update until the next-but-one reading: joint samples faster
 than the IMU, or stamped between two readings, reuse it (with shares ``1 - f`` and ``f``), and so do the zero-rate
-and flat-foot updates (the held rate: loading ``-n_k``). After an update the error (estimate minus truth, ``e =
--dx``) is correlated with that noise, and a later update that takes it as new counts it twice: with the joints at
-twice the IMU's rate the gyro bias was over-confident (Monte Carlo NEES 4.11 on 2 DoF, band 0.93-3.47). The filter
+and flat-foot updates (the rate at the filter's time too: loading ``[-(1 - f) I, -f I]``). After an update the error
+(estimate minus truth, ``e = -dx``) is correlated with that noise, and a later update that takes it as new counts it
+twice: with the joints at twice the IMU's rate the gyro bias was over-confident (Monte Carlo NEES 4.11 on 2 DoF, band
+0.93-3.47). The filter
 keeps ``C = Cov(e, [n_(k-1), n_k])`` (``layout.X_GYRO_CROSS``; 15 x 6, rad/s units per column, noise in B):
 
 - an update with loading G (innovation ``y = H dx + G n + v``): ``U = C G^T``, ``S = H P H^T + R - H U - U^T H^T``,

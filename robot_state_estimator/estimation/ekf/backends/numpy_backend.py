@@ -315,16 +315,18 @@ class NumpyBackend:
         encoder_noise: float,
         gate: float,
     ) -> list[UpdateResult]:
+        omega, held = ekf.omega_base_in_base_at_state, ekf.gyro_noise_shares()[2]  # the rate at the filter's time
         measurements = [
             rotation_measurement(
                 names[j],
                 J6_base_foot[i, 3:6, :],
                 qdot_joints,
-                ekf.omega_base_in_base,
+                omega,
                 R_base_imu=ekf.R_base_imu,
                 Sigma_gyro_sample=ekf.model.Sigma_gyro_sample,
                 rotation_noise=rotation_noise,
                 encoder_noise=encoder_noise,
+                gyro_held=held,
             )
             for j, i in enumerate(np.asarray(feet).tolist())
         ]

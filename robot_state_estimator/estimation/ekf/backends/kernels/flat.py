@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from robot_state_estimator.estimation.ekf.backends.kernels.outputs import gyro_noise_shares
+from robot_state_estimator.estimation.ekf.backends.kernels.propagation import _omega_from_gyro
 from robot_state_estimator.estimation.ekf.backends.kernels.update import update
 from robot_state_estimator.estimation.ekf.layout import (
     C_R_BASE_IMU,
     C_SIGMA_GYRO_SAMPLE,
     CROSS_COLS,
     CROSS_HELD,
-    X_OMEGA,
+    CROSS_PREV,
+    X_ALPHA,
+    X_LEAD,
 )
 from robot_state_estimator.estimation.ekf.layout import N_STATES as N
 from robot_state_estimator.estimation.jit import kernel
@@ -39,10 +43,11 @@ def rotation_update(
     out: np.ndarray,
 ) -> int:
     """The orientation update of the flat stance feet ``feet`` (``NumpyBackend.rotation_update``):
-    ``y_i = -J_ang,i qdot - omega_hat_base_in_base``, ``H_i = [0, 0, 0, 0, -R_base_imu]``,
-    ``R_i = sr2 I + se2 J_ang,i J_ang,i^T + Sigma_g`` (B) and ``R_ij = Sigma_g`` between feet (the same reading's
-    noise, gyro loading ``-n_held``), each gated on its NIS, the accepted ones fused in one Joseph-form update
-    (:func:`.update.update`).
+    ``y_i = -J_ang,i qdot - omega_hat``, ``omega_hat`` the rate at the filter's time (``omega_base_in_base - alpha
+    lead``), ``H_i = [0, 0, 0, 0, -R_base_imu]``, ``R_i = sr2 I + se2 J_ang,i J_ang,i^T + weight Sigma_g`` (B) and
+    ``R_ij = weight Sigma_g`` between feet (the same readings' noise, gyro loading ``[-(1 - f) I, -f I]``;
+    ``(lever, weight, f)`` of :func:`.outputs.gyro_noise_shares`), each gated on its NIS, the accepted ones fused in
+    one Joseph-form update (:func:`.update.update`).
 
     Args:
         feet: (k,) int64 foot indices into J6. qdot: (nj,) rad/s. J6: (n, 6, nj) foot Jacobians in B.
@@ -60,8 +65,12 @@ def rotation_update(
     y = np.empty(m)
     H = np.zeros((m, N))
     Rm = np.zeros((m, m))
-    G = np.zeros((m, CROSS_COLS))  # -n_held: every foot measures the held reading's rate
+    G = np.zeros((m, CROSS_COLS))  # every foot measures the rate at the filter's time: -((1 - f) n_prev + f n_held)
     sizes = np.empty(k, dtype=np.int64)
+    _, weight, held = gyro_noise_shares(x)
+    lead = x[X_LEAD]
+    omega = np.empty(3)  # the rate at the filter's time (BaseEkf.omega_base_in_base_at_state)
+    _omega_from_gyro(x, c, omega, 0)
     for j in range(k):
         i = feet[j]
         sizes[j] = 3
@@ -69,11 +78,12 @@ def rotation_update(
             z = 0.0
             for q in range(nj):
                 z -= J6[i, 3 + a, q] * qdot[q]
-            y[3 * j + a] = z - x[X_OMEGA + a]
-            G[3 * j + a, CROSS_HELD + a] = -1.0
+            y[3 * j + a] = z - (omega[a] - lead * x[X_ALPHA + a])
+            G[3 * j + a, CROSS_PREV + a] = -(1.0 - held)
+            G[3 * j + a, CROSS_HELD + a] = -held
             for b in range(3):
                 H[3 * j + a, E_BG + b] = -c[C_R_BASE_IMU + 3 * a + b]
-                r = c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
+                r = weight * c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
                 if a == b:
                     r += sr2
                 if se2 > 0.0:
@@ -84,7 +94,7 @@ def rotation_update(
                 Rm[3 * j + a, 3 * j + b] = r
                 for t in range(k):  # the same reading's noise in every foot's innovation
                     if t != j:
-                        Rm[3 * j + a, 3 * t + b] = c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
+                        Rm[3 * j + a, 3 * t + b] = weight * c[C_SIGMA_GYRO_SAMPLE + 3 * a + b]
     res = np.empty(10 * k)
     n_acc = update(x, P, c, y, H, Rm, G, sizes, gate, res)
     if n_acc < 0:

@@ -22,6 +22,7 @@ from robot_state_estimator.estimation.ekf.backends.kernels.linalg import (
     _cholesky,
 )
 from robot_state_estimator.estimation.ekf.backends.kernels.outputs import gyro_noise_shares
+from robot_state_estimator.estimation.ekf.backends.kernels.propagation import _omega_from_gyro
 from robot_state_estimator.estimation.ekf.layout import (
     C_P_BASE_IMU,
     C_R_BASE_IMU,
@@ -29,7 +30,6 @@ from robot_state_estimator.estimation.ekf.layout import (
     CROSS_COLS,
     X_ALPHA,
     X_LEAD,
-    X_OMEGA,
     X_R,
     X_V,
 )
@@ -296,9 +296,10 @@ def stance_update(
             m += 1
     R = x[X_R : X_R + 9].reshape((3, 3))
     omega = np.empty(3)  # the rate at the filter's time (BaseEkf.omega_base_in_base_at_state)
+    _omega_from_gyro(x, c, omega, 0)  # the held reading at the current bias
     lead = x[X_LEAD]
     for a in range(3):
-        omega[a] = x[X_OMEGA + a] - lead * x[X_ALPHA + a]
+        omega[a] -= lead * x[X_ALPHA + a]
     v = np.empty((k, 3))
     cp = np.empty((k, 3))
     Jc = np.empty((k, 3, nj))
