@@ -62,6 +62,7 @@ except ImportError:  # pragma: no cover - scipy is optional
     _dposv = None
 
 from robot_state_estimator.estimation.ekf.layout import BG_SL, N_STATES, TH_SL, V_SL
+from robot_state_estimator.estimation.ekf.model import share_weight
 from robot_state_estimator.estimation.ekf.numerics import skew
 from robot_state_estimator.estimation.noise_model import leg_measurement_covariance
 
@@ -77,10 +78,10 @@ HELD_RATE_LOADING.flags.writeable = False
 def rate_loading(held: float) -> tuple[FloatArray, float]:
     """``(G (3, 6), weight)`` of a measurement of the rate at the filter's time (zero rate, flat feet), whose noise is
     ``-((1 - f) n_prev + f n_held)``, ``f = held`` (``model.gyro_noise_shares``): ``G = [-(1 - f) I, -f I]`` and the
-    weight ``(1 - f)^2 + f^2`` of the per-sample covariance in R."""
+    weight ``(1 - f)^2 + f^2`` of the per-sample covariance in R (``model.share_weight``)."""
     if held == 1.0:
         return HELD_RATE_LOADING, 1.0
-    return np.hstack([-(1.0 - held) * _I3, -held * _I3]), (1.0 - held) ** 2 + held * held
+    return np.hstack([-(1.0 - held) * _I3, -held * _I3]), share_weight(held)
 
 
 _tuple_new = tuple.__new__
@@ -235,7 +236,7 @@ def leg_velocity_measurement(
     R = leg_measurement_covariance(
         J,
         a_skew,
-        ((1.0 - gyro_held) ** 2 + gyro_held**2) * np.asarray(Sigma_gyro_sample),
+        share_weight(gyro_held) * np.asarray(Sigma_gyro_sample),
         foot_velocity_noise=foot_velocity_noise,
         joint_velocity_noise=encoder_velocity_noise,
         creep_variance=creep_variance,

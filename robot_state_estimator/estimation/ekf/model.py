@@ -238,7 +238,13 @@ def gyro_noise_shares(lead_s: float, dt_gyro_s: float) -> tuple[float, float, fl
     if dt_gyro_s <= 0.0:
         return 0.0, 1.0, 1.0
     f = min(max(1.0 - lead_s / dt_gyro_s, 0.0), 1.0)
-    return 1.0, (1.0 - f) ** 2 + f * f, f
+    return 1.0, share_weight(f), f
+
+
+def share_weight(held: float) -> float:
+    """``(1 - f)^2 + f^2``, ``f = held``: the weight of the per-sample gyro covariance in the noise of the rate
+    interpolated between two readings, ``(1 - f) n_prev + f n_held`` (:func:`gyro_noise_shares`)."""
+    return (1.0 - held) ** 2 + held * held
 
 
 class ProcessModel:

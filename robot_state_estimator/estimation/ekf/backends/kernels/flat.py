@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from robot_state_estimator.estimation.ekf.backends.kernels.outputs import gyro_noise_shares
-from robot_state_estimator.estimation.ekf.backends.kernels.propagation import _omega_from_gyro
+from robot_state_estimator.estimation.ekf.backends.kernels.propagation import rate_at_state
 from robot_state_estimator.estimation.ekf.backends.kernels.update import update
 from robot_state_estimator.estimation.ekf.layout import (
     C_R_BASE_IMU,
@@ -19,8 +19,6 @@ from robot_state_estimator.estimation.ekf.layout import (
     CROSS_COLS,
     CROSS_HELD,
     CROSS_PREV,
-    X_ALPHA,
-    X_LEAD,
 )
 from robot_state_estimator.estimation.ekf.layout import N_STATES as N
 from robot_state_estimator.estimation.jit import kernel
@@ -68,9 +66,8 @@ def rotation_update(
     G = np.zeros((m, CROSS_COLS))  # every foot measures the rate at the filter's time: -((1 - f) n_prev + f n_held)
     sizes = np.empty(k, dtype=np.int64)
     _, weight, held = gyro_noise_shares(x)
-    lead = x[X_LEAD]
-    omega = np.empty(3)  # the rate at the filter's time (BaseEkf.omega_base_in_base_at_state)
-    _omega_from_gyro(x, c, omega, 0)
+    omega = np.empty(3)
+    rate_at_state(x, c, omega)
     for j in range(k):
         i = feet[j]
         sizes[j] = 3
@@ -78,7 +75,7 @@ def rotation_update(
             z = 0.0
             for q in range(nj):
                 z -= J6[i, 3 + a, q] * qdot[q]
-            y[3 * j + a] = z - (omega[a] - lead * x[X_ALPHA + a])
+            y[3 * j + a] = z - omega[a]
             G[3 * j + a, CROSS_PREV + a] = -(1.0 - held)
             G[3 * j + a, CROSS_HELD + a] = -held
             for b in range(3):

@@ -34,10 +34,13 @@ from robot_state_estimator.estimation.jit import kernel
 
 
 @kernel
-def _gyro_correlation(x: np.ndarray, H: np.ndarray, G: np.ndarray, U: np.ndarray, S: np.ndarray) -> bool:
+def _gyro_correlation(
+    x: np.ndarray, H: np.ndarray, G: np.ndarray, U: np.ndarray, S: np.ndarray, Rm: np.ndarray
+) -> bool:
     """``U`` (15, m) = ``C G^T``, the error's covariance with the gyro noise of innovations of loading G (m, 6), from
-    ``C = x[X_GYRO_CROSS:+90]`` (15, 6), and ``S -= H U + (H U)^T`` (``numpy_updates.gyro_correlation`` and
-    ``innovation_terms``); False, with U and S untouched, when C is zero (the usual case)."""
+    ``C = x[X_GYRO_CROSS:+90]`` (15, 6), and ``H U + (H U)^T`` taken off both S and the noise Rm (m, m), which the
+    Joseph form then uses as ``R - H U - U^T H^T`` (``numpy_updates.gyro_correlation`` and ``innovation_terms``);
+    False, with U, S and Rm untouched, when C is zero (the usual case)."""
     nonzero = False
     for i in range(N * CROSS_COLS):
         if x[X_GYRO_CROSS + i] != 0.0:
@@ -59,8 +62,10 @@ def _gyro_correlation(x: np.ndarray, H: np.ndarray, G: np.ndarray, U: np.ndarray
         for b in range(a, m):
             v = V[a, b] + V[b, a]
             S[a, b] -= v
+            Rm[a, b] -= v
             if b != a:
                 S[b, a] -= v
+                Rm[b, a] -= v
     return True
 
 
@@ -81,11 +86,12 @@ def _joseph(
     """Joseph-form update and error injection (``numpy_updates.joseph_update``; ``ekf.measurements``, "Update").
 
     y (m,) innovation, H (m, 15), HP (m, 15) = H P, S (m, m) the innovation covariance (``H P H^T + R - H U - U^T
-    H^T``, symmetrised), Rm (m, m) noise, G (m, 6) the rows' load of the gyro readings' noise ``[n_prev, n_held]``,
+    H^T``, symmetrised), Rm (m, m) the noise less the same correlation when ``has_U`` (``R - H U - U^T H^T``:
+    :func:`_gyro_correlation`), G (m, 6) the rows' load of the gyro readings' noise ``[n_prev, n_held]``,
     U (15, m) = ``C G^T`` when ``has_U`` (:func:`_gyro_correlation`; else zero and not read). ``K = (P H^T - U)
     S^-1`` (Cholesky); the error's covariance with the readings' noise (``x[X_GYRO_CROSS:+90]``, C (15, 6)) becomes
     ``C + K (G diag(Sigma_g, Sigma_g) - H C)``; ``P = (I - K H) P (I - K H)^T + K R K^T + (I - K H) U K^T + K U^T (I
-    - K H)^T`` evaluated as ``W = P - K (H P)`` (= ``(I - K H) P``), ``Z = K (R - H U - U^T H^T) - W H^T + U``, ``P =
+    - K H)^T`` evaluated as ``W = P - K (H P)`` (= ``(I - K H) P``), ``Z = K Rm - W H^T + U``, ``P =
     W + Z K^T + K U^T`` on the upper triangle, mirrored (the same products regrouped; H's zero columns skipped),
     injection of ``dx = K y`` with ``R = R Exp(dtheta)`` and the reset ``G = I - [dtheta / 2]x`` (Solà 2017 sec.
     7.2), P symmetrised, ``omega_base_in_base`` recomputed with the new gyro bias. Returns False, with nothing
@@ -93,7 +99,7 @@ def _joseph(
     to LU).
     """
     m = y.shape[0]
-    ws = np.empty(2 * m * m + 2 * m * N + 2 * N * N + 5 * N + 27 + CROSS_COLS * m)
+    ws = np.empty(m * m + 2 * m * N + 2 * N * N + 5 * N + 27 + CROSS_COLS * m)
     L, o = _carve(ws, 0, m, m)
     if not _cholesky(S, L):
         return False
@@ -157,21 +163,12 @@ def _joseph(
             k = Kt[a, i]
             for j in range(N):
                 W[i, j] -= k * HP[a, j]
-    # R - H U - U^T H^T (the noise less the correlation)
-    Reff, o = _carve(ws, o, m, m)
-    Reff[:, :] = Rm
-    if has_U:
-        V = np.empty((m, m))
-        _mm_skip(H, U, V)
-        for a in range(m):
-            for b in range(m):
-                Reff[a, b] -= V[a, b] + V[b, a]
-    # Zt = (K Reff - W H^T + U)^T (m, 15).
+    # Zt = (K Rm - W H^T + U)^T (m, 15), Rm already less the correlation (:func:`_gyro_correlation`).
     Zt, o = _carve(ws, o, m, N)
     Zt[:, :] = 0.0
     for a in range(m):
         for b in range(m):
-            rab = Reff[a, b]
+            rab = Rm[a, b]
             if rab != 0.0:
                 for i in range(N):
                     Zt[b, i] += Kt[a, i] * rab

@@ -99,6 +99,16 @@ def _omega_from_gyro(x: np.ndarray, c: np.ndarray, out: np.ndarray, o: int) -> N
 
 
 @kernel
+def rate_at_state(x: np.ndarray, c: np.ndarray, out: np.ndarray) -> None:
+    """out (3,) = the bias-corrected rate at the filter's time, ``R_base_imu (gyro - b_g) - alpha_base_in_base lead``
+    (``BaseEkf.omega_base_in_base_at_state``): what the leg, zero-rate and flat-foot measurements predict."""
+    _omega_from_gyro(x, c, out, 0)
+    lead = x[X_LEAD]
+    for a in range(3):
+        out[a] -= lead * x[X_ALPHA + a]
+
+
+@kernel
 def set_imu(x: np.ndarray, c: np.ndarray, gyro: np.ndarray, accel: np.ndarray, dt_gyro: float) -> None:
     """Hold an IMU reading (``BaseEkf.set_imu``): gyro (3,) rad/s and accel (3,) m/s^2 in S into x; the
     angular acceleration ``alpha_base_in_base = (omega_base_in_base - omega_base_in_base_prev) / dt_gyro`` (backward

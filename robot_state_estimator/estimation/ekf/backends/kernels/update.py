@@ -22,14 +22,12 @@ from robot_state_estimator.estimation.ekf.backends.kernels.linalg import (
     _cholesky,
 )
 from robot_state_estimator.estimation.ekf.backends.kernels.outputs import gyro_noise_shares
-from robot_state_estimator.estimation.ekf.backends.kernels.propagation import _omega_from_gyro
+from robot_state_estimator.estimation.ekf.backends.kernels.propagation import rate_at_state
 from robot_state_estimator.estimation.ekf.layout import (
     C_P_BASE_IMU,
     C_R_BASE_IMU,
     C_SIGMA_GYRO_SAMPLE,
     CROSS_COLS,
-    X_ALPHA,
-    X_LEAD,
     X_R,
     X_V,
 )
@@ -92,7 +90,7 @@ def leg_update(
     _leg_rows(x, c, v_meas, r, J, H_att, use_J, use_H_att, sf2, sc2, se2, H, Rm, y, GA)
     out[:m] = y
     _stacked_products(P, H, Rm, HP, S)
-    has_U = _gyro_correlation(x, H, GA, U, S)
+    has_U = _gyro_correlation(x, H, GA, U, S, Rm)
     _foot_nis(S, y, out)
     no = 12 * k
     rows = np.empty(m, dtype=np.int64)
@@ -295,11 +293,8 @@ def stance_update(
             rad[m] = radii[i]
             m += 1
     R = x[X_R : X_R + 9].reshape((3, 3))
-    omega = np.empty(3)  # the rate at the filter's time (BaseEkf.omega_base_in_base_at_state)
-    _omega_from_gyro(x, c, omega, 0)  # the held reading at the current bias
-    lead = x[X_LEAD]
-    for a in range(3):
-        omega[a] -= lead * x[X_ALPHA + a]
+    omega = np.empty(3)
+    rate_at_state(x, c, omega)
     v = np.empty((k, 3))
     cp = np.empty((k, 3))
     Jc = np.empty((k, 3, nj))
@@ -342,7 +337,8 @@ def update(
     S = np.empty((m, m))
     _stacked_products(P, H, Rm, HP, S)
     U = np.empty((N, m))
-    has_U = _gyro_correlation(x, H, G, U, S)
+    Rw = Rm.copy()  # the caller's noise stays as given
+    has_U = _gyro_correlation(x, H, G, U, S, Rw)
     rows = np.empty(m, dtype=np.int64)
     n_rows = 0
     n_acc = 0
@@ -375,6 +371,6 @@ def update(
         so += mi * mi
     if n_rows == 0:
         return 0
-    if not _update_subset(x, P, c, y, H, Rm, HP, S, G, U, has_U, rows, n_rows):
+    if not _update_subset(x, P, c, y, H, Rw, HP, S, G, U, has_U, rows, n_rows):
         return -1
     return n_acc
